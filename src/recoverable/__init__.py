@@ -1,0 +1,84 @@
+"""recoverable: one error model for AI-agent systems.
+
+Every failure becomes an `ErrorDetail` that says what failed (`code`), whether the identical
+call is worth repeating (`retryable`, `retry_after_ms`), what must change first
+(`fix_required`), the exact command that changes it (`fix_command`) and a sentence safe to
+show a person (`user_message`).
+
+    >>> import recoverable as rc
+    >>> rc.classify(ConnectionRefusedError()).code
+    'network_error'
+
+The public names load on first use, so `import recoverable` costs next to nothing in a
+program that never fails; no SDK is ever imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Not `typing.TYPE_CHECKING`: importing typing alone would double the import time.
+TYPE_CHECKING = False
+
+__version__ = "0.1.0"
+
+# public name -> the private module that defines it
+_EXPORTS = {
+    "Code": "._codes",
+    "CodeRegistry": "._codes",
+    "FixCommandRejected": "._codes",
+    "codes": "._codes",
+    "register_code": "._codes",
+    "ErrorDetail": "._detail",
+    "PayloadError": "._detail",
+    "RecoverableError": "._detail",
+    "Stage": "._classify",
+    "add_classifier": "._classify",
+    "classify": "._classify",
+    "classify_known": "._classify",
+    "from_http": "._classify",
+    "retry_after_ms": "._classify",
+}
+
+__all__ = [
+    "Code",
+    "CodeRegistry",
+    "ErrorDetail",
+    "FixCommandRejected",
+    "PayloadError",
+    "RecoverableError",
+    "Stage",
+    "__version__",
+    "add_classifier",
+    "classify",
+    "classify_known",
+    "codes",
+    "from_http",
+    "register_code",
+    "retry_after_ms",
+]
+
+if TYPE_CHECKING:
+    from ._classify import (
+        Stage,
+        add_classifier,
+        classify,
+        classify_known,
+        from_http,
+        retry_after_ms,
+    )
+    from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
+    from ._detail import ErrorDetail, PayloadError, RecoverableError
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'recoverable' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

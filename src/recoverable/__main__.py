@@ -1,0 +1,5 @@
+"""`python -m recoverable` runs the `recoverable` command."""
+
+from .cli import main
+
+raise SystemExit(main())

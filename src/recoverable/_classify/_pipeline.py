@@ -1,0 +1,282 @@
+"""The classify pipeline: ordered stages over an error and its cause chain.
+
+For each link of the chain (outermost first, `__cause__` then unsuppressed `__context__`,
+at most MAX_CAUSE_DEPTH links, cycles cut) the stages run in this order:
+
+1. our own `RecoverableError` / `ErrorDetail`, from this or another installed copy;
+2. users' stages (`add_classifier`);
+3. handlers matched by (package, class name) over the MRO, most derived first: Python's own
+   errors, cancels, exception groups, the provider SDKs, httpx/httpx2. No SDK is imported;
+4. a generic `status_code` / `status` attribute read as an HTTP answer.
+
+The first link that any stage recognises gives the classification. Only when no link is
+recognised are anchored text patterns tried on the outermost message. Anything else is
+`unknown`, never guessed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+
+from .._detail import (
+    MAX_CAUSE_DEPTH,
+    ErrorDetail,
+    PayloadError,
+    _replace,
+    foreign_detail,
+    safe_str,
+)
+
+__all__ = [
+    "Handler",
+    "Stage",
+    "add_classifier",
+    "classify",
+    "classify_known",
+    "error_message",
+    "register_handler",
+]
+
+Handler = Callable[[BaseException], ErrorDetail | None]
+"""Classifies one exception whose class matched by name; None passes it on."""
+
+Stage = Callable[[BaseException], ErrorDetail | None]
+"""A user's classifier stage: an ErrorDetail when it recognises the error, else None."""
+
+_MAX_MESSAGE = 4000
+
+_by_name: dict[tuple[str, str], Handler] = {}
+_by_type: dict[type, tuple[Handler, ...]] = {}
+_user_stages: tuple[Stage, ...] = ()
+_fallback_stages: list[Handler] = []  # after the by-name handlers (generic HTTP attributes)
+_text_stage: list[Callable[[str], ErrorDetail | None]] = []
+_lock = threading.Lock()
+_CACHE_LIMIT = 4096
+
+
+def package_of(module: str) -> str:
+    """The distribution-level package of a module: its root, two parts for namespaces."""
+    root, _, rest = module.partition(".")
+    if root == "google" and rest:
+        return "google." + rest.partition(".")[0]
+    return root
+
+
+def register_handler(package: str, class_name: str, handler: Handler) -> None:
+    """Classify exceptions whose MRO holds `package`.`class_name` with `handler`."""
+    with _lock:
+        _by_name[(package, class_name)] = handler
+        _by_type.clear()
+
+
+def add_classifier(stage: Stage, *, first: bool = True) -> Callable[[], None]:
+    """Add a stage that runs before the built-in ones; returns a function that removes it."""
+    global _user_stages  # noqa: PLW0603 -- copy-on-write tuple keeps the hot path lock-free
+    with _lock:
+        _user_stages = (stage, *_user_stages) if first else (*_user_stages, stage)
+
+    def remove() -> None:
+        global _user_stages  # noqa: PLW0603
+        with _lock:
+            _user_stages = tuple(s for s in _user_stages if s is not stage)
+
+    return remove
+
+
+def _handlers_for(kind: type) -> tuple[Handler, ...]:
+    handlers = _by_type.get(kind)
+    if handlers is None:
+        found = []
+        for klass in kind.__mro__:
+            handler = _by_name.get((package_of(klass.__module__), klass.__name__))
+            if handler is not None:
+                found.append(handler)
+        handlers = tuple(found)
+        if len(_by_type) >= _CACHE_LIMIT:  # dynamically made classes must not grow it forever
+            _by_type.clear()
+        _by_type[kind] = handlers
+    return handlers
+
+
+def error_message(exc: BaseException) -> str:
+    """The developer text of an exception, never raising, bounded in size."""
+    text = safe_str(exc)
+    if not text:
+        text = type(exc).__name__
+    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
+
+
+def _classify_link(exc: BaseException) -> ErrorDetail | None:
+    """Every stage but text, on one exception."""
+    if getattr(type(exc), "__recoverable_error__", None) is not None:
+        own = foreign_detail(exc)
+        if own is not None:
+            return own
+    for stage in _user_stages:
+        try:
+            detail = stage(exc)
+        except Exception:
+            detail = None
+        if detail is not None:
+            return detail
+    for handler in _handlers_for(type(exc)):
+        try:
+            detail = handler(exc)
+        except Exception:
+            detail = None
+        if detail is not None:
+            return detail
+    for handler in _fallback_stages:
+        try:
+            detail = handler(exc)
+        except Exception:
+            detail = None
+        if detail is not None:
+            return detail
+    return None
+
+
+def _next_link(exc: BaseException) -> BaseException | None:
+    cause = exc.__cause__
+    if cause is not None:
+        return cause
+    return None if exc.__suppress_context__ else exc.__context__
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    links = [exc]
+    link = _next_link(exc)
+    if link is None:
+        return links
+    seen = {id(exc)}
+    while link is not None and len(links) < MAX_CAUSE_DEPTH and id(link) not in seen:
+        seen.add(id(link))
+        links.append(link)
+        link = _next_link(link)
+    return links
+
+
+def _as_cause(links: list[BaseException]) -> ErrorDetail | None:
+    """The rest of a chain as nested details (unknown links keep their message)."""
+    cause: ErrorDetail | None = None
+    for link in reversed(links):
+        detail = _classify_link(link) or _unknown(link)
+        if cause is not None and detail.cause is None:
+            detail = _replace(detail, cause=cause)
+        cause = detail
+    return cause
+
+
+def _resolve_exception(exc: BaseException) -> ErrorDetail | None:
+    links = _chain(exc)
+    for index, link in enumerate(links):
+        detail = _classify_link(link)
+        if detail is None:
+            continue
+        rest = links[index + 1 :]
+        if rest and detail.cause is None:
+            detail = detail.with_cause(_as_cause(rest))
+        if index:
+            # Recognised as a cause: keep the outer message, record the wrapped failure.
+            detail = _replace(detail, message=error_message(exc)).with_cause(detail)
+        return detail
+    return None
+
+
+def _unknown(exc: BaseException) -> ErrorDetail:
+    return ErrorDetail.create(
+        "unknown",
+        error_message(exc),
+        details={"exception_type": _type_name(type(exc))},
+    )
+
+
+_type_names: dict[type, str] = {}
+
+
+def _type_name(kind: type) -> str:
+    name = _type_names.get(kind)
+    if name is None:
+        name = (
+            kind.__qualname__
+            if kind.__module__ == "builtins"
+            else (f"{kind.__module__}.{kind.__qualname__}")
+        )
+        if len(_type_names) >= _CACHE_LIMIT:
+            _type_names.clear()
+        _type_names[kind] = name
+    return name
+
+
+def _classify_text(text: str) -> ErrorDetail | None:
+    for stage in _text_stage:
+        detail = stage(text)
+        if detail is not None:
+            return detail
+    return None
+
+
+def _known(obj: object) -> ErrorDetail | None:
+    if isinstance(obj, BaseException):
+        detail = _resolve_exception(obj)
+        if detail is None:
+            detail = _classify_text(error_message(obj))
+        return detail
+    own = foreign_detail(obj)
+    if own is not None:
+        return own
+    if isinstance(obj, str):
+        return _classify_text(obj)
+    if isinstance(obj, Mapping) and "code" in obj:
+        try:
+            return ErrorDetail.from_dict(obj)
+        except PayloadError:
+            return None
+    return None
+
+
+def classify_known(obj: object) -> ErrorDetail | None:
+    """Like `classify`, but None where `classify` would answer `unknown`."""
+    try:
+        detail = _known(obj)
+    except Exception:
+        return None
+    if detail is not None and detail.code == "unknown":
+        return None
+    return detail
+
+
+def classify(obj: object) -> ErrorDetail:
+    """Turn any object (an exception, a payload dict, a string, None) into an ErrorDetail."""
+    try:
+        detail = _known(obj)
+        if detail is not None:
+            return detail
+        if isinstance(obj, BaseException):
+            return _unknown(obj)
+        return ErrorDetail.create("unknown", _describe(obj))
+    except Exception:  # classify never raises; this is our bug, not the caller's
+        return ErrorDetail.create("unknown", "the error could not be described")
+
+
+def _describe(obj: object) -> str:
+    if isinstance(obj, str):
+        return obj[:_MAX_MESSAGE]
+    if obj is None:
+        return "no error was given"
+    text = safe_str(obj)
+    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
+
+
+def handler_names() -> list[tuple[str, str]]:
+    """Every (package, class name) with a handler, for docs and tests."""
+    return sorted(_by_name)
+
+
+def _set_text_stage(stage: Callable[[str], ErrorDetail | None]) -> None:
+    _text_stage[:] = [stage]
+
+
+def _add_fallback_stage(stage: Handler) -> None:
+    _fallback_stages.append(stage)

@@ -1,0 +1,142 @@
+"""Handlers for what Python and its standard library raise (and tenacity's RetryError)."""
+
+from __future__ import annotations
+
+import errno
+import threading
+from collections.abc import Callable
+
+from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, _replace, mark_exhausted
+from ._pipeline import Handler, _resolve_exception, error_message, register_handler
+
+__all__: list[str] = []
+
+_GROUP_SCAN_LIMIT = 64
+
+
+def _fixed(code: str, **extra: str) -> Handler:
+    """A handler that always answers `code` (plus fixed details)."""
+
+    def handler(exc: BaseException) -> ErrorDetail:
+        return ErrorDetail.create(code, error_message(exc), details=extra or None)
+
+    return handler
+
+
+_ERRNO_CODES = {
+    errno.ECONNREFUSED: "network_error",
+    errno.ECONNRESET: "network_error",
+    errno.ECONNABORTED: "network_error",
+    errno.EPIPE: "network_error",
+    errno.ENETUNREACH: "network_error",
+    errno.EHOSTUNREACH: "network_error",
+    errno.ENETDOWN: "network_error",
+    errno.EHOSTDOWN: "network_error",
+    errno.ETIMEDOUT: "timeout",
+    errno.EACCES: "permission_denied",
+    errno.EPERM: "permission_denied",
+    errno.ENOENT: "not_found",
+}
+
+
+def _os_error(exc: BaseException) -> ErrorDetail | None:
+    code = _ERRNO_CODES.get(getattr(exc, "errno", None) or 0)
+    if code is None:
+        return None
+    return ErrorDetail.create(code, error_message(exc), details={"errno": exc.errno})  # type: ignore[attr-defined]
+
+
+def _timeout_expired(exc: BaseException) -> ErrorDetail:
+    return ErrorDetail.create(
+        "timeout", error_message(exc), details={"timeout_s": getattr(exc, "timeout", None)}
+    )
+
+
+def _retry_error(exc: BaseException) -> ErrorDetail | None:
+    """tenacity gave up: the last attempt's failure, no longer retryable."""
+    attempt = getattr(exc, "last_attempt", None)
+    if attempt is None or not attempt.failed:
+        return None
+    inner = attempt.exception()
+    detail = _resolve_exception(inner) if isinstance(inner, BaseException) else None
+    if detail is None:
+        return None
+    return mark_exhausted(detail, int(getattr(attempt, "attempt_number", 0) or 0))
+
+
+_group_depth = threading.local()
+
+
+def _group(exc: BaseException) -> ErrorDetail | None:
+    """An exception group: a cancel wins, then the first failure a retry cannot fix."""
+    members = getattr(exc, "exceptions", ())
+    depth = getattr(_group_depth, "value", 0)
+    if depth >= MAX_CAUSE_DEPTH:
+        return None
+    _group_depth.value = depth + 1
+    try:
+        known = []
+        for member in members[:_GROUP_SCAN_LIMIT]:
+            detail = _resolve_exception(member)
+            if detail is not None and detail.code != "unknown":
+                known.append(detail)
+    finally:
+        _group_depth.value = depth
+    if not known:
+        return None
+    chosen = _choose(known)
+    details = {
+        **chosen.details,
+        "group_size": len(members),
+        "group_codes": sorted({detail.code for detail in known}),
+    }
+    return _replace(chosen, message=error_message(exc), details=details).with_cause(chosen)
+
+
+def _choose(known: list[ErrorDetail]) -> ErrorDetail:
+    for detail in known:
+        if detail.code == "run_cancelled":
+            return detail
+    for detail in known:
+        if not detail.retryable:
+            return detail
+    return max(known, key=lambda detail: detail.retry_after_ms or 0)
+
+
+def _url_error(exc: BaseException) -> ErrorDetail | None:
+    reason = getattr(exc, "reason", None)
+    return _resolve_exception(reason) if isinstance(reason, BaseException) else None
+
+
+_HANDLERS: dict[tuple[str, str], Handler] = {
+    # A cancel is never a failure to retry, whoever raised it.
+    ("asyncio", "CancelledError"): _fixed("run_cancelled"),
+    ("concurrent", "CancelledError"): _fixed("run_cancelled"),
+    ("trio", "Cancelled"): _fixed("run_cancelled"),
+    ("builtins", "KeyboardInterrupt"): _fixed("run_cancelled"),
+    ("builtins", "SystemExit"): _fixed("run_cancelled"),
+    ("builtins", "GeneratorExit"): _fixed("run_cancelled"),
+    ("builtins", "BaseExceptionGroup"): _group,
+    ("builtins", "TimeoutError"): _fixed("timeout"),
+    ("subprocess", "TimeoutExpired"): _timeout_expired,
+    ("builtins", "ConnectionError"): _fixed("network_error"),
+    ("socket", "gaierror"): _fixed("network_error", phase="dns"),
+    ("socket", "herror"): _fixed("network_error", phase="dns"),
+    ("ssl", "SSLError"): _fixed("network_error", phase="tls"),
+    # A certificate that does not verify will not verify on the next try either.
+    ("ssl", "SSLCertVerificationError"): _fixed("precondition_failed", phase="tls"),
+    ("builtins", "PermissionError"): _fixed("permission_denied"),
+    ("builtins", "FileNotFoundError"): _fixed("not_found"),
+    ("builtins", "FileExistsError"): _fixed("conflict"),
+    ("builtins", "OSError"): _os_error,
+    ("urllib", "URLError"): _url_error,
+    ("http", "IncompleteRead"): _fixed("network_error"),
+    ("pydantic_core", "ValidationError"): _fixed("invalid_input"),
+    ("tenacity", "RetryError"): _retry_error,
+}
+
+
+def install(register: Callable[[str, str, Handler], None] = register_handler) -> None:
+    """Register every handler of this module."""
+    for (package, name), handler in _HANDLERS.items():
+        register(package, name, handler)

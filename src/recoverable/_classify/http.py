@@ -1,0 +1,452 @@
+"""HTTP answers: status, headers and error bodies of the LLM APIs, and Retry-After.
+
+Decisions are small tables read in a fixed order, structured fields first:
+body `code` / `error_code` (OpenAI, Anthropic) and Google `status` / `ErrorInfo.reason` /
+`QuotaFailure`, then the body `type`, then anchored phrases of the upstream message for the
+few failures that only the text names (context window, credit balance, safety system), and
+only then the HTTP status. Quota is never a rate limit.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._codes import codes
+from .._detail import ErrorDetail
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = ["ProviderBody", "from_http", "generic_from_status", "parse_body", "retry_after_ms"]
+
+# A hint beyond a week is not a hint we trust (daily quotas reset well within it).
+_MAX_RETRY_AFTER_MS = 7 * 24 * 3600 * 1000
+_MAX_BODY_CHARS = 64_000
+
+# --- Retry-After ---------------------------------------------------------------------------
+
+
+def _header(headers: object, name: str) -> str | None:
+    """A header value by case-insensitive name from a mapping, a Message or (k, v) pairs."""
+    if headers is None:
+        return None
+    getter = getattr(headers, "get", None)
+    if getter is not None:
+        try:
+            value = getter(name)
+        except Exception:
+            value = None
+        if value is not None:
+            return str(value)
+        if isinstance(headers, Mapping):
+            items: Iterable[Any] = headers.items()
+        else:
+            return None
+    elif isinstance(headers, (list, tuple)):
+        items = headers
+    else:
+        return None
+    for pair in items:
+        try:
+            key, value = pair
+        except (TypeError, ValueError):
+            continue
+        if isinstance(key, bytes):
+            key = key.decode("latin-1")
+        if isinstance(key, str) and key.lower() == name:
+            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+    return None
+
+
+def _to_ms(seconds: float) -> int | None:
+    if not math.isfinite(seconds) or seconds < 0:
+        return None
+    ms = math.ceil(seconds * 1000)
+    return ms if ms <= _MAX_RETRY_AFTER_MS else None
+
+
+def _parse_number(text: str) -> float | None:
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+def _now_seconds(now: float | datetime | None) -> float:
+    if now is None:
+        return time.time()
+    if isinstance(now, (int, float)):
+        return float(now)
+    return now.timestamp()
+
+
+def _retry_after_header(value: str, now: float | datetime | None) -> int | None:
+    seconds = _parse_number(value)
+    if seconds is not None:
+        return _to_ms(seconds)
+    import email.utils  # only HTTP-dates need it, and it is slow to import
+
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        return None
+    return _to_ms(max(0.0, when.timestamp() - _now_seconds(now)))
+
+
+_DURATION = r"^\s*(\d+(?:\.\d+)?)s\s*$"
+
+
+def _google_retry_delay(body: object) -> int | None:
+    """`google.rpc.RetryInfo.retryDelay` ("38s" or {"seconds", "nanos"}) from an error body."""
+    for detail in ProviderBody.read(body).google_details:
+        if not str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            continue
+        delay = detail.get("retryDelay", detail.get("retry_delay"))
+        if isinstance(delay, str):
+            match = re.match(_DURATION, delay)
+            if match:
+                return _to_ms(float(match.group(1)))
+        elif isinstance(delay, Mapping):
+            seconds = delay.get("seconds", 0)
+            nanos = delay.get("nanos", 0)
+            if isinstance(seconds, (int, float, str)) and isinstance(nanos, (int, float)):
+                number = _parse_number(str(seconds))
+                if number is not None:
+                    return _to_ms(number + nanos / 1e9)
+    return None
+
+
+def retry_after_ms(
+    headers: object = None, body: object = None, *, now: float | datetime | None = None
+) -> int | None:
+    """The server's wait hint in ms: `retry-after-ms`, `retry-after` (seconds or HTTP-date),
+    then Google `RetryInfo`. Negative, absurd (over a week) or garbage values are ignored.
+    """
+    value = _header(headers, "retry-after-ms")
+    if value is not None:
+        number = _parse_number(value)
+        if number is not None:
+            ms = _to_ms(number / 1000)
+            if ms is not None:
+                return ms
+    value = _header(headers, "retry-after")
+    if value is not None:
+        ms = _retry_after_header(value, now)
+        if ms is not None:
+            return ms
+    return _google_retry_delay(body) if body is not None else None
+
+
+# --- error bodies ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderBody:
+    """The machine-readable fields of an LLM API error body, whichever provider wrote it."""
+
+    message: str | None = None
+    code: str | None = None  # OpenAI `code`, Anthropic `error_code`
+    type: str | None = None  # OpenAI / Anthropic `type`
+    google_status: str | None = None  # google.rpc canonical name, e.g. RESOURCE_EXHAUSTED
+    reason: str | None = None  # google.rpc.ErrorInfo.reason
+    quota_ids: tuple[str, ...] = ()
+    google_details: tuple[Mapping[str, Any], ...] = ()
+    request_id: str | None = None
+    has_error: bool = False
+
+    @classmethod
+    def read(cls, body: object) -> ProviderBody:
+        """Read whatever shape the body has; never raises."""
+        data = parse_body(body)
+        if not isinstance(data, Mapping):
+            text = _text(body)
+            return cls(message=text[:_MAX_BODY_CHARS] if text else None)
+        error = data.get("error")
+        if isinstance(error, list) and error and isinstance(error[0], Mapping):
+            error = error[0]  # Gemini streams wrap the error in a list
+        if not isinstance(error, Mapping):
+            # Already the inner object (openai's `APIError.body`), or a bare message.
+            error = data if ("message" in data or "code" in data or "type" in data) else {}
+            if isinstance(data.get("error"), str):
+                error = {"message": data["error"]}
+        details = error.get("details")
+        google_details = (
+            tuple(d for d in details if isinstance(d, Mapping)) if isinstance(details, list) else ()
+        )
+        error_code = error.get("code")
+        if isinstance(details, Mapping) and isinstance(details.get("error_code"), str):
+            error_code = details["error_code"]  # Anthropic nests its finer code here
+        if not isinstance(error_code, str):
+            error_code = (
+                error.get("error_code") if isinstance(error.get("error_code"), str) else None
+            )
+        reason, quota_ids = _google_facts(google_details)
+        status = error.get("status")
+        request_id = data.get("request_id")
+        return cls(
+            message=_str(error.get("message")),
+            code=error_code,
+            type=_str(error.get("type")),
+            google_status=status if isinstance(status, str) else None,
+            reason=reason,
+            quota_ids=quota_ids,
+            google_details=google_details,
+            request_id=request_id if isinstance(request_id, str) else None,
+            has_error=bool(error),
+        )
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _text(body: object) -> str | None:
+    if isinstance(body, bytes):
+        return body[:_MAX_BODY_CHARS].decode("utf-8", "replace")
+    return body if isinstance(body, str) else None
+
+
+def parse_body(body: object) -> object:
+    """A JSON body as Python data; a mapping is returned as is; anything else unchanged."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body[: _MAX_BODY_CHARS * 4]).decode("utf-8", "replace")
+    if isinstance(body, str):
+        text = body.strip()
+        if text[:1] in ("{", "["):
+            import json  # only bodies given as text need it
+
+            try:
+                return json.loads(text)
+            except ValueError:
+                return body
+    return body
+
+
+def _google_facts(details: tuple[Mapping[str, Any], ...]) -> tuple[str | None, tuple[str, ...]]:
+    reason = None
+    quota_ids: list[str] = []
+    for detail in details:
+        kind = str(detail.get("@type", ""))
+        if kind.endswith("google.rpc.ErrorInfo") and isinstance(detail.get("reason"), str):
+            reason = detail["reason"]
+        elif kind.endswith("google.rpc.QuotaFailure"):
+            for violation in detail.get("violations") or ():
+                if isinstance(violation, Mapping):
+                    quota = violation.get("quotaId") or violation.get("quota_id")
+                    if isinstance(quota, str):
+                        quota_ids.append(quota)
+    return reason, tuple(quota_ids)
+
+
+# --- the decision tables -------------------------------------------------------------------
+
+# Billing, not rate: waiting does not help (OpenAI codes, Anthropic types and error codes).
+_QUOTA_CODES = frozenset(
+    {
+        "insufficient_quota", "billing_hard_limit_reached", "credit_balance_exhausted",
+        "organization_spend_limit_exceeded", "project_spend_limit_exceeded",
+        "organization_usage_limit_exceeded", "billing_error", "billing_not_active",
+    }
+)  # fmt: skip
+
+_BODY_CODES = {
+    "context_length_exceeded": "provider_context_too_long",
+    "string_above_max_length": "provider_context_too_long",
+    "content_policy_violation": "provider_content_filtered",
+    "content_filter": "provider_content_filtered",
+    "invalid_api_key": "provider_auth_failed",
+    "model_not_found": "provider_model_not_found",
+    "rate_limit_exceeded": "provider_rate_limited",
+    "server_error": "provider_server_error",
+}
+
+# Anthropic `ErrorType` (and the OpenAI types that share names).
+_BODY_TYPES = {
+    "rate_limit_error": "provider_rate_limited",
+    "overloaded_error": "provider_overloaded",
+    "api_error": "provider_server_error",
+    "timeout_error": "provider_timeout",
+    "authentication_error": "provider_auth_failed",
+    "permission_error": "provider_permission_denied",
+    "not_found_error": "provider_model_not_found",
+    "request_too_large": "provider_context_too_long",
+    "invalid_request_error": "provider_invalid_request",
+    "tokens": "provider_rate_limited",
+    "requests": "provider_rate_limited",
+}
+
+_GOOGLE_STATUS = {
+    "UNAVAILABLE": "provider_overloaded",
+    "INTERNAL": "provider_server_error",
+    "UNKNOWN": "provider_server_error",
+    "DEADLINE_EXCEEDED": "provider_timeout",
+    "UNAUTHENTICATED": "provider_auth_failed",
+    "PERMISSION_DENIED": "provider_permission_denied",
+    "NOT_FOUND": "provider_model_not_found",
+    "INVALID_ARGUMENT": "provider_invalid_request",
+    "FAILED_PRECONDITION": "provider_invalid_request",
+    "OUT_OF_RANGE": "provider_invalid_request",
+    "RESOURCE_EXHAUSTED": "provider_rate_limited",  # PerDay quota handled before
+}
+
+_GOOGLE_REASONS = {
+    "API_KEY_INVALID": "provider_auth_failed",
+    "API_KEY_EXPIRED": "provider_auth_failed",
+    "BILLING_DISABLED": "provider_quota_exceeded",
+}
+
+_STATUS = {
+    400: "provider_invalid_request",
+    401: "provider_auth_failed",
+    402: "provider_quota_exceeded",
+    403: "provider_permission_denied",
+    404: "provider_model_not_found",
+    408: "provider_timeout",
+    # A 409 from an LLM API is a lock or concurrency clash that both SDKs retry.
+    409: "provider_server_error",
+    413: "provider_context_too_long",
+    422: "provider_invalid_request",
+    429: "provider_rate_limited",
+    500: "provider_server_error",
+    502: "provider_server_error",
+    503: "provider_overloaded",
+    504: "provider_timeout",
+    529: "provider_overloaded",
+}
+
+# Phrases that only the message carries, anchored at its start so quoted user text does not
+# match (OpenAI, Anthropic and Gemini wording).
+_MESSAGE_PHRASES = (
+    (r"^prompt is too long\b", "provider_context_too_long"),
+    (r"^this model's maximum context length is \d+", "provider_context_too_long"),
+    (r"^input length and `?max_tokens`? exceed context limit", "provider_context_too_long"),
+    (r"^the input token count \(\d+\) exceeds the maximum", "provider_context_too_long"),
+    (r"^your credit balance is too low", "provider_quota_exceeded"),
+    (r"^you exceeded your current quota", "provider_quota_exceeded"),
+    (r"^your request was rejected as a result of our safety system", "provider_content_filtered"),
+    (r"^output blocked by content filtering policy", "provider_content_filtered"),
+)
+
+
+@functools.cache
+def _message_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    # Compiled on first use: `import recoverable` must stay fast.
+    return tuple((re.compile(pattern, re.IGNORECASE), code) for pattern, code in _MESSAGE_PHRASES)
+
+
+def message_code(message: str | None) -> str | None:
+    """The code an upstream message names in its opening words, if any."""
+    if not message:
+        return None
+    text = message.lstrip()
+    for pattern, code in _message_patterns():
+        if pattern.match(text):
+            return code
+    return None
+
+
+def _decide(status: int | None, body: ProviderBody) -> str:
+    code, kind = body.code, body.type
+    if code in _QUOTA_CODES or kind in _QUOTA_CODES:
+        return "provider_quota_exceeded"
+    if body.google_status == "RESOURCE_EXHAUSTED" and any(
+        "perday" in q.lower() for q in body.quota_ids
+    ):
+        return "provider_quota_exceeded"
+    if body.google_status == "FAILED_PRECONDITION" and "billing" in (body.message or "").lower():
+        return "provider_quota_exceeded"
+    if body.reason in _GOOGLE_REASONS:
+        return _GOOGLE_REASONS[body.reason]
+    if code in _BODY_CODES:
+        return _BODY_CODES[code]
+    named = message_code(body.message)
+    if named is not None:
+        return named
+    if kind in _BODY_TYPES:
+        return _BODY_TYPES[kind]
+    if body.google_status in _GOOGLE_STATUS:
+        return _GOOGLE_STATUS[body.google_status]
+    if status is not None and status in _STATUS:
+        return _STATUS[status]
+    if status is not None and status >= 500:
+        return "provider_server_error"
+    if status is not None and status >= 400:
+        return "provider_invalid_request"
+    # An error event inside a stream (a 2xx or no status) that names nothing we know.
+    return "provider_server_error" if body.has_error else "provider_bad_response"
+
+
+def from_http(
+    status: int | None,
+    headers: object = None,
+    body: object = None,
+    *,
+    source: str | None = None,
+    now: float | datetime | None = None,
+) -> ErrorDetail:
+    """Classify an LLM API's HTTP answer (status, headers, body as bytes, str or dict)."""
+    parsed = ProviderBody.read(body)
+    code = _decide(status, parsed)
+    hint = retry_after_ms(headers, body, now=now) if codes[code].retryable else None
+    details: dict[str, Any] = {}
+    request_id = (
+        _header(headers, "x-request-id") or _header(headers, "request-id") or parsed.request_id
+    )
+    for key, value in (
+        ("request_id", request_id),
+        ("error_type", parsed.type),
+        ("error_code", parsed.code),
+        ("google_status", parsed.google_status),
+        ("reason", parsed.reason),
+    ):
+        if value is not None:
+            details[key] = value
+    if parsed.quota_ids:
+        details["quota_ids"] = list(parsed.quota_ids)
+    message = parsed.message or (f"HTTP {status}" if status is not None else "no status")
+    return ErrorDetail.create(
+        code,
+        message,
+        retry_after_ms=hint,
+        status=status,
+        source=source,
+        details=details,
+    )
+
+
+# --- statuses with no provider behind them ----------------------------------------------------
+
+_GENERIC_STATUS = {
+    400: "invalid_input",
+    401: "unauthenticated",
+    402: "payment_required",
+    403: "permission_denied",
+    404: "not_found",
+    408: "timeout",
+    409: "conflict",
+    412: "precondition_failed",
+    422: "invalid_input",
+    429: "rate_limited",
+    502: "unavailable",
+    503: "unavailable",
+    504: "unavailable",
+}
+
+
+def generic_from_status(
+    status: int, message: str, headers: object = None, *, source: str | None = None
+) -> ErrorDetail | None:
+    """An HTTP status from a service that is not an LLM API (None for 500 and the unknown)."""
+    code = _GENERIC_STATUS.get(status)
+    if code is None:
+        return None
+    hint = retry_after_ms(headers) if code in ("rate_limited", "unavailable") else None
+    return ErrorDetail.create(code, message, retry_after_ms=hint, status=status, source=source)

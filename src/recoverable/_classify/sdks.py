@@ -1,0 +1,372 @@
+"""Handlers for the provider SDKs' exceptions, matched by (package, class name) over the MRO.
+
+No SDK is imported: each handler reads the attributes the SDK documents (`status_code`,
+`body`, `response.headers`, Google `code` / `status` / `details`, ...) and hands them to the
+same HTTP decision tables a raw HTTP answer goes through. litellm's classes subclass openai's,
+and the MRO puts them first; pydantic-ai, claude-agent-sdk and httpx/httpx2 have their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._detail import ErrorDetail, _replace
+from ._pipeline import Handler, _classify_link, error_message, register_handler
+from .http import ProviderBody, from_http, generic_from_status, message_code, retry_after_ms
+
+__all__: list[str] = []
+
+# Transport classes (httpx and httpx2 share the names) by the phase they failed in.
+_NOTHING_SENT = frozenset({"ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol"})
+
+
+def _phase_of(exc: BaseException) -> str | None:
+    """`connect` when the request never left, `read` when it may have; None when unknown."""
+    seen = 0
+    link: BaseException | None = exc
+    while link is not None and seen < 8:
+        for klass in type(link).__mro__:
+            if klass.__name__ in _NOTHING_SENT:
+                return "connect"
+            if klass.__name__ in ("ReadError", "ReadTimeout", "WriteError", "WriteTimeout",
+                                  "RemoteProtocolError", "CloseError"):  # fmt: skip
+                return "read"
+        link = link.__cause__ or link.__context__
+        seen += 1
+    return None
+
+
+def _with(detail: ErrorDetail, **extra: Any) -> ErrorDetail:
+    """A copy with more details (None values left out)."""
+    more = {key: value for key, value in extra.items() if value is not None}
+    return _replace(detail, details={**detail.details, **more}) if more else detail
+
+
+def _headers_of(exc: BaseException) -> object:
+    response = getattr(exc, "response", None)
+    return getattr(response, "headers", None) or getattr(exc, "headers", None)
+
+
+# --- openai and anthropic (one shape: APIStatusError / APIConnectionError / APITimeoutError) -----
+
+
+def _status_error(source: str) -> Handler:
+    def handler(exc: BaseException) -> ErrorDetail | None:
+        status = getattr(exc, "status_code", None)
+        if not isinstance(status, int):
+            return None
+        detail = from_http(status, _headers_of(exc), getattr(exc, "body", None), source=source)
+        if "request_id" not in detail.details:
+            detail = _with(detail, request_id=getattr(exc, "request_id", None))
+        return detail
+
+    return handler
+
+
+def _stream_error(source: str) -> Handler:
+    """An error event inside a stream: a body and no status (openai's bare APIError)."""
+
+    def handler(exc: BaseException) -> ErrorDetail:
+        body = getattr(exc, "body", None)
+        detail = from_http(None, None, body, source=source)
+        if not ProviderBody.read(body).message:
+            detail = _replace(detail, message=error_message(exc))
+        return detail
+
+    return handler
+
+
+def _connection_error(source: str) -> Handler:
+    def handler(exc: BaseException) -> ErrorDetail:
+        phase = _phase_of(exc)
+        code = "provider_unreachable" if phase == "connect" else "provider_connection_lost"
+        return ErrorDetail.create(
+            code, error_message(exc), source=source, details={"phase": phase} if phase else None
+        )
+
+    return handler
+
+
+def _fixed(code: str, source: str | None) -> Handler:
+    def handler(exc: BaseException) -> ErrorDetail:
+        return ErrorDetail.create(code, error_message(exc), source=source)
+
+    return handler
+
+
+def _openai_family(package: str, source: str) -> dict[tuple[str, str], Handler]:
+    return {
+        (package, "APIStatusError"): _status_error(source),
+        (package, "APIError"): _stream_error(source),
+        (package, "APIConnectionError"): _connection_error(source),
+        (package, "APITimeoutError"): _fixed("provider_timeout", source),
+        (package, "APIResponseValidationError"): _fixed("provider_bad_response", source),
+        (package, "LengthFinishReasonError"): _fixed("provider_output_truncated", source),
+        (package, "ContentFilterFinishReasonError"): _fixed("provider_content_filtered", source),
+    }
+
+
+# --- google-genai ----------------------------------------------------------------------------
+
+
+def _google_api_error(exc: BaseException) -> ErrorDetail | None:
+    status = getattr(exc, "code", None)
+    if not isinstance(status, int):
+        return None
+    body = getattr(exc, "details", None)
+    if not isinstance(body, Mapping):
+        body = {"error": {"code": status, "status": getattr(exc, "status", None),
+                          "message": getattr(exc, "message", None)}}  # fmt: skip
+    return from_http(status, _headers_of(exc), body, source="google")
+
+
+# --- litellm ---------------------------------------------------------------------------------
+
+_LITELLM_PROVIDERS = {"gemini": "google", "vertex_ai": "google", "vertex_ai_beta": "google"}
+_LITELLM_PREFIX = "litellm."
+
+
+def _litellm(default: str) -> Handler:
+    """litellm's class, unless the provider's own error (reached via __context__) says more."""
+
+    def handler(exc: BaseException) -> ErrorDetail:
+        provider = getattr(exc, "llm_provider", None)
+        source = _LITELLM_PROVIDERS.get(provider, provider) if isinstance(provider, str) else None
+        inner = exc.__cause__ or exc.__context__
+        if inner is not None:
+            original = _classify_link(inner)
+            if original is not None and original.code != "unknown":
+                return _with(
+                    _replace(original, source=original.source or source),
+                    litellm_exception=type(exc).__name__,
+                )
+        message = error_message(exc)
+        text = message.split(": ", 1)[1] if message.startswith(_LITELLM_PREFIX) else message
+        code = default
+        if default in ("provider_rate_limited", "provider_invalid_request"):
+            # litellm calls billing a rate limit; its message still names the quota code.
+            if "insufficient_quota" in text or "billing_hard_limit_reached" in text:
+                code = "provider_quota_exceeded"
+            else:
+                code = message_code(text) or default
+        status = getattr(exc, "status_code", None)
+        hint = retry_after_ms(_headers_of(exc)) if code == "provider_rate_limited" else None
+        return ErrorDetail.create(
+            code,
+            text,
+            retry_after_ms=hint,
+            status=status if isinstance(status, int) else None,
+            source=source,
+            details={"litellm_exception": type(exc).__name__},
+        )
+
+    return handler
+
+
+_LITELLM_CLASSES = {
+    "ContextWindowExceededError": "provider_context_too_long",
+    "ContentPolicyViolationError": "provider_content_filtered",
+    "RateLimitError": "provider_rate_limited",
+    "Timeout": "provider_timeout",
+    "APIConnectionError": "provider_connection_lost",
+    "ServiceUnavailableError": "provider_overloaded",
+    "MidStreamFallbackError": "provider_connection_lost",
+    "BadGatewayError": "provider_server_error",
+    "InternalServerError": "provider_server_error",
+    "APIError": "provider_server_error",
+    "AuthenticationError": "provider_auth_failed",
+    "PermissionDeniedError": "provider_permission_denied",
+    "NotFoundError": "provider_model_not_found",
+    "BadRequestError": "provider_invalid_request",
+    "UnprocessableEntityError": "provider_invalid_request",
+    "UnsupportedParamsError": "provider_invalid_request",
+    "PaymentRequiredError": "provider_quota_exceeded",
+    "BudgetExceededError": "run_budget_exceeded",
+    "JSONSchemaValidationError": "provider_bad_response",
+    "APIResponseValidationError": "provider_bad_response",
+}
+
+
+# --- pydantic-ai ------------------------------------------------------------------------------
+
+_PYDANTIC_AI_CLASSES = {
+    "ModelRateLimitError": "provider_rate_limited",
+    "ModelQuotaExceededError": "provider_quota_exceeded",
+    "ModelUnavailableError": "provider_overloaded",
+    "ModelOverloadedError": "provider_overloaded",
+    "ModelServerError": "provider_server_error",
+    "ModelTimeoutError": "provider_timeout",
+    "ModelContextWindowExceededError": "provider_context_too_long",
+    "ModelAuthenticationError": "provider_auth_failed",
+    "ModelNotFoundError": "provider_model_not_found",
+    "ModelRequestRejectedError": "provider_invalid_request",
+    "ModelRequestTimeout": "provider_timeout",
+    "ContentFilterError": "provider_content_filtered",
+    "OutputTokenLimitExceeded": "provider_output_truncated",
+    "UnexpectedModelBehavior": "provider_bad_response",
+    "UsageLimitExceeded": "run_budget_exceeded",
+    "RunCancelled": "run_cancelled",
+    "RunTimedOut": "run_timeout",
+}
+
+
+def _pydantic_ai(code: str) -> Handler:
+    def handler(exc: BaseException) -> ErrorDetail:
+        status = getattr(exc, "status_code", None)
+        retry_after = getattr(exc, "retry_after", None)
+        hint = None
+        if isinstance(retry_after, (int, float)) and retry_after >= 0:
+            hint = round(retry_after * 1000)
+        extra = {
+            "error_code": getattr(exc, "provider_error_code", None),
+            "error_type": getattr(exc, "provider_error_type", None),
+            "model": getattr(exc, "model_name", None),
+            "in_stream": getattr(exc, "in_stream", None) or None,
+        }
+        return ErrorDetail.create(
+            code,
+            error_message(exc),
+            retry_after_ms=hint,
+            status=status if isinstance(status, int) else None,
+            details={key: value for key, value in extra.items() if value is not None},
+        )
+
+    return handler
+
+
+def _pydantic_ai_connection(exc: BaseException) -> ErrorDetail:
+    phase = getattr(exc, "phase", None) or _phase_of(exc)
+    code = "provider_unreachable" if phase in ("pool", "connect") else "provider_connection_lost"
+    return ErrorDetail.create(code, error_message(exc), details={"phase": phase} if phase else None)
+
+
+def _pydantic_ai_http(exc: BaseException) -> ErrorDetail | None:
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        return None
+    return from_http(status, getattr(exc, "headers", None), getattr(exc, "body", None))
+
+
+# --- claude-agent-sdk -------------------------------------------------------------------------
+
+
+def _claude_process_error(exc: BaseException) -> ErrorDetail:
+    exit_code = getattr(exc, "exit_code", None)
+    stderr = getattr(exc, "stderr", None)
+    details: dict[str, Any] = {"exit_code": exit_code}
+    killed = isinstance(exit_code, int) and exit_code < 0
+    if isinstance(exit_code, int) and exit_code < 0:
+        # subprocess reports a signal death as -N: that is a signal, not an exit code.
+        details = {"signal": -exit_code}
+    if isinstance(stderr, str) and stderr:
+        details["stderr_tail"] = stderr[-2000:]
+    code = "cli_killed" if killed else "cli_crashed"
+    return ErrorDetail.create(code, error_message(exc), source="claude", details=details)
+
+
+_CLAUDE_RESULT_SUBTYPES = {
+    "error_max_turns": "run_max_turns",
+    "error_max_budget_usd": "run_budget_exceeded",
+    "max_turns": "run_max_turns",
+}
+
+
+def _claude_result_error(exc: BaseException) -> ErrorDetail:
+    api_status = getattr(exc, "api_error_status", None)
+    reason = getattr(exc, "terminal_reason", None) or getattr(exc, "subtype", None)
+    extra = {"subtype": getattr(exc, "subtype", None), "terminal_reason": reason,
+             "session_id": getattr(exc, "session_id", None)}  # fmt: skip
+    if isinstance(api_status, int):
+        errors = getattr(exc, "errors", None)
+        text = "; ".join(str(e) for e in errors) if isinstance(errors, list) else None
+        return _with(from_http(api_status, None, text, source="claude"), **extra)
+    code = _CLAUDE_RESULT_SUBTYPES.get(str(reason), "cli_crashed")
+    return _with(ErrorDetail.create(code, error_message(exc), source="claude"), **extra)
+
+
+# --- httpx and httpx2 ------------------------------------------------------------------------
+
+_LLM_HOSTS = {
+    "api.openai.com": "openai",
+    "api.anthropic.com": "anthropic",
+    "generativelanguage.googleapis.com": "google",
+}
+
+
+def _http_status_error(exc: BaseException) -> ErrorDetail | None:
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    if not isinstance(status, int):
+        return None
+    host = getattr(getattr(getattr(response, "request", None), "url", None), "host", None)
+    source = _LLM_HOSTS.get(host) if isinstance(host, str) else None
+    try:
+        body: object = response.content  # type: ignore[union-attr]
+    except Exception:  # a streamed response that was never read
+        body = None
+    parsed = ProviderBody.read(body)
+    if source is not None or parsed.type or parsed.google_status or parsed.code:
+        return from_http(status, response.headers, body, source=source)  # type: ignore[union-attr]
+    return generic_from_status(status, error_message(exc), response.headers)  # type: ignore[union-attr]
+
+
+def _transport(code: str, phase: str | None) -> Handler:
+    def handler(exc: BaseException) -> ErrorDetail:
+        return ErrorDetail.create(
+            code, error_message(exc), details={"phase": phase} if phase else None
+        )
+
+    return handler
+
+
+_HTTPX_CLASSES: dict[str, Handler] = {
+    "ConnectError": _transport("network_error", "connect"),
+    "ConnectTimeout": _transport("network_error", "connect"),
+    "PoolTimeout": _transport("network_error", "pool"),
+    "ProxyError": _transport("network_error", "connect"),
+    "ReadError": _transport("network_error", "read"),
+    "WriteError": _transport("network_error", "write"),
+    "CloseError": _transport("network_error", "read"),
+    "RemoteProtocolError": _transport("network_error", "read"),
+    # A timeout after the request may have been sent: side effects unknown, not retryable.
+    "ReadTimeout": _transport("timeout", "read"),
+    "WriteTimeout": _transport("timeout", "write"),
+    "TimeoutException": _transport("timeout", None),
+    "UnsupportedProtocol": _transport("invalid_input", None),
+    "InvalidURL": _transport("invalid_input", None),
+    "HTTPStatusError": _http_status_error,
+}
+
+
+def _table() -> dict[tuple[str, str], Handler]:
+    table = {**_openai_family("openai", "openai"), **_openai_family("anthropic", "anthropic")}
+    table[("google.genai", "APIError")] = _google_api_error
+    table[("google.genai", "UnknownFunctionCallArgumentError")] = _fixed(
+        "tool_input_invalid", "google"
+    )
+    table[("google.genai", "UnsupportedFunctionError")] = _fixed("tool_input_invalid", "google")
+    table[("google.genai", "FunctionInvocationError")] = _fixed("tool_execution_failed", "google")
+    table[("google.genai", "UnknownApiResponseError")] = _fixed("provider_bad_response", "google")
+    for name, code in _LITELLM_CLASSES.items():
+        table[("litellm", name)] = _litellm(code)
+    for name, code in _PYDANTIC_AI_CLASSES.items():
+        table[("pydantic_ai", name)] = _pydantic_ai(code)
+    table[("pydantic_ai", "ModelConnectionError")] = _pydantic_ai_connection
+    table[("pydantic_ai", "ModelHTTPError")] = _pydantic_ai_http
+    table[("claude_agent_sdk", "CLINotFoundError")] = _fixed("cli_not_found", "claude")
+    table[("claude_agent_sdk", "CLIConnectionError")] = _fixed("cli_spawn_failed", "claude")
+    table[("claude_agent_sdk", "ProcessError")] = _claude_process_error
+    table[("claude_agent_sdk", "ResultError")] = _claude_result_error
+    table[("claude_agent_sdk", "CLIJSONDecodeError")] = _fixed("cli_output_invalid", "claude")
+    table[("claude_agent_sdk", "MessageParseError")] = _fixed("cli_output_invalid", "claude")
+    for package in ("httpx", "httpx2"):
+        for name, handler in _HTTPX_CLASSES.items():
+            table[(package, name)] = handler
+    return table
+
+
+def install(register: Callable[[str, str, Handler], None] = register_handler) -> None:
+    """Register every SDK handler."""
+    for (package, name), handler in _table().items():
+        register(package, name, handler)

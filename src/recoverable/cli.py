@@ -1,0 +1,159 @@
+"""The `recoverable` command.
+
+recoverable codes [--markdown | --json]     the code table
+recoverable classify [--text]               an error on stdin (JSON or text) -> its detail
+recoverable fake-provider [...]             a fault-injecting fake LLM API on 127.0.0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from ._classify import classify, from_http
+from ._codes import Code, codes
+from ._detail import ErrorDetail, PayloadError
+
+__all__ = ["classify_input", "main", "render_codes"]
+
+_COLUMNS = ("code", "category", "retryable", "fallback", "exit", "http", "user message")
+
+
+def _cells(row: Code) -> tuple[str, ...]:
+    return (
+        row.code,
+        row.category,
+        "yes" if row.retryable else "no",
+        "yes" if row.fallback else "no",
+        str(row.exit_code),
+        str(row.http_status),
+        row.user_message,
+    )
+
+
+def render_codes(style: str = "text") -> str:
+    """The registry as aligned text, a Markdown table or JSON."""
+    rows = list(codes)
+    if style == "json":
+        return json.dumps([_row_dict(row) for row in rows], indent=2)
+    cells = [_cells(row) for row in rows]
+    if style == "markdown":
+        lines = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
+        lines += ["| " + " | ".join((f"`{c[0]}`", *c[1:])) + " |" for c in cells]
+        return "\n".join(lines)
+    widths = [max(len(c[i]) for c in [_COLUMNS, *cells]) for i in range(len(_COLUMNS) - 1)]
+    lines = []
+    for c in [_COLUMNS, *cells]:
+        lines.append("  ".join(v.ljust(w) for v, w in zip(c, widths, strict=False)) + "  " + c[-1])
+    return "\n".join(lines)
+
+
+def _row_dict(row: Code) -> dict[str, Any]:
+    return {
+        "code": row.code,
+        "category": row.category,
+        "retryable": row.retryable,
+        "fallback": row.fallback,
+        "exit_code": row.exit_code,
+        "http_status": row.http_status,
+        "user_message": row.user_message,
+        "fix_required": row.fix_required,
+        "fix_commands": dict(row.fix_commands),
+        "when": row.when,
+    }
+
+
+def classify_input(text: str) -> ErrorDetail:
+    """Classify what a user pipes in: a detail payload, an HTTP answer, an error body, or text.
+
+    JSON forms: an ErrorDetail payload (`code` + `message`); `{"status", "headers", "body",
+    "source"}`; or a provider error body (`{"error": {...}}`). Anything else is read as text.
+    """
+    stripped = text.strip()
+    data: object = None
+    if stripped[:1] == "{":
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+    if not isinstance(data, Mapping):
+        return classify(stripped)
+    if isinstance(data.get("code"), str) and isinstance(data.get("message"), str):
+        try:
+            return ErrorDetail.from_dict(data)
+        except PayloadError:
+            pass
+    source = data.get("source") if isinstance(data.get("source"), str) else None
+    status = data.get("status")
+    if isinstance(status, int) and not isinstance(status, bool):
+        return from_http(status, data.get("headers"), data.get("body"), source=source)
+    error = data.get("error")
+    if isinstance(error, Mapping):
+        code = error.get("code")  # Google bodies carry the HTTP status here
+        http_status = code if isinstance(code, int) and not isinstance(code, bool) else None
+        return from_http(http_status, None, data, source=source)
+    return classify(stripped)
+
+
+def _cmd_codes(args: argparse.Namespace, out: TextIO) -> int:
+    style = "markdown" if args.markdown else "json" if args.json else "text"
+    print(render_codes(style), file=out)
+    return 0
+
+
+def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
+    text = sys.stdin.read()
+    detail = classify(text.strip()) if args.text else classify_input(text)
+    print(json.dumps(detail.to_dict(), indent=2), file=out)
+    return 0
+
+
+def _cmd_fake_provider(args: argparse.Namespace, out: TextIO) -> int:
+    from .testing._cli import main as fake_main
+
+    return fake_main(list(args.rest))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="recoverable", description="One error model for AI-agent systems."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_codes = sub.add_parser("codes", help="print the code table")
+    group = p_codes.add_mutually_exclusive_group()
+    group.add_argument("--markdown", action="store_true", help="as a Markdown table")
+    group.add_argument("--json", action="store_true", help="as JSON")
+    p_codes.set_defaults(run=_cmd_codes)
+    p_classify = sub.add_parser(
+        "classify", help="classify an error read from stdin (JSON or text); print its detail"
+    )
+    p_classify.add_argument("--text", action="store_true", help="read stdin as plain text")
+    p_classify.set_defaults(run=_cmd_classify)
+    p_fake = sub.add_parser(
+        "fake-provider",
+        help="serve a fault-injecting fake LLM API on 127.0.0.1",
+        add_help=False,
+    )
+    p_fake.add_argument("rest", nargs=argparse.REMAINDER)
+    p_fake.set_defaults(run=_cmd_fake_provider)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the process exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.run(args, sys.stdout)
+    except BrokenPipeError:  # `recoverable codes | head`: the reader left; not our failure
+        # Point stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""The `recoverable` command, run as a user runs it: a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import recoverable as rc
+
+
+def _run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "recoverable", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def test_codes_prints_every_row() -> None:
+    result = _run("codes")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:6] == ["code", "category", "retryable", "fallback", "exit", "http"]
+    assert len(lines) == 1 + len(rc.codes)
+    assert lines[1].split()[:6] == ["provider_rate_limited", "provider", "yes", "yes", "11", "503"]
+
+
+def test_codes_as_markdown_and_json_read_the_registry() -> None:
+    markdown = _run("codes", "--markdown").stdout.splitlines()
+    assert markdown[2].startswith("| `provider_rate_limited` | provider | yes | yes | 11 | 503 |")
+    rows = json.loads(_run("codes", "--json").stdout)
+    assert [row["code"] for row in rows] == [row.code for row in rc.codes]
+    not_found = next(row for row in rows if row["code"] == "cli_not_found")
+    assert not_found["fix_commands"]["codex"] == "npm install -g @openai/codex"
+
+
+def test_classify_reads_text() -> None:
+    result = _run("classify", stdin="Connection refused\n")
+    detail = json.loads(result.stdout)
+    assert (result.returncode, detail["code"], detail["retryable"]) == (0, "network_error", True)
+
+
+def test_classify_reads_an_openai_2x_error_line() -> None:
+    line = (
+        "Error code: 429 - {'error': {'message': 'You exceeded your current quota', "
+        "'type': 'insufficient_quota', 'param': None, 'code': 'insufficient_quota'}}"
+    )
+    detail = json.loads(_run("classify", stdin=line).stdout)
+    assert (detail["code"], detail["status"], detail["retryable"]) == (
+        "provider_quota_exceeded",
+        429,
+        False,
+    )
+
+
+def test_classify_reads_an_http_answer_with_headers() -> None:
+    answer = {
+        "status": 429,
+        "headers": {"retry-after": "3"},
+        "source": "anthropic",
+        "body": {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}},
+    }
+    detail = json.loads(_run("classify", stdin=json.dumps(answer)).stdout)
+    assert (detail["code"], detail["retry_after_ms"], detail["source"]) == (
+        "provider_rate_limited",
+        3000,
+        "anthropic",
+    )
+
+
+def test_classify_reads_a_google_error_body() -> None:
+    body = {"error": {"code": 503, "status": "UNAVAILABLE", "message": "The model is overloaded."}}
+    detail = json.loads(_run("classify", stdin=json.dumps(body)).stdout)
+    assert (detail["code"], detail["status"]) == ("provider_overloaded", 503)
+
+
+def test_classify_reads_a_payload_back() -> None:
+    payload = rc.ErrorDetail.create("conflict", "stale").to_dict()
+    detail = json.loads(_run("classify", stdin=json.dumps(payload)).stdout)
+    assert detail == payload
+
+
+def test_classify_of_nothing_is_unknown_and_leaks_nothing() -> None:
+    detail = json.loads(_run("classify", stdin="").stdout)
+    assert detail["code"] == "unknown"
+    assert detail["user_message"] == rc.codes["unknown"].user_message
+
+
+def test_a_bad_subcommand_exits_2() -> None:
+    result = _run("nonsense")
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr

@@ -1,0 +1,209 @@
+"""The code registry: every row complete, fix commands validated, user codes registered."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import recoverable as rc
+from recoverable._codes import check_row, validate_fix_command
+
+ROWS = list(rc.codes)
+
+
+def test_the_table_holds_every_code_of_the_design() -> None:
+    assert len(ROWS) == 48
+    assert {row.category for row in ROWS} == {
+        "provider",
+        "cli",
+        "run",
+        "tool",
+        "caller",
+        "auth",
+        "billing",
+        "rate",
+        "service",
+        "network",
+        "internal",
+        "unknown",
+    }
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.code)
+def test_every_row_is_complete_and_valid(row: rc.Code) -> None:
+    check_row(row)  # the same check a user's registration gets
+    assert row.user_message.strip()
+    assert 0 < row.exit_code < 256
+    assert 100 <= row.http_status <= 599
+    assert row.when
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.code)
+def test_user_sentences_name_no_code_id_or_cause(row: rc.Code) -> None:
+    sentence = row.user_message
+    assert sentence[0].isupper() and sentence.endswith(".")
+    assert "_" not in sentence  # no code names
+    assert not re.search(r"\d", sentence)  # no statuses, ids or exit codes
+    assert not re.search(r"\b(error|exception|stack|http|api|cli|errno)\b", sentence, re.I)
+
+
+@pytest.mark.parametrize(
+    ("code", "retryable", "fallback", "exit_code", "http_status"),
+    [
+        ("provider_rate_limited", True, True, 11, 503),
+        ("provider_quota_exceeded", False, True, 9, 502),
+        ("provider_invalid_request", False, False, 2, 500),
+        ("cli_not_found", False, True, 4, 500),
+        ("run_cancelled", False, False, 130, 499),
+        ("run_timeout", False, False, 10, 504),
+        ("rate_limited", True, False, 11, 429),
+        ("unknown", False, False, 1, 500),
+    ],
+)
+def test_rows_carry_the_designed_decisions(
+    code: str, retryable: bool, fallback: bool, exit_code: int, http_status: int
+) -> None:
+    row = rc.codes[code]
+    assert (row.retryable, row.fallback, row.exit_code, row.http_status) == (
+        retryable,
+        fallback,
+        exit_code,
+        http_status,
+    )
+
+
+def test_retryable_rows_never_ask_for_a_fix() -> None:
+    for row in ROWS:
+        if row.retryable:
+            assert row.fix_required is None and not row.fix_commands, row.code
+
+
+def test_install_commands_are_per_cli() -> None:
+    row = rc.codes["cli_not_found"]
+    assert row.fix_command_for("claude") == "npm install -g @anthropic-ai/claude-code"
+    assert row.fix_command_for("codex") == "npm install -g @openai/codex"
+    assert row.fix_command_for("gemini") == "npm install -g @google/gemini-cli"
+    assert row.fix_command_for(None) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "npm install -g @openai/codex",
+        "gcloud auth application-default login",
+        "mytool auth refresh",
+        "git fetch --prune-tags origin",
+        'tool config set region "eu west"',
+    ],
+)
+def test_safe_fix_commands_are_accepted(command: str) -> None:
+    assert validate_fix_command(command) == command
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("", "non-empty"),
+        (" tool login", "whitespace"),
+        ("tool login; rm -rf /", "metacharacters"),
+        ("tool login && tool run", "metacharacters"),
+        ("tool login | tee log", "metacharacters"),
+        ("tool login > out", "metacharacters"),
+        ("tool auth --token $TOKEN", "metacharacters"),
+        ("tool auth --token `cat t`", "metacharacters"),
+        ("tool login\ntool run", "metacharacters"),
+        ("tool auth --token <your-token>", "metacharacters"),
+        ("tool auth --token {token}", "placeholder"),
+        ("tool auth --token YOUR_TOKEN", "placeholder"),
+        ("tool auth --project ...", "placeholder"),
+        ("tool 'unbalanced", "parse"),
+        ("/usr/bin/tool login", "program name"),
+        ("./tool login", "program name"),
+        ("rm -rf build", "destructive"),
+        ("tool cache delete", "destructive"),
+        ("psql -c drop", "destructive"),
+        ("git reset --hard", "destructive"),
+        ("git clean -fdx", "destructive"),
+        ("git push --force origin main", "destructive"),
+        ("sudo tool login", "destructive"),
+        ("npm uninstall -g @openai/codex", "destructive"),
+        ("bash -c tool", "destructive"),
+        ("curl -o x https://example.invalid", "destructive"),
+    ],
+)
+def test_unsafe_fix_commands_are_refused(command: str, why: str) -> None:
+    with pytest.raises(rc.FixCommandRejected, match=why):
+        validate_fix_command(command)
+
+
+def test_register_code_validates_and_adds_a_row() -> None:
+    row = rc.register_code(
+        "billing_card_declined",
+        retryable=False,
+        exit_code=9,
+        http_status=402,
+        user_message="Your card was declined.",
+        fix_required="Update the card on file",
+        fix_command="billing-cli card update",
+    )
+    try:
+        assert rc.codes.get("billing_card_declined") is row
+        assert row.category == "billing"
+        detail = rc.ErrorDetail.create("billing_card_declined", "declined by the issuer")
+        assert detail.fix_command == "billing-cli card update"
+        assert detail.exit_code == 9
+        assert detail.http_status == 402
+        assert detail.recovery == "fix"
+        with pytest.raises(ValueError, match="already registered"):
+            rc.register_code("billing_card_declined", user_message="Again.")
+        replaced = rc.register_code("billing_card_declined", user_message="Declined.", replace=True)
+        assert rc.codes["billing_card_declined"] is replaced
+    finally:
+        rc.codes._rows.pop("billing_card_declined", None)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"code": "Bad-Name", "user_message": "x."}, "lower_snake_case"),
+        ({"code": "my_code", "user_message": "  "}, "needs a user_message"),
+        ({"code": "my_code", "user_message": "x.", "exit_code": 300}, "exit_code"),
+        ({"code": "my_code", "user_message": "x.", "http_status": 99}, "http_status"),
+        (
+            {
+                "code": "my_code",
+                "user_message": "x.",
+                "retryable": True,
+                "fix_required": "y",
+                "fix_command": "tool fix",
+            },
+            "retryable code has no fix_command",
+        ),
+        (
+            {"code": "my_code", "user_message": "x.", "fix_command": "tool fix"},
+            "needs a fix_required",
+        ),
+        (
+            {
+                "code": "my_code",
+                "user_message": "x.",
+                "fix_required": "y",
+                "fix_command": "tool fix; rm -rf /",
+            },
+            "metacharacters",
+        ),
+    ],
+)
+def test_register_code_refuses_bad_rows(kwargs: dict[str, object], match: str) -> None:
+    code = str(kwargs.pop("code"))
+    with pytest.raises(ValueError, match=match):
+        rc.register_code(code, **kwargs)  # type: ignore[arg-type]
+    assert code not in rc.codes
+
+
+def test_create_refuses_an_unregistered_unsafe_fix_command() -> None:
+    with pytest.raises(rc.FixCommandRejected):
+        rc.ErrorDetail.create(
+            "invalid_input", "bad", fix_required="fix it", fix_command="tool fix $(whoami)"
+        )
