@@ -38,24 +38,44 @@ _EXPORTS = {
     "classify_known": "._classify",
     "from_http": "._classify",
     "retry_after_ms": "._classify",
+    "Answer": "._retry",
+    "RetryPolicy": "._retry",
+    "Retrying": "._retry",
+    "afallback": "._retry",
+    "fallback": "._retry",
+    "retry": "._retry",
+    "set_testing": "._retry",
+    "retry_if_retryable": "._retry_adapters",
+    "stamina_on": "._retry_adapters",
+    "wait_retry_after": "._retry_adapters",
 }
 
 __all__ = [
+    "Answer",
     "Code",
     "CodeRegistry",
     "ErrorDetail",
     "FixCommandRejected",
     "PayloadError",
     "RecoverableError",
+    "RetryPolicy",
+    "Retrying",
     "Stage",
     "__version__",
     "add_classifier",
+    "afallback",
     "classify",
     "classify_known",
     "codes",
+    "fallback",
     "from_http",
     "register_code",
+    "retry",
     "retry_after_ms",
+    "retry_if_retryable",
+    "set_testing",
+    "stamina_on",
+    "wait_retry_after",
 ]
 
 if TYPE_CHECKING:
@@ -69,6 +89,8 @@ if TYPE_CHECKING:
     )
     from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
     from ._detail import ErrorDetail, PayloadError, RecoverableError
+    from ._retry import Answer, Retrying, RetryPolicy, afallback, fallback, retry, set_testing
+    from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
 
 
 def __getattr__(name: str) -> object:

@@ -1,0 +1,519 @@
+"""Retry and fallback that obey the classification.
+
+`retry` repeats a call only while `classify(error).retryable` holds, waits the server's
+`retry_after_ms` when it gave one (else exponential backoff with full jitter), never retries a
+cancel, and when it gives up raises a `RecoverableError` whose detail is the last attempt's
+with `retryable=False` (so an outer layer does not retry again) and the original as cause.
+`fallback` moves to the next provider only when the failure says another could succeed.
+
+The success path is one `try` around the call: nothing is allocated until something fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import TracebackType
+from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
+
+from ._classify import classify
+from ._detail import ErrorDetail, RecoverableError, _replace, mark_exhausted
+
+__all__ = [
+    "Answer",
+    "RetryPolicy",
+    "Retrying",
+    "afallback",
+    "fallback",
+    "retry",
+    "set_testing",
+]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+logger = logging.getLogger("recoverable.retry")
+
+_testing = False
+
+
+def set_testing(on: bool = True) -> None:
+    """Turn every retry wait off (tests of code that uses `retry` then run instantly)."""
+    global _testing  # noqa: PLW0603 -- one process-wide switch, like stamina's
+    _testing = on
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often and how long to retry. Delays are in seconds; the server hint is in ms."""
+
+    attempts: int = 4  # the first call and three retries
+    initial_delay: float = 1.0
+    backoff_factor: float = 2.0
+    max_delay: float = 30.0
+    jitter: bool = True  # full jitter: a uniform wait in [0, backoff]
+    deadline: float | None = None  # total seconds for all attempts and waits
+    # A server hint above this means: do not sleep here, give up and let a fallback act.
+    max_retry_after_ms: int = 60_000
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        if self.initial_delay < 0 or self.max_delay < 0 or self.backoff_factor < 1:
+            raise ValueError("delays must be >= 0 and backoff_factor >= 1")
+
+    def backoff(self, retry_number: int, rng: Callable[[], float] = random.random) -> float:
+        """The wait in seconds before retry `retry_number` (1 for the first retry)."""
+        ceiling = min(
+            self.max_delay, self.initial_delay * self.backoff_factor ** (retry_number - 1)
+        )
+        return ceiling * rng() if self.jitter else ceiling
+
+
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    """What to do after a failed attempt: wait `wait_s` and retry, or give up with `detail`."""
+
+    detail: ErrorDetail
+    wait_s: float | None  # None: give up
+    reason: str = ""
+
+
+def _log_failure(detail: ErrorDetail, attempt: int, wait_s: float) -> None:
+    logger.warning(
+        "attempt %d failed with %s; retrying in %.3f s", attempt, detail.code, wait_s,
+        extra={"error_code": detail.code, "attempt": attempt, "wait_s": wait_s},
+    )  # fmt: skip
+
+
+def _log_give_up(detail: ErrorDetail, attempts: int) -> None:
+    logger.warning(
+        "giving up after %d attempt(s): %s", attempts, detail.code,
+        extra={"error_code": detail.code, "attempts": attempts},
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A configured retry: a decorator, a call form (`call`, `acall`) and a block form.
+
+    Build it with `retry(...)`. Hooks: `before_attempt(n)`, `after_failure(detail, n, wait_s)`,
+    `on_give_up(detail, attempts)` (by default the last two log to `recoverable.retry`).
+    `sleep`, `asleep`, `clock` and `rng` are injectable for tests; `cancel` is an Event (or
+    any object with `is_set()`) checked before each attempt and while waiting.
+    """
+
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    before_attempt: Callable[[int], None] | None = None
+    after_failure: Callable[[ErrorDetail, int, float], None] | None = _log_failure
+    on_give_up: Callable[[ErrorDetail, int], None] | None = _log_give_up
+    sleep: Callable[[float], None] = time.sleep
+    asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic
+    rng: Callable[[], float] = random.random
+    cancel: Any = None  # threading.Event or anything with is_set()
+
+    # --- the decision (pure but for the clock) -------------------------------------------
+
+    def _decide(self, exc: BaseException, attempt: int, started: float) -> _Decision:
+        detail = classify(exc)
+        if not detail.retryable:
+            return _Decision(detail, None, "not_retryable")
+        if attempt >= self.policy.attempts:
+            return _Decision(detail, None, "attempts")
+        hint = detail.retry_after_ms
+        if hint is not None and hint > self.policy.max_retry_after_ms:
+            return _Decision(detail, None, "retry_after_too_long")
+        wait_s = hint / 1000 if hint is not None else self.policy.backoff(attempt, self.rng)
+        if _testing:
+            wait_s = 0.0
+        deadline = self.policy.deadline
+        if deadline is not None and self.clock() - started + wait_s > deadline:
+            return _Decision(detail, None, "deadline")
+        return _Decision(detail, wait_s)
+
+    def _after_failure(self, exc: BaseException, attempt: int, started: float) -> float:
+        """The wait before the next attempt; raises when there is none."""
+        decision = self._decide(exc, attempt, started)
+        wait_s = decision.wait_s
+        if wait_s is None:
+            if decision.reason == "not_retryable":
+                raise exc
+            self._give_up(exc, decision, attempt)
+        if self.after_failure is not None:
+            self.after_failure(decision.detail, attempt, wait_s)
+        return wait_s
+
+    def _give_up(self, exc: BaseException, decision: _Decision, attempts: int) -> NoReturn:
+        detail = mark_exhausted(decision.detail, attempts)
+        extra: dict[str, Any] = {"gave_up": decision.reason}
+        if decision.detail.retry_after_ms is not None:
+            extra["server_retry_after_ms"] = decision.detail.retry_after_ms
+        detail = _replace(detail, details={**detail.details, **extra})
+        if self.on_give_up is not None:
+            self.on_give_up(detail, attempts)
+        raise RecoverableError(detail) from exc
+
+    def _check_cancel(self, attempt: int) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise RecoverableError(
+                "run_cancelled", f"cancelled before attempt {attempt}", details={"attempt": attempt}
+            )
+
+    def _wait(self, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        if self.cancel is not None and hasattr(self.cancel, "wait") and self.sleep is time.sleep:
+            self.cancel.wait(seconds)  # wakes at once on cancel
+        else:
+            self.sleep(seconds)
+
+    # --- call forms ----------------------------------------------------------------------
+
+    def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Call `fn(*args, **kwargs)` under this policy."""
+        started = self.clock()
+        attempt = 1
+        while True:
+            self._check_cancel(attempt)
+            if self.before_attempt is not None:
+                self.before_attempt(attempt)
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                self._wait(self._after_failure(exc, attempt, started))
+            attempt += 1
+
+    async def acall(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Await `fn(*args, **kwargs)` under this policy; a task cancel is never retried."""
+        started = self.clock()
+        attempt = 1
+        while True:
+            _check_task_cancel(attempt)
+            self._check_cancel(attempt)
+            if self.before_attempt is not None:
+                self.before_attempt(attempt)
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as exc:
+                wait_s = self._after_failure(exc, attempt, started)
+                if wait_s > 0:
+                    await self.asleep(wait_s)
+            attempt += 1
+
+    @overload
+    def __call__(self, fn: Callable[P, Awaitable[T]], /) -> Callable[P, Awaitable[T]]: ...
+    @overload
+    def __call__(self, fn: Callable[P, T], /) -> Callable[P, T]: ...
+    def __call__(self, fn: Callable[P, Any], /) -> Callable[P, Any]:
+        """Decorate `fn` (sync or async)."""
+        fast = self.before_attempt is None and self.cancel is None
+        if inspect.iscoroutinefunction(fn):
+            acall = self.acall
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
+                if not fast:
+                    return await acall(fn, *args, **kwargs)
+                try:
+                    return await fn(*args, **kwargs)
+                except Exception as exc:
+                    return await self._acontinue(exc, fn, args, kwargs)
+
+            return async_wrapper
+        call = self.call
+
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
+            if not fast:
+                return call(fn, *args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                return self._continue(exc, fn, args, kwargs)
+
+        return wrapper
+
+    def _continue(self, exc: Exception, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
+        """The slow path of the decorator, entered only after a first failure."""
+        started = self.clock()
+        self._wait(self._after_failure(exc, 1, started))
+        attempt = 2
+        while True:
+            self._check_cancel(attempt)
+            try:
+                return fn(*args, **kwargs)
+            except Exception as error:
+                self._wait(self._after_failure(error, attempt, started))
+            attempt += 1
+
+    async def _acontinue(
+        self, exc: Exception, fn: Callable[..., Awaitable[T]], args: Any, kwargs: Any
+    ) -> T:
+        started = self.clock()
+        wait_s = self._after_failure(exc, 1, started)
+        attempt = 2
+        while True:
+            if wait_s > 0:
+                await self.asleep(wait_s)
+            _check_task_cancel(attempt)
+            self._check_cancel(attempt)
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as error:
+                wait_s = self._after_failure(error, attempt, started)
+            attempt += 1
+
+    # --- block form ----------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Attempt]:
+        """`for attempt in retry(...): with attempt: ...` retries the block."""
+        started = self.clock()
+        attempt = Attempt(1)
+        while True:
+            self._check_cancel(attempt.number)
+            if self.before_attempt is not None:
+                self.before_attempt(attempt.number)
+            yield attempt
+            if attempt.error is None:
+                return
+            self._wait(self._after_failure(attempt.error, attempt.number, started))
+            attempt = Attempt(attempt.number + 1)
+
+    async def __aiter__(self) -> AsyncIterator[Attempt]:
+        """`async for attempt in retry(...): with attempt: ...` retries the block."""
+        started = self.clock()
+        attempt = Attempt(1)
+        while True:
+            _check_task_cancel(attempt.number)
+            self._check_cancel(attempt.number)
+            if self.before_attempt is not None:
+                self.before_attempt(attempt.number)
+            yield attempt
+            if attempt.error is None:
+                return
+            wait_s = self._after_failure(attempt.error, attempt.number, started)
+            if wait_s > 0:
+                await self.asleep(wait_s)
+            attempt = Attempt(attempt.number + 1)
+
+    # --- streams: hold the error until the outcome is known ---------------------------------
+
+    async def stream(
+        self,
+        open_stream: Callable[[], AsyncIterator[T]],
+        *,
+        on_error: Callable[[ErrorDetail], T] | None = None,
+        retry_after_output: bool = False,
+    ) -> AsyncIterator[T]:
+        """Relay `open_stream()`'s items, retrying failed attempts; emit one error, at the end.
+
+        A retried attempt emits nothing; only a terminal failure is reported, once: as the
+        item `on_error(detail)` when given, else raised as `RecoverableError`. Once an attempt
+        has yielded output it is not retried (the reader would see it twice) unless
+        `retry_after_output` is set.
+        """
+        started = self.clock()
+        attempt = 1
+        while True:
+            _check_task_cancel(attempt)
+            self._check_cancel(attempt)
+            produced = False
+            try:
+                async for item in open_stream():
+                    produced = True
+                    yield item
+                return
+            except Exception as exc:
+                terminal: BaseException | None = None
+                wait_s = 0.0
+                try:
+                    if produced and not retry_after_output:
+                        raise RecoverableError(
+                            classify(exc), details={"output_started": True}
+                        ) from exc
+                    wait_s = self._after_failure(exc, attempt, started)
+                except Exception as final:
+                    terminal = final
+                if terminal is not None:
+                    if on_error is None:
+                        raise terminal from terminal.__cause__
+                    yield on_error(classify(terminal))
+                    return
+                if wait_s > 0:
+                    await self.asleep(wait_s)
+            attempt += 1
+
+
+def _check_task_cancel(attempt: int) -> None:
+    """Raise if our task was asked to cancel and swallowed it (a cancel is never retried)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError(f"cancelled before attempt {attempt}")
+
+
+class Attempt:
+    """One attempt of the block form: a context manager that records the failure."""
+
+    __slots__ = ("error", "number")
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.error: Exception | None = None
+
+    def __enter__(self) -> Attempt:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        if isinstance(error, Exception):
+            self.error = error
+            return True  # the loop decides: retry, or re-raise
+        return False  # success, or a BaseException (cancel) that must propagate
+
+
+@overload
+def retry(fn: Callable[P, T], /) -> Callable[P, T]: ...
+@overload
+def retry(policy: RetryPolicy | None = None, /, **options: Any) -> Retrying: ...
+def retry(policy: Any = None, /, **options: Any) -> Any:
+    """`@retry`, `@retry(policy)`, `@retry(attempts=5)`, `retry(policy).call(fn, ...)`.
+
+    Keyword options are `RetryPolicy` fields or `Retrying` hooks and injections.
+    """
+    if policy is not None and not isinstance(policy, RetryPolicy) and callable(policy):
+        return Retrying()(policy)
+    policy_fields = {k: options.pop(k) for k in list(options) if k in RetryPolicy.__slots__}
+    base = policy if policy is not None else RetryPolicy()
+    if policy_fields:
+        base = replace(base, **policy_fields)
+    return Retrying(base, **options)
+
+
+# --- fallback ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Generic[T]):
+    """What `fallback` returns: the value, which candidate gave it, and who failed before."""
+
+    value: T
+    name: str
+    index: int
+    failures: tuple[ErrorDetail, ...] = ()
+
+
+Candidates = (
+    Sequence[Callable[..., Any] | tuple[str, Callable[..., Any]]] | Mapping[str, Callable[..., Any]]
+)
+
+
+def _named(candidates: Candidates) -> list[tuple[str, Callable[..., Any]]]:
+    if isinstance(candidates, Mapping):
+        return list(candidates.items())
+    named = []
+    for candidate in candidates:
+        if isinstance(candidate, tuple):
+            named.append(candidate)
+        else:
+            named.append((getattr(candidate, "__name__", repr(candidate)), candidate))
+    if not named:
+        raise ValueError("fallback needs at least one candidate")
+    return named
+
+
+def _next_or_raise(exc: Exception, name: str, failures: list[ErrorDetail]) -> None:
+    """Record a candidate's failure; raise when no other candidate could do better."""
+    detail = _with_name(classify(exc), name)
+    failures.append(detail)
+    if detail.code == "run_cancelled" or not detail.fallback:
+        raise exc
+
+
+def _with_name(detail: ErrorDetail, name: str) -> ErrorDetail:
+    return _replace(detail, details={**detail.details, "candidate": name})
+
+
+def _total_failure(failures: list[ErrorDetail], last: Exception) -> RecoverableError:
+    """One error for the whole run: the last failure's code, every failure in its causes."""
+    chain: ErrorDetail | None = None
+    for detail in failures:  # the last failure outermost, the first one deepest
+        chain = detail if chain is None else _replace(detail, cause=chain)
+    assert chain is not None
+    names = ", ".join(f"{d.details.get('candidate')}: {d.code}" for d in failures)
+    top = _replace(
+        mark_exhausted(chain, len(failures)),
+        message=f"every candidate failed ({names})",
+        details={"candidates": [d.details.get("candidate") for d in failures]},
+    ).with_cause(chain)
+    error = RecoverableError(top)
+    error.__cause__ = last
+    return error
+
+
+def fallback(
+    candidates: Candidates,
+    /,
+    *args: Any,
+    retry: Retrying | RetryPolicy | None = None,
+    **kwargs: Any,
+) -> Answer[Any]:
+    """Call each candidate in order (each under `retry`, if given) until one answers.
+
+    Moves on only when the failure's `fallback` flag says another could succeed (after the
+    candidate's retries, or at once when its retry-after exceeds the cap); stops on anything
+    else (a bad request, a cancel) by re-raising it.
+    """
+    retrying = Retrying(retry) if isinstance(retry, RetryPolicy) else retry
+    failures: list[ErrorDetail] = []
+    last: Exception | None = None
+    for index, (name, candidate) in enumerate(_named(candidates)):
+        try:
+            if retrying is None:
+                value = candidate(*args, **kwargs)
+            else:
+                value = retrying.call(candidate, *args, **kwargs)
+            return Answer(value, name, index, tuple(failures))
+        except Exception as exc:
+            _next_or_raise(exc, name, failures)
+            last = exc
+    assert last is not None
+    raise _total_failure(failures, last)
+
+
+async def afallback(
+    candidates: Candidates,
+    /,
+    *args: Any,
+    retry: Retrying | RetryPolicy | None = None,
+    **kwargs: Any,
+) -> Answer[Any]:
+    """`fallback` for async candidates."""
+    retrying = Retrying(retry) if isinstance(retry, RetryPolicy) else retry
+    failures: list[ErrorDetail] = []
+    last: Exception | None = None
+    for index, (name, candidate) in enumerate(_named(candidates)):
+        try:
+            if retrying is None:
+                value = await candidate(*args, **kwargs)
+            else:
+                value = await retrying.acall(candidate, *args, **kwargs)
+            return Answer(value, name, index, tuple(failures))
+        except Exception as exc:
+            _next_or_raise(exc, name, failures)
+            last = exc
+    assert last is not None
+    raise _total_failure(failures, last)
