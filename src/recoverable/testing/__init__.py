@@ -1,0 +1,89 @@
+"""A fault-injecting fake LLM provider, for testing how an agent handles failures.
+
+`FakeProvider` serves the Anthropic Messages, OpenAI Chat Completions, OpenAI Responses
+and Gemini generateContent wire APIs on loopback (standard library only, a daemon
+thread), so the real SDK clients can be pointed at it. Each request takes the next
+queued `Fault`, or else gets the configured `Reply`; every request is recorded::
+
+    import openai
+    from recoverable.testing import FakeProvider, Fault, Reply
+
+    with FakeProvider() as fake:
+        fake.fail(Fault.rate_limited(retry_after=7))     # the next request gets a 429
+        client = openai.OpenAI(api_key="x", base_url=fake.openai_url, max_retries=0)
+        try:
+            client.chat.completions.create(model="gpt-4o", messages=[...])
+        except openai.RateLimitError as e:
+            assert e.response.headers["retry-after"] == "7"
+        fake.reply(Reply.tool_call("get_weather", {"city": "Paris"}))
+        client.chat.completions.create(model="gpt-4o", messages=[...])   # a tool call
+        assert [r.fault for r in fake.requests] == ["rate_limited", None]
+
+Clients: ``openai.OpenAI(base_url=fake.openai_url, max_retries=0)``,
+``anthropic.Anthropic(base_url=fake.url, max_retries=0)``,
+``genai.Client(api_key="x", http_options=HttpOptions(base_url=fake.url))`` (keep that
+client referenced: a collected ``genai.Client`` closes its HTTP client).
+
+`FakeProvider(*, faults=(), reply=None, host="127.0.0.1", port=0)`
+    Also ``async with``, or ``start()`` / ``stop()``; ``stop()`` releases hanging
+    requests, closes open connections and joins the threads. ``faults`` takes
+    ``Fault`` or ``(Fault, times)`` items. Only 127.0.0.1 and ::1 are accepted.
+``fake.url`` / ``fake.openai_url`` / ``fake.port``
+    ``http://127.0.0.1:PORT`` (Anthropic, Gemini) and ``url + "/v1"`` (OpenAI).
+``fake.fail(fault, times=1)``
+    Queue a fault for the next ``times`` requests; ``None``: every request from then
+    on. Faults are served first in, first out, to requests on any route.
+``fake.reply(reply)``
+    The answer when no fault is pending: `Reply.text(text)` (default
+    ``"Hello from FakeProvider."``) or `Reply.tool_call(name, arguments)`.
+``fake.requests``
+    A copy of the `RecordedRequest` list, in arrival order: ``method``, ``path``,
+    ``query``, ``headers`` (lower-case keys), ``body``, ``json``, ``api``
+    (``anthropic``, ``openai_chat``, ``openai_responses``, ``gemini``,
+    ``openai_models`` or ``unknown``), ``model``, ``stream``, ``fault`` (its name, or
+    ``None`` when the reply was served).
+``fake.reset()``
+    Drop pending faults and recorded requests; request ids restart at 1.
+
+Routes: ``POST /v1/messages`` (and ``/v1/messages/count_tokens``), ``POST
+/v1/chat/completions``, ``POST /v1/responses``, ``POST
+/v1beta/models/{model}:generateContent``, ``:streamGenerateContent?alt=sse`` and
+``:countTokens`` (``/v1/`` too), ``GET /v1/models``; anything else gets an
+OpenAI-shaped 404 and is recorded with ``api="unknown"``. Streams (``"stream": true``,
+or Gemini's stream method) send each API's real SSE event sequence; replies echo the
+requested model. Error bodies have each provider's shape and wording, with
+``x-request-id`` (OpenAI) or ``request-id`` (Anthropic) headers ``req_fake_0001``, ...
+
+===============================  =================================================================
+`Fault.rate_limited`             429; ``retry_after`` -> ``retry-after``, ``retry_after_ms`` ->
+                                 ``retry-after-ms``; Gemini gets RetryInfo (``retry_delay``, e.g.
+                                 ``"38s"``, else derived) and a PerMinute QuotaFailure
+`Fault.insufficient_quota`       OpenAI 429 ``insufficient_quota``; Anthropic 400 "credit balance
+                                 is too low"; Gemini 429 with a ``PerDay`` QuotaFailure
+`Fault.payment_required`         402 (Anthropic ``billing_error``; Gemini BILLING_DISABLED)
+`Fault.unauthorized`             401 (Gemini: 400 INVALID_ARGUMENT, ErrorInfo ``API_KEY_INVALID``)
+`Fault.forbidden`                403
+`Fault.model_not_found(model)`   404 naming ``model`` (default: the requested one)
+`Fault.context_too_long`         400 with each provider's context-window wording
+`Fault.content_policy`           400 (Gemini: a 200 whose candidate has ``finishReason: SAFETY``)
+`Fault.server_error`             500
+`Fault.unavailable`              503
+`Fault.overloaded`               529 (Anthropic ``overloaded_error``)
+`Fault.stream_overloaded`        a 200 stream: one content event, then the API's in-stream error
+                                 event; a non-streaming request gets the 529
+`Fault.drop`                     read the request, then close without sending a byte
+`Fault.cut_stream(after=2)`      a 200 and ``after`` content events, then the connection is cut
+                                 mid-body; ``graceful=True`` ends the body cleanly, still with no
+                                 finish event; a non-streaming body is cut in half
+`Fault.hang(seconds=None)`       read the request, never answer (until ``seconds`` or ``stop()``)
+`Fault.status(code, body, hdrs)` any status, a JSON (dict) or text (str) body, extra headers
+===============================  =================================================================
+
+From a shell: ``python -m recoverable.testing._cli --fault overloaded --times 2`` prints
+the base URL and serves until Ctrl-C or SIGTERM.
+"""
+
+from ._faults import Fault, Reply
+from ._server import FakeProvider, RecordedRequest
+
+__all__ = ["FakeProvider", "Fault", "RecordedRequest", "Reply"]

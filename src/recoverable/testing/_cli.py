@@ -1,0 +1,99 @@
+"""Serve a FakeProvider from a shell: prints its base URL, serves until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from ._faults import Fault, Reply
+from ._server import LOOPBACK_HOSTS, FakeProvider
+
+# Faults that need no arguments beyond their defaults (status() needs a code).
+FAULT_NAMES = (
+    "rate_limited",
+    "insufficient_quota",
+    "payment_required",
+    "unauthorized",
+    "forbidden",
+    "model_not_found",
+    "context_too_long",
+    "content_policy",
+    "server_error",
+    "unavailable",
+    "overloaded",
+    "stream_overloaded",
+    "drop",
+    "cut_stream",
+    "hang",
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line: --host, --port, --fault (repeatable), --times, --reply."""
+    parser = argparse.ArgumentParser(
+        prog="python -m recoverable.testing._cli",
+        description="Fault-injecting fake LLM provider (Anthropic, OpenAI, Gemini) on loopback.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", choices=LOOPBACK_HOSTS)
+    parser.add_argument("--port", type=int, default=0, help="0 (default): a free port")
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        choices=FAULT_NAMES,
+        metavar="NAME",
+        help=f"queue a fault with default arguments (repeatable): {', '.join(FAULT_NAMES)}",
+    )
+    parser.add_argument(
+        "--times",
+        type=int,
+        default=1,
+        metavar="N",
+        help="requests each --fault applies to; 0 = every request (default 1)",
+    )
+    parser.add_argument("--reply", default=None, metavar="TEXT", help="the text of normal replies")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the fake provider until interrupted; returns the exit code."""
+    args = _parser().parse_args(argv)
+    if args.times < 0:
+        print("--times must be >= 0", file=sys.stderr)
+        return 2
+    times = None if args.times == 0 else args.times
+    faults = [(getattr(Fault, name)(), times) for name in args.fault]
+    reply = Reply.text(args.reply) if args.reply is not None else None
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        """SIGTERM: stop serving like Ctrl-C does."""
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_signal)
+    try:
+        fake = FakeProvider(faults=faults, reply=reply, host=args.host, port=args.port)
+        with fake:
+            print(fake.url, flush=True)
+            print(
+                f"OpenAI base_url: {fake.openai_url}  (Ctrl-C to stop)", file=sys.stderr, flush=True
+            )
+            while not stop.wait(0.2):
+                pass
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:  # e.g. the port is taken
+        print(f"cannot serve: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,182 @@
+"""What the fake provider answers: `Fault` (an injected failure) and `Reply` (a normal answer)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Fault", "FaultName", "Reply"]
+
+FaultName = Literal[
+    "rate_limited",
+    "insufficient_quota",
+    "payment_required",
+    "unauthorized",
+    "forbidden",
+    "model_not_found",
+    "context_too_long",
+    "content_policy",
+    "server_error",
+    "unavailable",
+    "overloaded",
+    "stream_overloaded",
+    "drop",
+    "cut_stream",
+    "hang",
+    "status",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One injected failure; build it with a constructor such as `Fault.rate_limited()`."""
+
+    name: FaultName
+    retry_after: float | None = None
+    retry_after_ms: int | None = None
+    retry_delay: str | None = None
+    model: str | None = None
+    after: int = 2
+    graceful: bool = False
+    seconds: float | None = None
+    status_code: int | None = None
+    body: Mapping[str, Any] | str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def rate_limited(
+        cls,
+        retry_after: float | None = None,
+        retry_after_ms: int | None = None,
+        retry_delay: str | None = None,
+    ) -> Fault:
+        """429 rate limit; `retry-after`/`retry-after-ms` headers and Gemini `RetryInfo`."""
+        if retry_after is not None and retry_after < 0:
+            raise ValueError("retry_after must be >= 0")
+        if retry_after_ms is not None and retry_after_ms < 0:
+            raise ValueError("retry_after_ms must be >= 0")
+        return cls(
+            "rate_limited",
+            retry_after=retry_after,
+            retry_after_ms=retry_after_ms,
+            retry_delay=retry_delay,
+        )
+
+    @classmethod
+    def insufficient_quota(cls) -> Fault:
+        """Billing quota exhausted (OpenAI 429, Anthropic 400 credit balance, Gemini PerDay)."""
+        return cls("insufficient_quota")
+
+    @classmethod
+    def payment_required(cls) -> Fault:
+        """402 payment required (Anthropic `billing_error`)."""
+        return cls("payment_required")
+
+    @classmethod
+    def unauthorized(cls) -> Fault:
+        """Invalid API key (401; Gemini answers 400 `API_KEY_INVALID`)."""
+        return cls("unauthorized")
+
+    @classmethod
+    def forbidden(cls) -> Fault:
+        """403 permission denied."""
+        return cls("forbidden")
+
+    @classmethod
+    def model_not_found(cls, model: str | None = None) -> Fault:
+        """404 unknown model; `model` defaults to the one the request named."""
+        return cls("model_not_found", model=model)
+
+    @classmethod
+    def context_too_long(cls) -> Fault:
+        """400 context window exceeded, in each provider's wording."""
+        return cls("context_too_long")
+
+    @classmethod
+    def content_policy(cls) -> Fault:
+        """Content policy block (400; Gemini: a 200 with `finishReason: SAFETY`)."""
+        return cls("content_policy")
+
+    @classmethod
+    def server_error(cls) -> Fault:
+        """500 internal server error."""
+        return cls("server_error")
+
+    @classmethod
+    def unavailable(cls) -> Fault:
+        """503 service unavailable."""
+        return cls("unavailable")
+
+    @classmethod
+    def overloaded(cls) -> Fault:
+        """529 overloaded (Anthropic `overloaded_error`)."""
+        return cls("overloaded")
+
+    @classmethod
+    def stream_overloaded(cls) -> Fault:
+        """A 200 stream that starts, then carries an in-stream overloaded error (else 529)."""
+        return cls("stream_overloaded")
+
+    @classmethod
+    def drop(cls) -> Fault:
+        """Read the request, then close the connection without sending a byte."""
+        return cls("drop")
+
+    @classmethod
+    def cut_stream(cls, after: int = 2, *, graceful: bool = False) -> Fault:
+        """Send a 200 and `after` content chunks, then close without the terminating event."""
+        # graceful=True ends the HTTP body properly (a clean EOF with no finish event);
+        # the default aborts it mid-body, as a dropped TCP connection does.
+        if after < 0:
+            raise ValueError("after must be >= 0")
+        return cls("cut_stream", after=after, graceful=graceful)
+
+    @classmethod
+    def hang(cls, seconds: float | None = None) -> Fault:
+        """Read the request and never answer, until `seconds` pass or the server stops."""
+        if seconds is not None and seconds < 0:
+            raise ValueError("seconds must be >= 0")
+        return cls("hang", seconds=seconds)
+
+    @classmethod
+    def status(
+        cls,
+        code: int,
+        body: Mapping[str, Any] | str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
+        """A raw answer: `code`, a JSON (dict) or text (str) body, and extra headers."""
+        if not 100 <= code <= 599:
+            raise ValueError(f"HTTP status out of range: {code}")
+        if isinstance(body, Mapping):
+            json.dumps(body)  # fail here, not inside the server thread
+        return cls("status", status_code=code, body=body, headers=dict(headers or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The answer given when no fault is pending: `Reply.text(...)` or `Reply.tool_call(...)`."""
+
+    kind: Literal["text", "tool_call"]
+    content: str = ""
+    tool_name: str = ""
+    tool_arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def text(cls, text: str) -> Reply:
+        """An assistant text turn."""
+        return cls("text", content=text)
+
+    @classmethod
+    def tool_call(cls, name: str, arguments: Mapping[str, Any] | None = None) -> Reply:
+        """An assistant turn that calls the tool `name` with JSON `arguments`."""
+        if not name:
+            raise ValueError("a tool call needs a name")
+        args = dict(arguments or {})
+        json.dumps(args)  # fail here, not inside the server thread
+        return cls("tool_call", tool_name=name, tool_arguments=args)
+
+
+DEFAULT_REPLY = Reply.text("Hello from FakeProvider.")

@@ -1,0 +1,478 @@
+"""The fake provider's HTTP server: a loopback `ThreadingHTTPServer` in a daemon thread."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import select
+import socket
+import socketserver
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, cast
+from urllib.parse import parse_qsl, urlsplit
+
+from . import _wire
+from ._faults import DEFAULT_REPLY, Fault, Reply
+
+__all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
+
+log = logging.getLogger("recoverable.testing")
+
+LOOPBACK_HOSTS = ("127.0.0.1", "::1")
+_MAX_BODY = 64 * 1024 * 1024  # refuse absurd bodies instead of buffering them
+_JOIN_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the fake received, with the fault it was given (None: it was answered)."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    json: Any
+    api: _wire.Api
+    model: str | None
+    stream: bool
+    fault: str | None
+
+
+class FakeProvider:
+    """A fault-injecting fake of the Anthropic, OpenAI and Gemini HTTP APIs on loopback."""
+
+    def __init__(
+        self,
+        *,
+        faults: Iterable[Fault | tuple[Fault, int | None]] = (),
+        reply: Reply | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        """Configure; nothing listens until `start()` or `with`."""
+        if host not in LOOPBACK_HOSTS:
+            # A fault injector must never be reachable from another machine.
+            raise ValueError(
+                f"FakeProvider binds loopback only ({', '.join(LOOPBACK_HOSTS)}), not {host!r}"
+            )
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port out of range: {port}")
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._faults: deque[tuple[Fault, int | None]] = deque()  # (fault, remaining or None)
+        self._requests: list[RecordedRequest] = []
+        self._seq = 0
+        self._reply = reply or DEFAULT_REPLY
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        for item in faults:
+            if isinstance(item, Fault):
+                self.fail(item)
+            else:
+                self.fail(*item)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> FakeProvider:
+        """Bind and serve in a daemon thread; returns self."""
+        if self._server is not None:
+            raise RuntimeError("FakeProvider is already running")
+        self._stopping.clear()
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        server = _Server((self._host, self._port), self, family)
+        thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"FakeProvider:{server.server_port}",
+            daemon=True,
+        )
+        self._server, self._thread = server, thread
+        thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving: release hanging requests, close connections, join the threads."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._stopping.set()
+        server.shutdown()
+        server.close_connections()  # idle keep-alive and mid-stream handlers see EOF
+        server.server_close()
+        if thread is not None:
+            thread.join(_JOIN_TIMEOUT)
+        server.join_workers(_JOIN_TIMEOUT)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeProvider:
+        """Start serving; returns self."""
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Stop serving."""
+        self.stop()
+
+    async def __aenter__(self) -> FakeProvider:
+        """Start serving from async code; returns self."""
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Stop serving from async code."""
+        # stop() joins threads: keep that off the event loop.
+        await asyncio.to_thread(self.stop)
+
+    # -- addresses -------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        """The loopback address served."""
+        return self._host
+
+    @property
+    def port(self) -> int:
+        """The bound port (known once started)."""
+        if self._server is None:
+            raise RuntimeError("FakeProvider is not running; call start() or use `with`")
+        return self._server.server_port
+
+    @property
+    def url(self) -> str:
+        """Base URL for Anthropic and Gemini clients, e.g. "http://127.0.0.1:PORT"."""
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """Base URL for OpenAI clients: `url` + "/v1"."""
+        return self.url + "/v1"
+
+    # -- behaviour -------------------------------------------------------------------------
+
+    def fail(self, fault: Fault, times: int | None = 1) -> None:
+        """Queue `fault` for the next `times` requests (None: every request from then on)."""
+        if not isinstance(fault, Fault):
+            raise TypeError(f"expected a Fault, got {type(fault).__name__}")
+        if times is not None and times < 1:
+            raise ValueError("times must be >= 1 or None")
+        with self._lock:
+            self._faults.append((fault, times))
+
+    def reply(self, reply: Reply) -> None:
+        """Set the answer given when no fault is pending."""
+        if not isinstance(reply, Reply):
+            raise TypeError(f"expected a Reply, got {type(reply).__name__}")
+        with self._lock:
+            self._reply = reply
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A copy of the requests received so far, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    def reset(self) -> None:
+        """Forget pending faults and recorded requests, and restart request ids at 1."""
+        with self._lock:
+            self._faults.clear()
+            self._requests.clear()
+            self._seq = 0
+
+    def _admit(self, partial: dict[str, Any]) -> tuple[int, Fault | None, Reply]:
+        """Under one lock: number the request, take the head fault, record it."""
+        with self._lock:
+            self._seq += 1
+            fault: Fault | None = None
+            if self._faults:
+                fault, remaining = self._faults[0]
+                if remaining == 1:
+                    self._faults.popleft()
+                elif remaining is not None:
+                    self._faults[0] = (fault, remaining - 1)
+            self._requests.append(RecordedRequest(**partial, fault=fault.name if fault else None))
+            return self._seq, fault, self._reply
+
+
+class _Server(ThreadingHTTPServer):
+    """ThreadingHTTPServer that tracks its connections so stop() can close them."""
+
+    daemon_threads = True
+
+    def __init__(
+        self, address: tuple[str, int], provider: FakeProvider, family: socket.AddressFamily
+    ) -> None:
+        """Bind `address` for `provider` with the given address family."""
+        self.address_family = family
+        self.provider = provider
+        self._conn_lock = threading.Lock()
+        self._conns: set[socket.socket] = set()
+        self._workers: set[threading.Thread] = set()
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        """Bind without HTTPServer's reverse DNS lookup."""
+        # HTTPServer.server_bind calls socket.getfqdn(), a DNS lookup that can stall offline.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve a new connection in a tracked daemon thread."""
+        thread = threading.Thread(
+            target=self._work, args=(request, client_address), daemon=True, name="FakeProvider-conn"
+        )
+        with self._conn_lock:
+            self._conns.add(request)
+            self._workers.add(thread)
+        thread.start()
+
+    def _work(self, request: Any, client_address: Any) -> None:
+        """Run one connection, then forget it."""
+        try:
+            self.process_request_thread(request, client_address)
+        finally:
+            with self._conn_lock:
+                self._conns.discard(request)
+                self._workers.discard(threading.current_thread())
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Log handler failures; a vanished client is only debug noise."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):  # the client went away: expected with faults
+            log.debug("connection from %s ended: %r", client_address, exc)
+        else:
+            log.exception("FakeProvider handler failed for %s", client_address)
+
+    def close_connections(self) -> None:
+        """Shut every open connection so blocked handler threads return."""
+        with self._conn_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+    def join_workers(self, timeout: float) -> None:
+        """Wait (bounded) for the connection threads to finish."""
+        deadline = time.monotonic() + timeout
+        with self._conn_lock:
+            workers = list(self._workers)
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Reads one request, asks the provider for a fault or reply, and writes the answer."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    server_version = "FakeProvider/1"
+    sys_version = ""
+
+    def setup(self) -> None:
+        """Set up the connection streams with Nagle disabled."""
+        super().setup()
+        # Real servers disable Nagle; without it small SSE writes stall on delayed ACKs.
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    @property
+    def _provider(self) -> FakeProvider:
+        """The FakeProvider this server answers for."""
+        return cast(_Server, self.server).provider
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Send http.server's access log to `logging` at debug level."""
+        log.debug("%s " + format, self.address_string(), *args)
+
+    def do_GET(self) -> None:
+        """Serve any method the same way; routing happens in `_wire.route`."""
+        self._serve()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+    def _serve(self) -> None:
+        """Read, record and answer one request."""
+        body = self._read_body()
+        if body is None:
+            return
+        split = urlsplit(self.path)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        doc = _parse_json(body)
+        route = _wire.route(self.command, split.path, headers, doc)
+        partial = {
+            "method": self.command,
+            "path": split.path,
+            "query": dict(parse_qsl(split.query, keep_blank_values=True)),
+            "headers": headers,
+            "body": body,
+            "json": doc,
+            "api": route.api,
+            "model": route.model,
+            "stream": route.stream,
+        }
+        seq, fault, reply = self._provider._admit(partial)
+        log.info(
+            "%s %s api=%s stream=%s fault=%s",
+            self.command,
+            split.path,
+            route.api,
+            route.stream,
+            fault.name if fault else None,
+        )
+        if fault is not None and fault.name == "drop":
+            self.close_connection = True  # nothing written: the client sees a bare close
+            return
+        if fault is not None and fault.name == "hang":
+            self._hang(fault.seconds)
+            self.close_connection = True
+            return
+        ctx = _wire.Context(
+            seq=seq,
+            created=int(time.time()),
+            method=self.command,
+            path=split.path,
+            input_tokens=max(1, len(body) // 4),
+            include_usage=_include_usage(doc),
+            api_key=_api_key(headers),
+        )
+        try:
+            answer = _wire.render(route, ctx, fault, reply)
+        except Exception as exc:  # a bug here must reach the test, not hang the client
+            log.exception("FakeProvider could not render an answer")
+            answer = _wire.Answer(
+                500,
+                (("content-type", "text/plain; charset=utf-8"),),
+                f"FakeProvider internal error: {exc!r}".encode(),
+                close=True,
+            )
+        self._send(answer)
+
+    def _read_body(self) -> bytes | None:
+        """The whole request body (Content-Length or chunked); None after refusing it."""
+        try:
+            if "chunked" in self.headers.get("transfer-encoding", "").lower():
+                return self._read_chunked()
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            self._refuse(400, b"malformed request body framing")
+            return None
+        if length > _MAX_BODY:
+            self._refuse(413, b"request body too large")
+            return None
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _read_chunked(self) -> bytes | None:
+        """A chunked request body; raises ValueError on a bad chunk size."""
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(1024)
+            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            total += size
+            if total > _MAX_BODY:
+                self._refuse(413, b"request body too large")
+                return None
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline(8)  # the CRLF after each chunk
+
+    def _refuse(self, status: int, text: bytes) -> None:
+        """Answer a plain-text client error and close."""
+        self._send(_wire.Answer(status, (("content-type", "text/plain"),), text, close=True))
+
+    def _hang(self, seconds: float | None) -> None:
+        """Answer nothing until `seconds` pass, the server stops, or the client leaves."""
+        stopping = self._provider._stopping
+        deadline = None if seconds is None else time.monotonic() + seconds
+        sock = self.connection
+        while not stopping.is_set():
+            wait = 0.05
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                wait = min(wait, remaining)
+            try:
+                readable, _, _ = select.select([sock], [], [], wait)
+                if readable and not sock.recv(1, socket.MSG_PEEK):
+                    return  # the client closed its end (it timed out): stop holding a thread
+            except (OSError, ValueError):
+                return
+            if readable:
+                stopping.wait(wait)  # pipelined bytes are pending: don't spin
+
+    def _send(self, answer: _wire.Answer) -> None:
+        """Write an Answer: headers, then a body or chunked SSE events."""
+        try:
+            self.send_response(answer.status)
+            for key, value in answer.headers:
+                self.send_header(key, value)
+            if answer.events is None:
+                self.send_header("content-length", str(len(answer.body)))
+            else:
+                self.send_header("transfer-encoding", "chunked")
+            if answer.close or answer.abort:
+                self.send_header("connection", "close")
+                self.close_connection = True
+            self.end_headers()
+            if answer.events is None:
+                body = answer.body[: len(answer.body) // 2] if answer.abort else answer.body
+                self.wfile.write(body)
+                return
+            for event in answer.events:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            if not answer.abort:
+                self.wfile.write(b"0\r\n\r\n")
+        except OSError as exc:  # the client hung up mid-answer
+            log.debug("client left during the answer: %r", exc)
+            self.close_connection = True
+
+
+def _parse_json(body: bytes) -> Any:
+    """The body as JSON, or None when it is empty or not JSON."""
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _include_usage(doc: Any) -> bool:
+    """Whether an OpenAI chat stream asked for a final usage chunk."""
+    if not isinstance(doc, dict):
+        return False
+    options = doc.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def _api_key(headers: dict[str, str]) -> str:
+    """The API key a client sent (bearer token, x-api-key or x-goog-api-key)."""
+    auth = headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return headers.get("x-api-key") or headers.get("x-goog-api-key") or ""
