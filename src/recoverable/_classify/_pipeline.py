@@ -120,14 +120,22 @@ def _classify_link(exc: BaseException) -> ErrorDetail | None:
             detail = None
         if detail is not None:
             return detail
-    for handler in _handlers_for(type(exc)):
+    detail = _by_class(exc)
+    if detail is not None:
+        return detail
+    for handler in _fallback_stages:
         try:
             detail = handler(exc)
         except Exception:
             detail = None
         if detail is not None:
             return detail
-    for handler in _fallback_stages:
+    return None
+
+
+def _by_class(exc: BaseException) -> ErrorDetail | None:
+    """Only the handlers matched by class name (no generic attribute reading)."""
+    for handler in _handlers_for(type(exc)):
         try:
             detail = handler(exc)
         except Exception:

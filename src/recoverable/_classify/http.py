@@ -268,17 +268,17 @@ _BODY_CODES = {
     "server_error": "provider_server_error",
 }
 
-# Anthropic `ErrorType` (and the OpenAI types that share names).
+# Anthropic `ErrorType` (and the OpenAI types that share names). The catch-all types
+# (`api_error`, `invalid_request_error`) are left to the status, which says more (a 503
+# `api_error` is an overload, a 400 one a bad request).
 _BODY_TYPES = {
     "rate_limit_error": "provider_rate_limited",
     "overloaded_error": "provider_overloaded",
-    "api_error": "provider_server_error",
     "timeout_error": "provider_timeout",
     "authentication_error": "provider_auth_failed",
     "permission_error": "provider_permission_denied",
     "not_found_error": "provider_model_not_found",
     "request_too_large": "provider_context_too_long",
-    "invalid_request_error": "provider_invalid_request",
     "tokens": "provider_rate_limited",
     "requests": "provider_rate_limited",
 }
@@ -294,7 +294,6 @@ _GOOGLE_STATUS = {
     "INVALID_ARGUMENT": "provider_invalid_request",
     "FAILED_PRECONDITION": "provider_invalid_request",
     "OUT_OF_RANGE": "provider_invalid_request",
-    "RESOURCE_EXHAUSTED": "provider_rate_limited",  # PerDay quota handled before
 }
 
 _GOOGLE_REASONS = {
@@ -357,10 +356,12 @@ def _decide(status: int | None, body: ProviderBody) -> str:
     code, kind = body.code, body.type
     if code in _QUOTA_CODES or kind in _QUOTA_CODES:
         return "provider_quota_exceeded"
-    if body.google_status == "RESOURCE_EXHAUSTED" and any(
-        "perday" in q.lower() for q in body.quota_ids
-    ):
-        return "provider_quota_exceeded"
+    if body.google_status == "RESOURCE_EXHAUSTED":
+        # Gemini words a per-minute limit "You exceeded your current quota" too: only a
+        # PerDay quota is billing.
+        if any("perday" in quota.lower() for quota in body.quota_ids):
+            return "provider_quota_exceeded"
+        return "provider_rate_limited"
     if body.google_status == "FAILED_PRECONDITION" and "billing" in (body.message or "").lower():
         return "provider_quota_exceeded"
     if body.reason in _GOOGLE_REASONS:

@@ -8,11 +8,12 @@ and the MRO puts them first; pydantic-ai, claude-agent-sdk and httpx/httpx2 have
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._detail import ErrorDetail, _replace
-from ._pipeline import Handler, _classify_link, error_message, register_handler
+from ._pipeline import Handler, _by_class, error_message, package_of, register_handler
 from .http import ProviderBody, from_http, generic_from_status, message_code, retry_after_ms
 
 __all__: list[str] = []
@@ -127,41 +128,71 @@ _LITELLM_PROVIDERS = {"gemini": "google", "vertex_ai": "google", "vertex_ai_beta
 _LITELLM_PREFIX = "litellm."
 
 
+_GENERIC_PROVIDER_CODES = frozenset({"provider_invalid_request", "provider_server_error"})
+_STATUS_PREFIX = re.compile(r"^error code: \d{3} - ", re.IGNORECASE)
+
+
 def _litellm(default: str) -> Handler:
-    """litellm's class, unless the provider's own error (reached via __context__) says more."""
+    """The provider's own answer when litellm kept it; litellm's class only when it knows more.
+
+    litellm drops the provider's status (an Anthropic 529 becomes a 500) and calls billing a
+    rate limit, but keeps the provider's error as `__context__` (an SDK exception, or its own
+    wrapper holding the raw status and body) and sometimes the parsed body as `.body`.
+    """
 
     def handler(exc: BaseException) -> ErrorDetail:
         provider = getattr(exc, "llm_provider", None)
         source = _LITELLM_PROVIDERS.get(provider, provider) if isinstance(provider, str) else None
         inner = exc.__cause__ or exc.__context__
-        if inner is not None:
-            original = _classify_link(inner)
-            if original is not None and original.code != "unknown":
-                return _with(
-                    _replace(original, source=original.source or source),
-                    litellm_exception=type(exc).__name__,
-                )
-        message = error_message(exc)
-        text = message.split(": ", 1)[1] if message.startswith(_LITELLM_PREFIX) else message
-        code = default
-        if default in ("provider_rate_limited", "provider_invalid_request"):
-            # litellm calls billing a rate limit; its message still names the quota code.
-            if "insufficient_quota" in text or "billing_hard_limit_reached" in text:
-                code = "provider_quota_exceeded"
-            else:
-                code = message_code(text) or default
-        status = getattr(exc, "status_code", None)
-        hint = retry_after_ms(_headers_of(exc)) if code == "provider_rate_limited" else None
-        return ErrorDetail.create(
-            code,
-            text,
-            retry_after_ms=hint,
-            status=status if isinstance(status, int) else None,
-            source=source,
-            details={"litellm_exception": type(exc).__name__},
-        )
+        detail = _by_class(inner) if inner is not None else None
+        if detail is None:
+            detail = _litellm_structured(exc, inner, source)
+        if detail is None or (detail.code in _GENERIC_PROVIDER_CODES and default not in
+                              _GENERIC_PROVIDER_CODES):  # fmt: skip
+            detail = _litellm_by_class(exc, default, source, detail)
+        if detail.source is None and source is not None:
+            detail = _replace(detail, source=source)
+        return _with(detail, litellm_exception=type(exc).__name__)
 
     return handler
+
+
+def _litellm_structured(
+    exc: BaseException, inner: BaseException | None, source: str | None
+) -> ErrorDetail | None:
+    status = getattr(inner, "status_code", None)
+    if isinstance(status, int):  # litellm's wrapper of the provider's raw answer
+        text = getattr(inner, "message", None)
+        body = _STATUS_PREFIX.sub("", text) if isinstance(text, str) else None
+        return from_http(status, getattr(inner, "headers", None), body, source=source)
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    if isinstance(status, int) and isinstance(body, Mapping):
+        return from_http(status, _headers_of(exc), body, source=source)
+    return None
+
+
+def _litellm_by_class(
+    exc: BaseException, default: str, source: str | None, structured: ErrorDetail | None
+) -> ErrorDetail:
+    message = error_message(exc)
+    text = message.split(": ", 1)[1] if message.startswith(_LITELLM_PREFIX) else message
+    code = default
+    if default in _GENERIC_PROVIDER_CODES or default == "provider_rate_limited":
+        # litellm calls billing a rate limit; its message still names the quota code.
+        if "insufficient_quota" in text or "billing_hard_limit_reached" in text:
+            code = "provider_quota_exceeded"
+        else:
+            code = message_code(text) or default
+    status = structured.status if structured is not None else getattr(exc, "status_code", None)
+    hint = retry_after_ms(_headers_of(exc)) if code == "provider_rate_limited" else None
+    return ErrorDetail.create(
+        code,
+        text,
+        retry_after_ms=hint,
+        status=status if isinstance(status, int) else None,
+        source=source,
+    )
 
 
 _LITELLM_CLASSES = {
@@ -311,31 +342,68 @@ def _http_status_error(exc: BaseException) -> ErrorDetail | None:
     return generic_from_status(status, error_message(exc), response.headers)  # type: ignore[union-attr]
 
 
-def _transport(code: str, phase: str | None) -> Handler:
+# Where a transport error escapes an SDK unwrapped (anthropic's stream iterator, google-genai),
+# the SDK's frames in its traceback are the provider context.
+_SDK_SOURCES = {"openai": "openai", "anthropic": "anthropic", "google.genai": "google"}
+_MAX_FRAMES = 64
+
+
+def _sdk_source(exc: BaseException) -> str | None:
+    frame, seen = exc.__traceback__, 0
+    while frame is not None and seen < _MAX_FRAMES:
+        source = _SDK_SOURCES.get(package_of(frame.tb_frame.f_globals.get("__name__", "")))
+        if source is not None:
+            return source
+        frame, seen = frame.tb_next, seen + 1
+    return None
+
+
+def _transport(code: str, provider_code: str, phase: str | None) -> Handler:
+    """A transport failure: `provider_code` when raised through an SDK, else `code`."""
+
     def handler(exc: BaseException) -> ErrorDetail:
+        source = _sdk_source(exc)
         return ErrorDetail.create(
-            code, error_message(exc), details={"phase": phase} if phase else None
+            provider_code if source else code,
+            error_message(exc),
+            source=source,
+            details={"phase": phase} if phase else None,
         )
 
     return handler
 
 
+_CONNECT = ("network_error", "provider_unreachable")
+_READ = ("network_error", "provider_connection_lost")
+# A timeout after the request may have been sent: side effects unknown, so the generic code is
+# not retryable; an SDK's request timeout is (the SDKs retry it themselves).
+_TIMEOUT = ("timeout", "provider_timeout")
+
 _HTTPX_CLASSES: dict[str, Handler] = {
-    "ConnectError": _transport("network_error", "connect"),
-    "ConnectTimeout": _transport("network_error", "connect"),
-    "PoolTimeout": _transport("network_error", "pool"),
-    "ProxyError": _transport("network_error", "connect"),
-    "ReadError": _transport("network_error", "read"),
-    "WriteError": _transport("network_error", "write"),
-    "CloseError": _transport("network_error", "read"),
-    "RemoteProtocolError": _transport("network_error", "read"),
-    # A timeout after the request may have been sent: side effects unknown, not retryable.
-    "ReadTimeout": _transport("timeout", "read"),
-    "WriteTimeout": _transport("timeout", "write"),
-    "TimeoutException": _transport("timeout", None),
-    "UnsupportedProtocol": _transport("invalid_input", None),
-    "InvalidURL": _transport("invalid_input", None),
+    "ConnectError": _transport(*_CONNECT, "connect"),
+    "ConnectTimeout": _transport(*_CONNECT, "connect"),
+    "PoolTimeout": _transport(*_CONNECT, "pool"),
+    "ProxyError": _transport(*_CONNECT, "connect"),
+    "ReadError": _transport(*_READ, "read"),
+    "WriteError": _transport(*_READ, "write"),
+    "CloseError": _transport(*_READ, "read"),
+    "RemoteProtocolError": _transport(*_READ, "read"),
+    "ReadTimeout": _transport(*_TIMEOUT, "read"),
+    "WriteTimeout": _transport(*_TIMEOUT, "write"),
+    "TimeoutException": _transport(*_TIMEOUT, None),
+    "UnsupportedProtocol": _transport("invalid_input", "invalid_input", None),
+    "InvalidURL": _transport("invalid_input", "invalid_input", None),
     "HTTPStatusError": _http_status_error,
+}
+
+# google-genai's async streams run on aiohttp.
+_AIOHTTP_CLASSES: dict[str, Handler] = {
+    "ClientConnectorError": _transport(*_CONNECT, "connect"),
+    "ConnectionTimeoutError": _transport(*_CONNECT, "connect"),
+    "ServerDisconnectedError": _transport(*_READ, "read"),
+    "ClientPayloadError": _transport(*_READ, "read"),
+    "ClientOSError": _transport(*_READ, "read"),
+    "ServerTimeoutError": _transport(*_TIMEOUT, "read"),
 }
 
 
@@ -363,6 +431,8 @@ def _table() -> dict[tuple[str, str], Handler]:
     for package in ("httpx", "httpx2"):
         for name, handler in _HTTPX_CLASSES.items():
             table[(package, name)] = handler
+    for name, handler in _AIOHTTP_CLASSES.items():
+        table[("aiohttp", name)] = handler
     return table
 
 

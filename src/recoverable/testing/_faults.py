@@ -163,6 +163,7 @@ class Reply:
     content: str = ""
     tool_name: str = ""
     tool_arguments: Mapping[str, Any] = field(default_factory=dict)
+    then: str | None = None
 
     @classmethod
     def text(cls, text: str) -> Reply:
@@ -170,13 +171,26 @@ class Reply:
         return cls("text", content=text)
 
     @classmethod
-    def tool_call(cls, name: str, arguments: Mapping[str, Any] | None = None) -> Reply:
-        """An assistant turn that calls the tool `name` with JSON `arguments`."""
+    def tool_call(
+        cls, name: str, arguments: Mapping[str, Any] | None = None, *, then: str | None = None
+    ) -> Reply:
+        """An assistant turn that calls the tool `name` with JSON `arguments`.
+
+        With `then`, a request that already carries a tool result (an agent sending the
+        tool's output back) is answered with the text `then` instead, so an agent loop
+        runs one tool call and finishes; without it every request gets the tool call.
+        """
         if not name:
             raise ValueError("a tool call needs a name")
         args = dict(arguments or {})
         json.dumps(args)  # fail here, not inside the server thread
-        return cls("tool_call", tool_name=name, tool_arguments=args)
+        return cls("tool_call", tool_name=name, tool_arguments=args, then=then)
+
+    def answering(self, has_tool_result: bool) -> Reply:
+        """The reply for one request: the `then` text once a tool result came back."""
+        if self.kind == "tool_call" and self.then is not None and has_tool_result:
+            return Reply.text(self.then)
+        return self
 
 
 DEFAULT_REPLY = Reply.text("Hello from FakeProvider.")

@@ -355,6 +355,7 @@ class _Handler(BaseHTTPRequestHandler):
             input_tokens=max(1, len(body) // 4),
             include_usage=_include_usage(doc),
             api_key=_api_key(headers),
+            tool_result=_wire.carries_tool_result(route.api, doc),
         )
         try:
             answer = _wire.render(route, ctx, fault, reply)

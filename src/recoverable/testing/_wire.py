@@ -20,6 +20,7 @@ __all__ = [
     "Api",
     "Context",
     "Route",
+    "carries_tool_result",
     "render",
     "route",
 ]
@@ -60,6 +61,7 @@ class Context:
     input_tokens: int = 1
     include_usage: bool = False
     api_key: str = ""
+    tool_result: bool = False  # the request sends a tool's output back
 
     @property
     def request_id(self) -> str:
@@ -110,8 +112,42 @@ def route(method: str, path: str, headers: Mapping[str, str], body: Any) -> Rout
     return Route("unknown", "not_found", model, False)
 
 
+def carries_tool_result(api: Api, body: Any) -> bool:
+    """Whether a request body sends a tool's output back to the model, in this API's form."""
+    if not isinstance(body, Mapping):
+        return False
+    if api == "gemini":
+        contents = body.get("contents")
+        return any(
+            isinstance(part, Mapping) and "functionResponse" in part
+            for content in _dicts(contents)
+            for part in _dicts(content.get("parts"))
+        )
+    if api == "openai_responses":
+        items = body.get("input")
+        return any(str(item.get("type", "")).endswith("_call_output") for item in _dicts(items))
+    messages = _dicts(body.get("messages"))
+    if api == "openai_chat":
+        return any(message.get("role") in ("tool", "function") for message in messages)
+    if api == "anthropic":
+        return any(
+            block.get("type") == "tool_result"
+            for message in messages
+            for block in _dicts(message.get("content"))
+        )
+    return False
+
+
+def _dicts(value: Any) -> list[Mapping[str, Any]]:
+    """The mappings in a JSON list (nothing for a non-list)."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, Mapping)]
+
+
 def render(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> Answer:
     """The answer to one request: the fault's form for this API, else the reply's."""
+    reply = reply.answering(ctx.tool_result)
     if fault is None:
         return _success(route, ctx, reply)
     name = fault.name
