@@ -157,8 +157,16 @@ def test_a_recognised_outer_error_records_the_rest_of_the_chain_as_cause() -> No
     outer.__cause__ = inner
     detail = rc.classify(outer)
     assert (detail.code, detail.message) == ("tool_execution_failed", "tool broke")
-    assert isinstance(detail.cause, rc.ErrorDetail)
-    assert (detail.cause.code, detail.cause.message) == ("unknown", "'session'")
+    assert detail.cause == "KeyError: 'session'"  # the evidence, as text
+
+
+def test_the_rest_of_a_long_chain_is_kept_as_text() -> None:
+    error = _chain_of(3, KeyError("k"))
+    outer = rc.RecoverableError("conflict", "stale")
+    outer.__cause__ = error
+    assert (
+        rc.classify(outer).cause == "RuntimeError: wrap 1 <- RuntimeError: wrap 0 <- KeyError: 'k'"
+    )
 
 
 def test_our_own_error_wins_over_what_it_wraps() -> None:

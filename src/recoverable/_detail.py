@@ -161,7 +161,35 @@ class ErrorDetail:
 
     def with_cause(self, cause: ErrorDetail | str | None) -> ErrorDetail:
         """A copy with another cause (trimmed to the depth limit)."""
-        return _replace(self, cause=_trim_cause(cause, 1))
+        if isinstance(cause, ErrorDetail):
+            cause = _trim_cause(cause, 1)
+        return _build(
+            self.code, self.message, self.category, self.retryable, self.retry_after_ms,
+            self.fix_required, self.fix_command, self.user_message, self.status, self.source,
+            cause, self.details,
+        )  # fmt: skip
+
+
+def make(
+    code: str,
+    message: str,
+    *,
+    retry_after_ms: int | None = None,
+    status: int | None = None,
+    source: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> ErrorDetail:
+    """`ErrorDetail.create` for the classifiers: table defaults, details already JSON-safe."""
+    row = _row_for(code)
+    if row.retryable:
+        if retry_after_ms is not None and retry_after_ms < 0:
+            retry_after_ms = None
+        return _build(code, message, row.category, True, retry_after_ms, None, None,
+                      row.user_message, status, source, None, details or {})  # fmt: skip
+    fix_required = row.fix_required
+    fix_command = row.fix_command_for(source) if fix_required else None
+    return _build(code, message, row.category, False, None, fix_required, fix_command,
+                  row.user_message, status, source, None, details or {})  # fmt: skip
 
 
 def _replace(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
@@ -220,7 +248,7 @@ _UNKNOWN_ROW: Code | None = None
 
 
 def _row_for(code: str) -> Code:
-    row = codes.get(code)
+    row = codes._rows.get(code)  # the registry's own dict: this runs on every classification
     if row is not None:
         return row
     # An unregistered code (e.g. registered only in the process that sent it) reads as unknown.

@@ -32,8 +32,11 @@ __all__ = [
 
 def _status_attribute(exc: BaseException) -> ErrorDetail | None:
     """An exception from any library that carries an HTTP status as `status_code`/`status`."""
+    attributes = getattr(exc, "__dict__", None)
+    if not attributes:  # most errors carry no attributes: skip three failed lookups
+        return None
     for name in ("status_code", "status", "http_status"):
-        status = getattr(exc, name, None)
+        status = attributes.get(name)
         if isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599:
             response = getattr(exc, "response", None)
             headers = getattr(exc, "headers", None) or getattr(response, "headers", None)

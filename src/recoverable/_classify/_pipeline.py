@@ -25,6 +25,7 @@ from .._detail import (
     PayloadError,
     _replace,
     foreign_detail,
+    make,
     safe_str,
 )
 
@@ -165,15 +166,17 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return links
 
 
-def _as_cause(links: list[BaseException]) -> ErrorDetail | None:
-    """The rest of a chain as nested details (unknown links keep their message)."""
-    cause: ErrorDetail | None = None
-    for link in reversed(links):
-        detail = _classify_link(link) or _unknown(link)
-        if cause is not None and detail.cause is None:
-            detail = _replace(detail, cause=cause)
-        cause = detail
-    return cause
+def _as_cause(links: list[BaseException]) -> ErrorDetail | str:
+    """The rest of a chain behind a recognised error: our own detail when it is ours, else
+    the evidence as text ("Type: message <- Type: message"), which costs no classification.
+    """
+    own = (
+        foreign_detail(links[0]) if getattr(type(links[0]), "__recoverable_error__", None) else None
+    )
+    if own is not None:
+        return own
+    text = " <- ".join(f"{_type_name(type(link))}: {error_message(link)}" for link in links)
+    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
 
 
 def _resolve_exception(exc: BaseException) -> ErrorDetail | None:
@@ -193,11 +196,7 @@ def _resolve_exception(exc: BaseException) -> ErrorDetail | None:
 
 
 def _unknown(exc: BaseException) -> ErrorDetail:
-    return ErrorDetail.create(
-        "unknown",
-        error_message(exc),
-        details={"exception_type": _type_name(type(exc))},
-    )
+    return make("unknown", error_message(exc), details={"exception_type": _type_name(type(exc))})
 
 
 _type_names: dict[type, str] = {}

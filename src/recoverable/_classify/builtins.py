@@ -6,7 +6,7 @@ import errno
 import threading
 from collections.abc import Callable
 
-from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, _replace, mark_exhausted
+from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, _replace, make, mark_exhausted
 from ._pipeline import Handler, _resolve_exception, error_message, register_handler
 
 __all__: list[str] = []
@@ -18,7 +18,7 @@ def _fixed(code: str, **extra: str) -> Handler:
     """A handler that always answers `code` (plus fixed details)."""
 
     def handler(exc: BaseException) -> ErrorDetail:
-        return ErrorDetail.create(code, error_message(exc), details=extra or None)
+        return make(code, error_message(exc), details=dict(extra) if extra else None)
 
     return handler
 

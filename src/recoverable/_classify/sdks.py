@@ -12,9 +12,16 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._detail import ErrorDetail, _replace
+from .._detail import ErrorDetail, _replace, make
 from ._pipeline import Handler, _by_class, error_message, package_of, register_handler
-from .http import ProviderBody, from_http, generic_from_status, message_code, retry_after_ms
+from .http import (
+    ProviderBody,
+    from_http,
+    generic_from_status,
+    http_detail,
+    message_code,
+    retry_after_ms,
+)
 
 __all__: list[str] = []
 
@@ -57,10 +64,14 @@ def _status_error(source: str) -> Handler:
         status = getattr(exc, "status_code", None)
         if not isinstance(status, int):
             return None
-        detail = from_http(status, _headers_of(exc), getattr(exc, "body", None), source=source)
-        if "request_id" not in detail.details:
-            detail = _with(detail, request_id=getattr(exc, "request_id", None))
-        return detail
+        request_id = getattr(exc, "request_id", False)  # the SDK read it from the headers
+        return http_detail(
+            status,
+            _headers_of(exc),
+            ProviderBody.read(getattr(exc, "body", None)),
+            source,
+            request_id=request_id if request_id is None or isinstance(request_id, str) else False,
+        )
 
     return handler
 
@@ -82,7 +93,7 @@ def _connection_error(source: str) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail:
         phase = _phase_of(exc)
         code = "provider_unreachable" if phase == "connect" else "provider_connection_lost"
-        return ErrorDetail.create(
+        return make(
             code, error_message(exc), source=source, details={"phase": phase} if phase else None
         )
 
@@ -91,7 +102,7 @@ def _connection_error(source: str) -> Handler:
 
 def _fixed(code: str, source: str | None) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail:
-        return ErrorDetail.create(code, error_message(exc), source=source)
+        return make(code, error_message(exc), source=source)
 
     return handler
 
@@ -116,7 +127,7 @@ def _google_api_error(exc: BaseException) -> ErrorDetail | None:
     if not isinstance(status, int):
         return None
     body = getattr(exc, "details", None)
-    if not isinstance(body, Mapping):
+    if type(body) is not dict:
         body = {"error": {"code": status, "status": getattr(exc, "status", None),
                           "message": getattr(exc, "message", None)}}  # fmt: skip
     return from_http(status, _headers_of(exc), body, source="google")
@@ -363,7 +374,7 @@ def _transport(code: str, provider_code: str, phase: str | None) -> Handler:
 
     def handler(exc: BaseException) -> ErrorDetail:
         source = _sdk_source(exc)
-        return ErrorDetail.create(
+        return make(
             provider_code if source else code,
             error_message(exc),
             source=source,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import functools
 import re
 
-from .._detail import ErrorDetail
-from .http import from_http, message_code
+from .._detail import ErrorDetail, make
+from .http import MESSAGE_PHRASES, from_http
 
 __all__ = ["classify_text"]
 
@@ -20,19 +20,27 @@ _MAX_TEXT = 64_000
 # openai 2.x: "Error code: 429 - {'error': {...}}" (the body is a Python repr).
 _SDK_STATUS_LINE = r"^error code: (\d{3})(?: - (.*))?$"
 
+# Phrases of CLIs and sockets; the providers' own phrases come from `http`.
 _PHRASES = (
-    (r"^(error:\s*)?not logged in\b", "cli_not_authenticated"),
-    (r"^(error:\s*)?invalid api key\b", "provider_auth_failed"),
+    (r"^(?:error:\s*)?not logged in\b", "cli_not_authenticated"),
+    (r"^(?:error:\s*)?invalid api key\b", "provider_auth_failed"),
     (r"^overloaded\.?$", "provider_overloaded"),
-    (r"^(\[errno \d+\] )?connection refused\.?$", "network_error"),
-    (r"^(\[errno \d+\] )?connection reset by peer\.?$", "network_error"),
+    (r"^(?:\[errno \d+\] )?connection refused\.?$", "network_error"),
+    (r"^(?:\[errno \d+\] )?connection reset by peer\.?$", "network_error"),
 )
 
 
 @functools.cache
-def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
-    # Compiled on first use: `import recoverable` must stay fast.
-    return tuple((re.compile(pattern, re.IGNORECASE), code) for pattern, code in _PHRASES)
+def _compiled() -> tuple[re.Pattern[str], re.Pattern[str], tuple[str, ...]]:
+    # One alternation of every phrase, compiled on first use: one match call per text, and
+    # `import recoverable` stays fast.
+    phrases = (*MESSAGE_PHRASES, *_PHRASES)
+    branches = "|".join(f"(?P<p{index}>{pattern})" for index, (pattern, _) in enumerate(phrases))
+    return (
+        re.compile(_SDK_STATUS_LINE, re.IGNORECASE | re.DOTALL),
+        re.compile(branches, re.IGNORECASE),
+        tuple(code for _, code in phrases),
+    )
 
 
 def _body_of(text: str | None) -> object:
@@ -49,16 +57,17 @@ def _body_of(text: str | None) -> object:
 
 def classify_text(text: str) -> ErrorDetail | None:
     """A detail when the text opens with a phrase we know; else None."""
-    text = text.strip()[:_MAX_TEXT]
+    text = text.strip()
     if not text:
         return None
-    match = re.match(_SDK_STATUS_LINE, text, re.IGNORECASE | re.DOTALL)
-    if match:
-        return from_http(int(match.group(1)), body=_body_of(match.group(2)))
-    named = message_code(text)
-    if named is not None:
-        return ErrorDetail.create(named, text)
-    for pattern, code in _patterns():
-        if pattern.match(text):
-            return ErrorDetail.create(code, text)
-    return None
+    if len(text) > _MAX_TEXT:
+        text = text[:_MAX_TEXT]
+    status_line, phrases, phrase_codes = _compiled()
+    if text[:10].lower() == "error code":
+        match = status_line.match(text)
+        if match:
+            return from_http(int(match.group(1)), body=_body_of(match.group(2)))
+    found = phrases.match(text)
+    if found is None or found.lastgroup is None:
+        return None
+    return make(phrase_codes[int(found.lastgroup[1:])], text)
