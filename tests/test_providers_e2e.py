@@ -232,3 +232,84 @@ def test_litellm_against_the_fake_provider(
     assert type(error).__name__ == litellm_class  # what litellm itself says
     detail = rc.classify(error)
     assert (detail.code, detail.status) == (code, status)
+
+
+# --- pydantic-ai over the real SDKs ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("provider", "fault", "code", "retry_after_ms", "status"),
+    [
+        ("openai", Fault.insufficient_quota(), "provider_quota_exceeded", None, 429),
+        ("openai", Fault.rate_limited(retry_after=3), "provider_rate_limited", 3000, 429),
+        ("openai", Fault.context_too_long(), "provider_context_too_long", None, 400),
+        ("anthropic", Fault.overloaded(), "provider_overloaded", None, 529),
+        ("anthropic", Fault.unauthorized(), "provider_auth_failed", None, 401),
+    ],
+    ids=lambda value: getattr(value, "name", None) or str(value),
+)
+def test_pydantic_ai_against_the_fake_provider(
+    fake: FakeProvider,
+    provider: str,
+    fault: Fault,
+    code: str,
+    retry_after_ms: int | None,
+    status: int,
+) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    model: Any
+    if provider == "openai":
+        client = openai.AsyncOpenAI(api_key="x", base_url=fake.openai_url, max_retries=0)
+        model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client))
+    else:
+        aclient = anthropic.AsyncAnthropic(api_key="x", base_url=fake.url, max_retries=0)
+        model = AnthropicModel(
+            "claude-opus-4-8", provider=AnthropicProvider(anthropic_client=aclient)
+        )
+    fake.fail(fault)
+    detail = rc.classify(_raised(lambda: Agent(model).run_sync("hi") and None))
+    assert (detail.code, detail.retry_after_ms, detail.status, detail.source) == (
+        code, retry_after_ms, status, provider,
+    )  # fmt: skip
+
+
+# --- claude-agent-sdk ----------------------------------------------------------------------
+
+
+async def test_claude_agent_sdk_missing_cli_and_failing_cli(tmp_path: Any) -> None:
+    from claude_agent_sdk import ClaudeAgentOptions, query
+
+    async def first(options: Any) -> None:
+        async for _ in query(prompt="hi", options=options):
+            break
+
+    missing = ClaudeAgentOptions(cli_path=str(tmp_path / "no-such-claude"))
+    try:
+        await first(missing)
+    except Exception as exc:
+        detail = rc.classify(exc)
+    else:
+        raise AssertionError("no error")
+    assert (detail.code, detail.source) == ("cli_not_found", "claude")
+    assert detail.fix_command == "npm install -g @anthropic-ai/claude-code"
+
+    script = tmp_path / "claude"
+    # Reads the SDK's first request (so the exit is seen as an exit, not a race), then fails.
+    script.write_text("#!/bin/sh\nread line\necho 'boom' >&2\nexit 3\n")
+    script.chmod(0o755)
+    try:
+        await first(ClaudeAgentOptions(cli_path=str(script)))
+    except Exception as exc:
+        detail = rc.classify(exc)
+    else:
+        raise AssertionError("no error")
+    assert (detail.code, detail.source, detail.details) == (
+        "cli_crashed",
+        "claude",
+        {"exit_code": 3},
+    )

@@ -266,11 +266,14 @@ def _pydantic_ai(code: str) -> Handler:
             "model": getattr(exc, "model_name", None),
             "in_stream": getattr(exc, "in_stream", None) or None,
         }
+        cause = exc.__cause__  # pydantic-ai keeps the provider SDK's error here
+        source = _SDK_SOURCES.get(package_of(type(cause).__module__)) if cause else None
         return ErrorDetail.create(
             code,
             error_message(exc),
             retry_after_ms=hint,
             status=status if isinstance(status, int) else None,
+            source=source,
             details={key: value for key, value in extra.items() if value is not None},
         )
 
@@ -301,10 +304,27 @@ def _claude_process_error(exc: BaseException) -> ErrorDetail:
     if isinstance(exit_code, int) and exit_code < 0:
         # subprocess reports a signal death as -N: that is a signal, not an exit code.
         details = {"signal": -exit_code}
-    if isinstance(stderr, str) and stderr:
+    # claude-agent-sdk puts a placeholder here, not the stderr (its issue #798).
+    if isinstance(stderr, str) and stderr and stderr != "Check stderr output for details":
         details["stderr_tail"] = stderr[-2000:]
     code = "cli_killed" if killed else "cli_crashed"
     return ErrorDetail.create(code, error_message(exc), source="claude", details=details)
+
+
+_EXIT_CODE_IN_TEXT = re.compile(r"\(exit code: (-?\d+)\)$")
+
+
+def _claude_connection_error(exc: BaseException) -> ErrorDetail:
+    """The SDK lost its CLI: it had exited ("Cannot write to terminated process (exit code:
+    N)") or never answered. Spawn failures are its subclass CLINotFoundError."""
+    message = error_message(exc)
+    found = _EXIT_CODE_IN_TEXT.search(message)
+    if found is None:
+        return make("cli_crashed", message, source="claude")
+    exit_code = int(found.group(1))
+    if exit_code < 0:
+        return make("cli_killed", message, source="claude", details={"signal": -exit_code})
+    return make("cli_crashed", message, source="claude", details={"exit_code": exit_code})
 
 
 _CLAUDE_RESULT_SUBTYPES = {
@@ -434,7 +454,7 @@ def _table() -> dict[tuple[str, str], Handler]:
     table[("pydantic_ai", "ModelConnectionError")] = _pydantic_ai_connection
     table[("pydantic_ai", "ModelHTTPError")] = _pydantic_ai_http
     table[("claude_agent_sdk", "CLINotFoundError")] = _fixed("cli_not_found", "claude")
-    table[("claude_agent_sdk", "CLIConnectionError")] = _fixed("cli_spawn_failed", "claude")
+    table[("claude_agent_sdk", "CLIConnectionError")] = _claude_connection_error
     table[("claude_agent_sdk", "ProcessError")] = _claude_process_error
     table[("claude_agent_sdk", "ResultError")] = _claude_result_error
     table[("claude_agent_sdk", "CLIJSONDecodeError")] = _fixed("cli_output_invalid", "claude")

@@ -35,10 +35,7 @@ client referenced: a collected ``genai.Client`` closes its HTTP client).
     on. Faults are served first in, first out, to requests on any route.
 ``fake.reply(reply)``
     The answer when no fault is pending: `Reply.text(text)` (default
-    ``"Hello from FakeProvider."``) or `Reply.tool_call(name, arguments, then=None)`;
-    with ``then``, a request that already carries a tool result (``tool_result``,
-    ``role: tool``, ``function_call_output``, ``functionResponse``) gets the text
-    ``then``, so an agent runs one tool call and finishes.
+    ``"Hello from FakeProvider."``) or `Reply.tool_call(name, arguments)`.
 ``fake.requests``
     A copy of the `RecordedRequest` list, in arrival order: ``method``, ``path``,
     ``query``, ``headers`` (lower-case keys), ``body``, ``json``, ``api``
@@ -82,13 +79,19 @@ requested model. Error bodies have each provider's shape and wording, with
 `Fault.status(code, body, hdrs)` any status, a JSON (dict) or text (str) body, extra headers
 ===============================  =================================================================
 
+Agent loops: ``Reply.tool_call(name, arguments, then="final text")`` answers a request
+that already carries a tool result (``tool_result``, ``role: tool``,
+``function_call_output``, ``functionResponse``) with the text ``then``, so an agent runs
+one tool call and finishes (without ``then`` every request gets the tool call).
+
 Real CLIs: `cli_setup(cli, fake, home, *, max_retries=1)` -> `CliSetup` points
 ``claude``, ``codex`` or ``gemini`` at a running fake: ``env`` (variables to add: a
-throwaway ``HOME`` = ``home``, fake keys, the base URL, telemetry/update/plugin traffic
-off, the CLI's retries set to ``max_retries``), ``args`` (Codex ``-c`` provider flags)
-and ``files`` (path -> text written under ``home``, e.g. Gemini's settings.json);
-``setup.environ()`` is ``os.environ`` without proxy and provider variables, plus
-``env``. Run it with ``stdin=DEVNULL`` in a new session::
+throwaway ``HOME`` = ``home``, ``TMPDIR`` under it, fake keys, the base URL,
+telemetry/update/plugin traffic off, the CLI's retries set to ``max_retries``), ``args``
+(Codex ``-c`` provider and model flags) and ``files`` (path -> text written under
+``home``: Gemini's settings.json, which also names the model); ``setup.environ()`` is
+``os.environ`` without proxy and provider variables, plus ``env``. Run the CLI with
+``stdin=DEVNULL`` in a new session::
 
     with FakeProvider(reply=Reply.tool_call("Bash", {"command": "echo hi"}, then="done")) as fake:
         setup = cli_setup("claude", fake, tmp_path / "home")

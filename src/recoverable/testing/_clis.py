@@ -72,17 +72,18 @@ def cli_setup(
 ) -> CliSetup:
     """Point `cli` ("claude", "codex" or "gemini") at `fake`, with `home` as its home.
 
-    `home` (created if missing) becomes ``HOME`` and holds the CLI's state and any
-    settings file written here. `max_retries` sets the CLI's own retries:
-    ``CLAUDE_CODE_MAX_RETRIES``, Codex's ``request_max_retries`` and
+    `home` (created if missing) becomes ``HOME`` and holds the CLI's state, any
+    settings file written here, and ``TMPDIR`` (``home/tmp``). `max_retries` sets the
+    CLI's own retries: ``CLAUDE_CODE_MAX_RETRIES``, Codex's ``request_max_retries`` and
     ``stream_max_retries``, Gemini's ``general.maxAttempts`` (``max_retries + 1``).
     The fake must be running (its port goes into the setup).
     """
     if not 0 <= max_retries <= 15:
         raise ValueError("max_retries must be between 0 and 15")
     root = Path(home).absolute()
-    root.mkdir(parents=True, exist_ok=True)
-    env = {"HOME": str(root), "NO_PROXY": _LOOPBACK, "no_proxy": _LOOPBACK}
+    tmp = root / "tmp"  # scratch files and Gemini's error reports stay out of /tmp
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(root), "TMPDIR": str(tmp), "NO_PROXY": _LOOPBACK, "no_proxy": _LOOPBACK}
     if cli == "claude":
         env.update(
             ANTHROPIC_BASE_URL=fake.url,

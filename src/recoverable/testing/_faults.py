@@ -127,8 +127,9 @@ class Fault:
     @classmethod
     def cut_stream(cls, after: int = 2, *, graceful: bool = False) -> Fault:
         """Send a 200 and `after` content chunks, then close without the terminating event."""
-        # graceful=True ends the HTTP body properly (a clean EOF with no finish event);
-        # the default aborts it mid-body, as a dropped TCP connection does.
+        # graceful=True ends the HTTP body properly (a clean EOF with no finish event; a
+        # non-streaming body is a valid HTTP answer holding half the JSON); the default
+        # aborts it mid-body, as a dropped TCP connection does.
         if after < 0:
             raise ValueError("after must be >= 0")
         return cls("cut_stream", after=after, graceful=graceful)

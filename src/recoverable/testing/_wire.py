@@ -119,7 +119,7 @@ def carries_tool_result(api: Api, body: Any) -> bool:
     if api == "gemini":
         contents = body.get("contents")
         return any(
-            isinstance(part, Mapping) and "functionResponse" in part
+            "functionResponse" in part
             for content in _dicts(contents)
             for part in _dicts(content.get("parts"))
         )
@@ -159,6 +159,10 @@ def render(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> Ans
         if route.stream and route.op == "generate":
             return _stream(route, ctx, reply, cut=fault.after, graceful=fault.graceful)
         whole = _success(route, ctx, reply)
+        if fault.graceful:
+            # A clean HTTP answer whose JSON stops halfway (Content-Length matches).
+            half = whole.body[: len(whole.body) // 2]
+            return Answer(whole.status, whole.headers, half, close=True)
         return Answer(whole.status, whole.headers, whole.body, abort=True)
     if name == "stream_overloaded":
         if route.stream and route.op == "generate":

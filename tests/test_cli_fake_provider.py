@@ -1,0 +1,430 @@
+"""The real Claude Code, Codex and Gemini CLIs, run headless against FakeProvider.
+
+Each CLI is pointed at the fake with `cli_setup` (loopback only, fake keys, a throwaway
+home) and must finish a text run and a tool run, and fail a 401 run with its documented
+terminal event. The binaries come from $RECOVERABLE_CLI_BIN_DIR, else node_modules/.bin
+under the repo root, else PATH; a missing binary fails the test (install them with
+``npm install @anthropic-ai/claude-code @openai/codex @google/gemini-cli`` in the repo root).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _wire, cli_setup
+
+REPO = Path(__file__).resolve().parent.parent
+TIMEOUT = 60.0
+PACKAGES = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+}
+TOOL_OUTPUT = "hi-from-tool"
+# Each CLI's shell tool, called the way the CLI's own tool schema asks.
+TOOL_CALLS = {
+    "claude": ("Bash", {"command": f"echo {TOOL_OUTPUT}", "description": "Print a marker"}),
+    "codex": ("exec_command", {"cmd": f"echo {TOOL_OUTPUT}"}),
+    "gemini": ("run_shell_command", {"command": f"echo {TOOL_OUTPUT}", "description": "Print"}),
+}
+# What lets the shell tool run headless: Claude's allow-list, Gemini's yolo mode; Codex's
+# default read-only sandbox runs `echo`.
+TOOL_ARGS: dict[str, tuple[str, ...]] = {
+    "claude": ("--allowedTools", "Bash(echo *)"),
+    "codex": (),
+    "gemini": ("--approval-mode", "yolo"),
+}
+API = {"claude": "anthropic", "codex": "openai_responses", "gemini": "gemini"}
+
+
+@pytest.fixture(scope="session")
+def cli_bin_dir() -> Path | None:
+    """$RECOVERABLE_CLI_BIN_DIR, else <repo>/node_modules/.bin if present, else None (PATH)."""
+    given = os.environ.get("RECOVERABLE_CLI_BIN_DIR")
+    if given:
+        return Path(given)
+    local = REPO / "node_modules" / ".bin"
+    return local if local.is_dir() else None
+
+
+def find_cli(cli: str, where: Path | None) -> str:
+    found = shutil.which(cli, path=str(where)) if where else shutil.which(cli)
+    if found is None:
+        place = f"in RECOVERABLE_CLI_BIN_DIR={where}" if where else "on PATH"
+        pytest.fail(
+            f"the {cli} CLI was not found {place}. Install it with `npm install"
+            f" {PACKAGES[cli]}` in {REPO} (giving node_modules/.bin/{cli}), or point"
+            " RECOVERABLE_CLI_BIN_DIR at the folder holding claude, codex and gemini.",
+            pytrace=False,
+        )
+    return found
+
+
+@dataclass
+class Run:
+    exit_code: int
+    stdout: str
+    stderr: str
+    events: list[dict[str, Any]]
+    requests: list[RecordedRequest]
+
+    def explain(self) -> str:
+        return (
+            f"exit {self.exit_code}\nstdout:\n{self.stdout[-3000:]}\nstderr:\n{self.stderr[-3000:]}"
+        )
+
+
+def processes_with(marker: bytes) -> list[int]:
+    """Pids whose environment mentions `marker` (the run's throwaway home)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if marker in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+def run_cli(
+    cli: str,
+    where: Path | None,
+    tmp_path: Path,
+    *,
+    reply: Reply | None = None,
+    fault: Fault | None = None,
+    prompt: str = "Say hello.",
+    extra: tuple[str, ...] = (),
+) -> Run:
+    """Run one CLI headless against a fresh fake; fail if it outlives the run."""
+    binary = find_cli(cli, where)
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    faults = [(fault, None)] if fault else []
+    with FakeProvider(faults=faults, reply=reply) as fake:
+        setup = cli_setup(cli, fake, home)
+        if cli == "claude":
+            argv = [binary, "-p", prompt, "--output-format", "stream-json", "--verbose"]
+            argv += [*setup.args, *extra]
+        elif cli == "codex":
+            argv = [binary, "exec", "--json", "--skip-git-repo-check", "--ephemeral"]
+            argv += [*setup.args, *extra, prompt]
+        else:
+            argv = [binary, "-p", prompt, "-o", "stream-json", *setup.args, *extra]
+        proc = subprocess.Popen(
+            argv,
+            cwd=work,
+            env=setup.environ(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        marker = str(home).encode()
+        try:
+            out, err = proc.communicate(timeout=TIMEOUT)
+            # The CLI is done: nothing it started may still be running (give exiting
+            # children a moment to be reaped).
+            deadline = time.monotonic() + 3
+            while (left := processes_with(marker)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not left, f"{cli} left processes behind: {left}"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            for pid in processes_with(marker):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            proc.wait()
+        requests = fake.requests
+    stdout = out.decode(errors="replace")
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return Run(proc.returncode, stdout, err.decode(errors="replace"), events, requests)
+
+
+def assert_requests(run: Run, cli: str, count: int) -> None:
+    assert len(run.requests) == count, [(r.path, r.fault) for r in run.requests]
+    for request in run.requests:
+        assert request.api == API[cli]
+        assert request.method == "POST"
+        assert request.stream is True
+        if cli == "claude":
+            assert (request.path, request.query) == ("/v1/messages", {"beta": "true"})
+            assert request.headers["x-api-key"].startswith("sk-ant-fake")
+        elif cli == "codex":
+            assert request.path == "/v1/responses"
+            assert request.headers["authorization"].startswith("Bearer sk-fake")
+        else:
+            assert request.path == "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+            assert request.query == {"alt": "sse"}
+            assert request.headers["x-goog-api-key"].startswith("fake-gemini-key")
+
+
+def final_text(run: Run, cli: str) -> str:
+    """The assistant's answer, read from the terminal event (and what led to it)."""
+    last = run.events[-1]
+    if cli == "claude":
+        assert last["type"] == "result", run.explain()
+        assert (last["subtype"], last["is_error"]) == ("success", False), run.explain()
+        assert last["terminal_reason"] == "completed"
+        return str(last["result"])
+    if cli == "codex":
+        assert last["type"] == "turn.completed", run.explain()
+        messages = [
+            e["item"]["text"]
+            for e in run.events
+            if e["type"] == "item.completed" and e["item"]["type"] == "agent_message"
+        ]
+        assert len(messages) == 1, run.explain()
+        return str(messages[0])
+    assert last["type"] == "result", run.explain()
+    assert last["status"] == "success", run.explain()
+    return "".join(
+        e["content"]
+        for e in run.events
+        if e["type"] == "message" and e["role"] == "assistant" and e.get("delta")
+    )
+
+
+CLIS = ("claude", "codex", "gemini")
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_text_run(cli: str, cli_bin_dir: Path | None, tmp_path: Path) -> None:
+    text = f"Hello from FakeProvider to {cli}."
+    run = run_cli(cli, cli_bin_dir, tmp_path, reply=Reply.text(text))
+    assert run.exit_code == 0, run.explain()
+    assert final_text(run, cli) == text
+    assert_requests(run, cli, 1)
+    assert run.requests[0].fault is None
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_tool_run(cli: str, cli_bin_dir: Path | None, tmp_path: Path) -> None:
+    name, arguments = TOOL_CALLS[cli]
+    done = f"The tool printed {TOOL_OUTPUT}."
+    run = run_cli(
+        cli,
+        cli_bin_dir,
+        tmp_path,
+        reply=Reply.tool_call(name, arguments, then=done),
+        prompt=f"Run `echo {TOOL_OUTPUT}`, then say what it printed.",
+        extra=TOOL_ARGS[cli],
+    )
+    assert run.exit_code == 0, run.explain()
+    assert final_text(run, cli) == done
+    # The CLI really ran the tool and reported its output.
+    if cli == "claude":
+        [result] = [
+            block
+            for e in run.events
+            if e["type"] == "user"
+            for block in e["message"]["content"]
+            if block["type"] == "tool_result"
+        ]
+        assert (result["content"], result["is_error"]) == (TOOL_OUTPUT, False)
+    elif cli == "codex":
+        [command] = [
+            e["item"]
+            for e in run.events
+            if e["type"] == "item.completed" and e["item"]["type"] == "command_execution"
+        ]
+        assert (command["aggregated_output"].strip(), command["exit_code"]) == (TOOL_OUTPUT, 0)
+    else:
+        [use] = [e for e in run.events if e["type"] == "tool_use"]
+        [result] = [e for e in run.events if e["type"] == "tool_result"]
+        assert use["tool_name"] == name
+        assert (result["tool_id"], result["status"], result["output"]) == (
+            use["tool_id"],
+            "success",
+            TOOL_OUTPUT,
+        )
+    # First the prompt, then the tool's output sent back (answered with the `then` text).
+    assert_requests(run, cli, 2)
+    first, second = (json.dumps(r.json) for r in run.requests)
+    assert TOOL_OUTPUT in second
+    marker = {"claude": '"tool_result"', "codex": '"function_call_output"'}
+    assert marker.get(cli, '"functionResponse"') in second
+    assert marker.get(cli, '"functionResponse"') not in first
+
+
+def test_unauthorized_claude(cli_bin_dir: Path | None, tmp_path: Path) -> None:
+    run = run_cli("claude", cli_bin_dir, tmp_path, fault=Fault.unauthorized())
+    assert run.exit_code == 1, run.explain()
+    last = run.events[-1]
+    assert last["type"] == "result", run.explain()
+    # An API failure is subtype "success" with is_error, the status and the message.
+    assert (last["subtype"], last["is_error"], last["api_error_status"]) == ("success", True, 401)
+    assert last["result"] == "Invalid API key · Fix external API key"
+    [synthetic] = [e for e in run.events if e["type"] == "assistant"]
+    assert synthetic["error"] == "authentication_failed"
+    assert synthetic["message"]["model"] == "<synthetic>"
+    retries = [e for e in run.events if e.get("subtype") == "api_retry"]
+    assert [(e["attempt"], e["error_status"]) for e in retries] == [(1, 401)]
+    assert_requests(run, "claude", 2)  # Claude retries a 401 (max_retries=1)
+
+
+def test_unauthorized_codex(cli_bin_dir: Path | None, tmp_path: Path) -> None:
+    run = run_cli("codex", cli_bin_dir, tmp_path, fault=Fault.unauthorized())
+    assert run.exit_code == 1, run.explain()
+    last = run.events[-1]
+    assert last["type"] == "turn.failed", run.explain()
+    message = last["error"]["message"]
+    assert message.startswith("unexpected status 401 Unauthorized: Incorrect API key provided")
+    assert "/v1/responses" in message
+    assert [
+        e["message"].startswith("Reconnecting... 1/1") for e in run.events if e["type"] == "error"
+    ] == [True, False]
+    assert_requests(run, "codex", 2)  # request_max_retries=1
+
+
+def test_unauthorized_gemini(cli_bin_dir: Path | None, tmp_path: Path) -> None:
+    run = run_cli("gemini", cli_bin_dir, tmp_path, fault=Fault.unauthorized())
+    # Gemini's invalid key is an HTTP 400; the CLI exits with the status & 0xFF.
+    assert run.exit_code == 144, run.explain()
+    last = run.events[-1]
+    assert (last["type"], last["status"]) == ("result", "error"), run.explain()
+    assert last["error"]["type"] == "unknown"
+    assert "API key not valid" in last["error"]["message"]
+    assert "API_KEY_INVALID" in last["error"]["message"]
+    assert_requests(run, "gemini", 1)  # a 400 is not retried
+
+
+# -- the pieces the CLI runs rely on (no CLI needed) ---------------------------------------
+
+
+def test_cli_setup_points_each_cli_at_the_fake(tmp_path: Path) -> None:
+    with FakeProvider() as fake:
+        claude = cli_setup("claude", fake, tmp_path / "c", max_retries=0)
+        codex = cli_setup("codex", fake, tmp_path / "x", max_retries=2)
+        gemini = cli_setup("gemini", fake, tmp_path / "g", max_retries=3)
+        with pytest.raises(ValueError, match="unknown CLI"):
+            cli_setup("aider", fake, tmp_path / "a")
+        with pytest.raises(ValueError, match="max_retries"):
+            cli_setup("claude", fake, tmp_path / "a", max_retries=-1)
+        url = fake.url
+    assert claude.env["ANTHROPIC_BASE_URL"] == url
+    assert claude.env["CLAUDE_CODE_MAX_RETRIES"] == "0"
+    assert claude.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert (claude.args, claude.files) == ((), {})
+    assert codex.env["CODEX_HOME"] == str(tmp_path / "x" / ".codex")
+    assert (tmp_path / "x" / ".codex").is_dir()
+    flags = " ".join(codex.args)
+    assert f'base_url="{url}/v1"' in flags
+    assert "request_max_retries=2" in flags
+    assert "stream_max_retries=2" in flags
+    assert "features.plugins=false" in flags
+    assert codex.env["FAKE_OPENAI_KEY"].startswith("sk-fake")
+    [(path, text)] = gemini.files.items()
+    assert path == str(tmp_path / "g" / ".gemini" / "settings.json")
+    assert Path(path).read_text() == text
+    settings = json.loads(text)
+    assert settings["general"]["maxAttempts"] == 4
+    assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
+    assert gemini.env["GOOGLE_GEMINI_BASE_URL"] == url
+    for setup, home in ((claude, "c"), (codex, "x"), (gemini, "g")):
+        assert setup.env["HOME"] == str(tmp_path / home)
+        assert setup.env["TMPDIR"] == str(tmp_path / home / "tmp")
+        assert "127.0.0.1" in setup.env["NO_PROXY"]
+
+
+def test_cli_setup_environ_drops_proxies_and_real_credentials(tmp_path: Path) -> None:
+    with FakeProvider() as fake:
+        setup = cli_setup("claude", fake, tmp_path)
+    base = {
+        "PATH": "/bin",
+        "HTTPS_PROXY": "http://proxy.invalid:3128",
+        "all_proxy": "socks5://proxy.invalid",
+        "ANTHROPIC_AUTH_TOKEN": "real-token",
+        "CLAUDE_CODE_OAUTH_TOKEN": "real-oauth",
+        "OPENAI_API_KEY": "real-key",
+        "GOOGLE_APPLICATION_CREDENTIALS": "/secret.json",
+        "HOME": "/home/someone",
+    }
+    env = setup.environ(base)
+    assert env["PATH"] == "/bin"
+    assert env["HOME"] == str(tmp_path)
+    assert env["ANTHROPIC_API_KEY"].startswith("sk-ant-fake")
+    for name in (
+        "HTTPS_PROXY",
+        "all_proxy",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "OPENAI_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ):
+        assert name not in env
+
+
+def test_carries_tool_result_in_each_api() -> None:
+    found = _wire.carries_tool_result
+    anthropic_result = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
+    assert found("anthropic", {"messages": [{"role": "user", "content": [anthropic_result]}]})
+    assert not found("anthropic", {"messages": [{"role": "user", "content": "hi"}]})
+    assert found("openai_chat", {"messages": [{"role": "tool", "tool_call_id": "c"}]})
+    assert not found("openai_chat", {"messages": [{"role": "user", "content": "hi"}]})
+    assert found("openai_responses", {"input": [{"type": "function_call_output", "output": ""}]})
+    assert found("openai_responses", {"input": [{"type": "custom_tool_call_output"}]})
+    assert not found("openai_responses", {"input": "hi"})
+    part = {"functionResponse": {"name": "f", "response": {}}}
+    assert found("gemini", {"contents": [{"role": "user", "parts": [part]}]})
+    assert not found("gemini", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
+    assert not found("anthropic", None)
+    assert not found("unknown", {"messages": [{"role": "tool"}]})
+
+
+def test_tool_call_then_answers_a_tool_result_with_text() -> None:
+    reply = Reply.tool_call("get_weather", {"city": "Paris"}, then="Sunny.")
+    assert Reply.tool_call("f").then is None
+    assert reply.answering(has_tool_result=False) is reply
+    assert reply.answering(has_tool_result=True) == Reply.text("Sunny.")
+    assert Reply.tool_call("f").answering(has_tool_result=True).kind == "tool_call"
+    with FakeProvider(reply=reply) as fake:
+        client = openai.OpenAI(api_key="x", base_url=fake.openai_url, max_retries=0, timeout=5)
+        messages: Any = [{"role": "user", "content": "Weather in Paris?"}]
+        first = client.chat.completions.create(model="gpt-4o", messages=messages)
+        [call] = first.choices[0].message.tool_calls or []
+        messages += [
+            first.choices[0].message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": call.id, "content": "sunny"},
+        ]
+        second = client.chat.completions.create(model="gpt-4o", messages=messages)
+    assert second.choices[0].message.content == "Sunny."
+    assert second.choices[0].finish_reason == "stop"
+
+
+DATA = REPO / "tests" / "data" / "cli"
+
+
+def test_captured_cli_output_is_complete_and_machine_neutral() -> None:
+    docs = sorted(DATA.glob("*/*.json"))
+    assert {p.parent.name for p in docs} == set(CLIS)
+    for path in docs:
+        doc = json.loads(path.read_text())
+        assert doc["cli"] == path.parent.name
+        assert doc["scenario"] == path.stem
+        assert isinstance(doc["requests"], int)
+        assert doc["argv"][0] == doc["cli"]
+        assert (doc["exit_code"] is None) != (doc["signal"] is None)
+        for suffix in ("json", "stdout", "stderr"):
+            data = path.with_suffix("." + suffix).read_bytes()
+            assert len(data) <= 200 * 1024 or "truncated" in doc
+            assert not re.search(rb"(127\.0\.0\.1|localhost|\[::1\]):\d", data), (path, suffix)
+            for leak in (str(REPO).encode(), b"cli-capture-", b"/root/"):
+                assert leak not in data, (path, suffix, leak)
+    for cli in CLIS:
+        for name in ("text", "tool"):
+            doc = json.loads((DATA / cli / f"{name}.json").read_text())
+            assert doc["exit_code"] == 0, (cli, name)
