@@ -110,20 +110,27 @@ def error_message(exc: BaseException) -> str:
 
 def _classify_link(exc: BaseException) -> ErrorDetail | None:
     """Every stage but text, on one exception."""
-    if getattr(type(exc), "__recoverable_error__", None) is not None:
+    kind = type(exc)
+    if getattr(kind, "__recoverable_error__", None) is not None:
         own = foreign_detail(exc)
         if own is not None:
             return own
-    for stage in _user_stages:
+    if _user_stages:
+        for stage in _user_stages:
+            try:
+                detail = stage(exc)
+            except Exception:
+                detail = None
+            if detail is not None:
+                return detail
+    handlers = _by_type.get(kind)  # inlined `_by_class`: this is the hot path
+    for handler in _handlers_for(kind) if handlers is None else handlers:
         try:
-            detail = stage(exc)
+            detail = handler(exc)
         except Exception:
             detail = None
         if detail is not None:
             return detail
-    detail = _by_class(exc)
-    if detail is not None:
-        return detail
     for handler in _fallback_stages:
         try:
             detail = handler(exc)
@@ -180,6 +187,8 @@ def _as_cause(links: list[BaseException]) -> ErrorDetail | str:
 
 
 def _resolve_exception(exc: BaseException) -> ErrorDetail | None:
+    if exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__):
+        return _classify_link(exc)  # no chain: the common case, without the list
     links = _chain(exc)
     for index, link in enumerate(links):
         detail = _classify_link(link)

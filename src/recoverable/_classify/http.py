@@ -132,17 +132,39 @@ def retry_after_ms(
     return _retry_after(headers, ProviderBody.read(body) if body is not None else None, now)
 
 
+def _httpx_retry_headers(headers: object) -> tuple[str | None, str | None] | None:
+    """Both retry headers in one pass over httpx/httpx2's own list, whose `get` costs about
+    a microsecond a call; None when the headers are not shaped that way (any other version).
+    """
+    entries = getattr(headers, "_list", None)
+    if type(entries) is not list:
+        return None
+    ms = seconds = None
+    try:
+        for _, lower, value in entries:
+            if lower == b"retry-after-ms":
+                ms = value.decode("latin-1")
+            elif lower == b"retry-after":
+                seconds = value.decode("latin-1")
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return ms, seconds
+
+
 def _retry_after(
     headers: object, body: ProviderBody | None, now: float | datetime | None
 ) -> int | None:
-    value = _header(headers, "retry-after-ms")
+    pair = _httpx_retry_headers(headers) if headers is not None else None
+    if pair is None:
+        pair = (_header(headers, "retry-after-ms"), _header(headers, "retry-after"))
+    value = pair[0]
     if value is not None:
         number = _parse_number(value)
         if number is not None:
             ms = _to_ms(number / 1000)
             if ms is not None:
                 return ms
-    value = _header(headers, "retry-after")
+    value = pair[1]
     if value is not None:
         ms = _retry_after_header(value, now)
         if ms is not None:
@@ -175,7 +197,7 @@ class ProviderBody(NamedTuple):
     def read(cls, body: object) -> ProviderBody:
         """Read whatever shape the body has; never raises."""
         data = body if type(body) is dict else parse_body(body)
-        if not isinstance(data, Mapping):
+        if type(data) is not dict and not isinstance(data, Mapping):
             text = _text(body)
             return cls(text[:_MAX_BODY_CHARS] if text else None)
         error = data.get("error")
@@ -187,9 +209,9 @@ class ProviderBody(NamedTuple):
         quota_ids: tuple[str, ...] = ()
         code = error.get("code")
         if type(details) is list:
-            google_details = tuple(d for d in details if isinstance(d, Mapping))
+            google_details = tuple(d for d in details if type(d) is dict or isinstance(d, Mapping))
             reason, quota_ids = _google_facts(google_details)
-        elif isinstance(details, Mapping) and isinstance(details.get("error_code"), str):
+        elif type(details) is dict and type(details.get("error_code")) is str:
             code = details["error_code"]  # Anthropic nests its finer code here
         if type(code) is not str:
             code = error.get("error_code")
@@ -257,7 +279,7 @@ def _google_facts(details: tuple[Mapping[str, Any], ...]) -> tuple[str | None, t
             reason = detail["reason"]
         elif kind.endswith("google.rpc.QuotaFailure"):
             for violation in detail.get("violations") or ():
-                if isinstance(violation, Mapping):
+                if type(violation) is dict:
                     quota = violation.get("quotaId") or violation.get("quota_id")
                     if isinstance(quota, str):
                         quota_ids.append(quota)

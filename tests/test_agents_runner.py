@@ -1,0 +1,250 @@
+"""The process runner, driven by a small scripted CLI (deterministic and fast).
+
+The real CLIs run through the same runner in test_agents_real_clis.py; here each edge of the
+runner is pinned: spawn errno, oversize lines, our deadlines, our cancel, a kill from outside,
+the tool-failure guardrail, and that no process of the group is ever left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import recoverable as rc
+from recoverable.agents import Done, Error, RunOptions, RunResult, TextDelta, ToolEnd, ToolStart
+from recoverable.agents._parsing import ParseState, read_json
+from recoverable.agents._runner import run_process
+
+
+def _parse_line(line: str, state: ParseState) -> list[Any]:
+    data = read_json(line) or {}
+    kind = data.get("type")
+    if kind == "text":
+        state.text_parts.append(data["text"])
+        return [TextDelta(data["text"])]
+    if kind == "tool_start":
+        state.tool_started = True
+        return [ToolStart(data["id"], "sh")]
+    if kind == "tool_end":
+        if data["ok"]:
+            state.consecutive_tool_failures = 0
+        else:
+            state.consecutive_tool_failures += 1
+            state.last_failed_tool = "sh"
+        return [ToolEnd(data["id"], data["ok"])]
+    if kind == "done":
+        state.terminal = "success"
+    return []
+
+
+def _outcome(state: ParseState, exit_code: int | None, sig: int | None, tail: str) -> Any:
+    if state.terminal == "success":
+        return None
+    if sig is not None:
+        return rc.ErrorDetail.create("cli_killed", "killed", source="fake", details={"signal": sig})
+    return rc.ErrorDetail.create("cli_crashed", "crashed", source="fake",
+                                 details={"exit_code": exit_code})  # fmt: skip
+
+
+MODULE = SimpleNamespace(NAME="fake", PACKAGE="fake-cli", parse_line=_parse_line,
+                         outcome=_outcome, build_argv=None)  # fmt: skip
+
+
+def _script(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "cli.py"
+    prelude = "import json, os, subprocess, sys, time\n"
+    prelude += "def say(**event):\n    print(json.dumps(event), flush=True)\n"
+    path.write_text(prelude + textwrap.dedent(body))
+    return [sys.executable, str(path)]
+
+
+async def _run(argv: list[str], cancel: asyncio.Event | None = None, **options: Any) -> RunResult:
+    events = []
+    async for event in run_process(MODULE, argv, RunOptions(**options), cancel=cancel):  # type: ignore[arg-type]
+        events.append(event)
+    assert isinstance(events[-1], Done)
+    result: RunResult = events[-1].result
+    assert list(result.events) == events[:-1]
+    return result
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+async def test_a_clean_run(tmp_path: Path) -> None:
+    result = await _run(_script(tmp_path, """
+        say(type="text", text="Hello ")
+        say(type="text", text="world")
+        say(type="done")
+    """))  # fmt: skip
+    assert (result.success, result.text, result.exit_code, result.error) == (
+        True, "Hello world", 0, None,
+    )  # fmt: skip
+
+
+async def test_no_terminal_event_is_a_failure_even_with_exit_0(tmp_path: Path) -> None:
+    result = await _run(_script(tmp_path, 'say(type="text", text="partial")\n'))
+    assert result.success is False
+    assert result.error is not None
+    assert result.error.code == "cli_crashed"
+
+
+async def test_stderr_keeps_a_bounded_tail(tmp_path: Path) -> None:
+    result = await _run(_script(tmp_path, """
+        sys.stderr.write("x" * 50000 + "THE END")
+        say(type="done")
+    """))  # fmt: skip
+    assert result.stderr_tail.endswith("THE END")
+    assert len(result.stderr_tail) == 8192
+
+
+async def test_an_oversize_line_is_an_error_event_and_the_stream_goes_on(tmp_path: Path) -> None:
+    result = await _run(_script(tmp_path, """
+        say(type="text", text="a")
+        sys.stdout.write('{"type": "text", "text": "' + "z" * 300000 + '"}\\n')
+        say(type="text", text="b")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b"\\xff\\xfe not utf-8\\n")
+        sys.stdout.buffer.flush()
+        say(type="done")
+    """), max_line_bytes=100_000)  # fmt: skip
+    assert result.success is True
+    assert result.text == "ab"
+    errors = [e for e in result.events if isinstance(e, Error)]
+    assert [e.detail.code for e in errors] == ["cli_output_invalid", "cli_output_invalid"]
+    assert "300028 bytes over the 100000-byte cap" in errors[0].detail.message
+    assert errors[1].detail.message.startswith("invalid UTF-8")
+
+
+async def test_a_ten_megabyte_line_with_no_newline_yet_is_cut_off(tmp_path: Path) -> None:
+    result = await _run(_script(tmp_path, """
+        for _ in range(10):
+            sys.stdout.write("y" * 1_000_000)
+            sys.stdout.flush()
+        sys.stdout.write("\\n")
+        say(type="text", text="after")
+        say(type="done")
+    """), max_line_bytes=1_000_000)  # fmt: skip
+    assert (result.success, result.text) == (True, "after")
+    assert [e.detail.code for e in result.events if isinstance(e, Error)] == ["cli_output_invalid"]
+
+
+async def test_spawn_enoent_is_cli_not_found(tmp_path: Path) -> None:
+    result = await _run([str(tmp_path / "no-such-cli")])
+    assert result.error is not None
+    assert (result.error.code, result.error.details, result.exit_code) == (
+        "cli_not_found", {"errno": "ENOENT"}, None,
+    )  # fmt: skip
+
+
+async def test_spawn_eacces_is_cli_spawn_failed(tmp_path: Path) -> None:
+    path = tmp_path / "not-executable"
+    path.write_text("#!/bin/sh\n")
+    path.chmod(stat.S_IRUSR)
+    result = await _run([str(path)])
+    assert result.error is not None
+    assert (result.error.code, result.error.details) == ("cli_spawn_failed", {"errno": "EACCES"})
+
+
+CHILD_AND_HANG = """
+    child = subprocess.Popen(["sleep", "1000"])
+    say(type="child", pid=child.pid)
+    say(type="text", text="working")
+    time.sleep(1000)
+"""
+
+
+async def _run_with_child(tmp_path: Path, body: str, **options: Any) -> tuple[RunResult, int]:
+    """Run a script that starts a grandchild; return the result and the grandchild's pid."""
+    pid_file = tmp_path / "child.pid"
+    argv = _script(tmp_path, body.replace(
+        'say(type="child", pid=child.pid)', f'open({str(pid_file)!r}, "w").write(str(child.pid))'
+    ))  # fmt: skip
+    cancel = options.pop("cancel", None)
+    result = await _run(argv, cancel=cancel, **options)
+    return result, int(pid_file.read_text())
+
+
+async def test_the_idle_deadline_stops_the_group_and_is_retryable_before_any_tool(
+    tmp_path: Path,
+) -> None:
+    result, child = await _run_with_child(tmp_path, CHILD_AND_HANG, idle_timeout=0.5)
+    assert result.error is not None
+    assert (result.error.code, result.error.retryable) == ("run_timeout", True)
+    assert result.error.details["deadline"] == "idle"
+    assert result.signal == signal.SIGTERM
+    assert result.text == "working"
+    assert not _alive(child)
+
+
+async def test_a_timeout_after_a_tool_started_is_not_retryable(tmp_path: Path) -> None:
+    result = await _run(_script(tmp_path, """
+        say(type="tool_start", id="t1")
+        time.sleep(1000)
+    """), timeout=0.5, idle_timeout=None)  # fmt: skip
+    assert result.error is not None
+    assert (result.error.code, result.error.retryable) == ("run_timeout", False)
+    assert result.error.details["deadline"] == "total"
+
+
+async def test_our_cancel_is_run_cancelled_and_leaves_nothing(tmp_path: Path) -> None:
+    cancel = asyncio.Event()
+    asyncio.get_running_loop().call_later(0.5, cancel.set)
+    result, child = await _run_with_child(tmp_path, CHILD_AND_HANG, cancel=cancel)
+    assert result.error is not None
+    assert (result.error.code, result.error.retryable, result.error.exit_code) == (
+        "run_cancelled", False, 130,
+    )  # fmt: skip
+    assert not _alive(child)
+
+
+async def test_cancelling_the_task_stops_the_group_and_propagates(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    argv = _script(tmp_path, CHILD_AND_HANG.replace(
+        'say(type="child", pid=child.pid)', f'open({str(pid_file)!r}, "w").write(str(child.pid))'
+    ))  # fmt: skip
+    task = asyncio.create_task(_run(argv))
+    while not pid_file.exists() or not pid_file.read_text():
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not _alive(int(pid_file.read_text()))
+
+
+async def test_a_kill_from_outside_is_cli_killed_with_no_exit_code(tmp_path: Path) -> None:
+    result = await _run(_script(tmp_path, """
+        say(type="text", text="before")
+        os.kill(os.getpid(), 9)
+    """))  # fmt: skip
+    assert result.error is not None
+    assert (result.error.code, result.exit_code, result.signal) == ("cli_killed", None, 9)
+
+
+async def test_consecutive_tool_failures_stop_the_run(tmp_path: Path) -> None:
+    result = await _run(_script(tmp_path, """
+        for n in range(10):
+            say(type="tool_start", id=str(n))
+            say(type="tool_end", id=str(n), ok=n == 0)
+        time.sleep(1000)
+    """), max_tool_failures=3)  # fmt: skip
+    assert result.error is not None
+    assert (result.error.code, result.error.details) == (
+        "run_tool_failures", {"tool": "sh", "failures": 3},
+    )  # fmt: skip
+    ends = [e for e in result.events if isinstance(e, ToolEnd)]
+    assert [e.success for e in ends] == [True, False, False, False]
