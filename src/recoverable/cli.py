@@ -140,6 +140,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_fake.add_argument("rest", nargs=argparse.REMAINDER)
     p_fake.set_defaults(run=_cmd_fake_provider)
+    from ._cli_agents import add_commands
+
+    add_commands(sub)
     return parser
 
 

@@ -1,0 +1,168 @@
+"""`recoverable run` and `recoverable doctor`: the agents package, from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from . import agents
+from ._detail import ErrorDetail
+
+__all__ = ["add_commands"]
+
+_FAULTS = (
+    "rate_limited", "insufficient_quota", "payment_required", "unauthorized", "forbidden",
+    "model_not_found", "context_too_long", "content_policy", "server_error", "unavailable",
+    "overloaded", "stream_overloaded", "drop", "cut_stream", "hang",
+)  # fmt: skip
+
+
+def add_commands(sub: Any) -> None:
+    """Add `run` and `doctor` to the `recoverable` parser."""
+    p_run = sub.add_parser("run", help="run an AI coding CLI on a prompt; stream its events")
+    p_run.add_argument("prompt")
+    p_run.add_argument("--cli", default="auto", help="claude, codex, gemini or auto (default)")
+    p_run.add_argument("--json", action="store_true", help="print events as NDJSON")
+    p_run.add_argument(
+        "--fake", nargs="?", const="", metavar="FAULT", choices=("", *_FAULTS),
+        help="point the real CLI at a built-in fake provider on 127.0.0.1, optionally failing",
+    )  # fmt: skip
+    p_run.add_argument(
+        "--times", type=int, default=0,
+        help="with --fake FAULT: fail only the first N requests (default: every request)",
+    )  # fmt: skip
+    p_run.add_argument("--model")
+    p_run.add_argument("--cwd")
+    p_run.add_argument("--timeout", type=float, help="total seconds")
+    p_run.add_argument("--idle-timeout", type=float, default=300.0)
+    p_run.add_argument("--max-turns", type=int)
+    p_run.set_defaults(run=_cmd_run)
+    p_doctor = sub.add_parser("doctor", help="which AI CLIs are installed and usable")
+    p_doctor.add_argument("--json", action="store_true", help="print the response envelope")
+    p_doctor.set_defaults(run=_cmd_doctor)
+
+
+# --- doctor ---------------------------------------------------------------------------------
+
+
+def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    started = time.monotonic()
+    infos = agents.discover()
+    usable = [info for info in infos if info.usable]
+    problems = [problem for info in infos for problem in info.problems]
+    first = problems[0] if problems and not usable else None
+    if args.json:
+        envelope = {
+            "ok": first is None,
+            "data": {"clis": [info.to_dict() for info in infos]} if first is None else None,
+            "error": first.to_dict() if first is not None else None,
+            "warnings": [problem.to_dict() for problem in problems if problem is not first],
+            "meta": {"duration_ms": round((time.monotonic() - started) * 1000)},
+        }
+        print(json.dumps(envelope, indent=2), file=out)
+    else:
+        for info in infos:
+            state = "ok" if info.usable else "problem"
+            where = f"{info.path} ({info.version or 'version unknown'})" if info.path else "-"
+            print(f"{info.name:7s} {state:8s} {where}", file=out)
+            for problem in info.problems:
+                print(
+                    f"        {problem.code}: {problem.fix_required or problem.message}", file=out
+                )
+                if problem.fix_command:
+                    print(f"        run: {problem.fix_command}", file=out)
+    return 0 if first is None else first.exit_code
+
+
+# --- run ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _fake_setup(cli: str, fault: str, times: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """An embedded FakeProvider, a throwaway home, and the options pointing `cli` at them."""
+    from .agents._discovery import choose
+    from .testing import FakeProvider, Fault, cli_setup
+
+    name = choose(agents.CLI_NAMES if cli == "auto" else (cli,), need_auth=False).name
+    with FakeProvider() as fake, tempfile.TemporaryDirectory(prefix="recoverable-") as home:
+        if fault:
+            fake.fail(getattr(Fault, fault)(), times=times or None)
+        setup = cli_setup(name, fake, home)
+        work = os.path.join(home, "work")
+        os.makedirs(work, exist_ok=True)
+        yield name, {"env": setup.environ(), "inherit_env": False,
+                     "extra_args": setup.args, "cwd": work}  # fmt: skip
+
+
+def _print_event(event: agents.Event, out: TextIO, err: TextIO) -> None:
+    if isinstance(event, agents.TextDelta):
+        out.write(event.text)
+        out.flush()
+    elif isinstance(event, agents.ToolStart):
+        print(f"\n[tool] {event.name} {json.dumps(event.input)[:200]}", file=err)
+    elif isinstance(event, agents.ToolEnd):
+        print(f"[tool] {'ok' if event.success else 'failed'}", file=err)
+    elif isinstance(event, agents.Error):
+        detail: ErrorDetail = event.detail
+        label = "retrying after" if event.severity == "warning" else "failed:"
+        print(f"\n[{event.severity}] {label} {detail.code} - {detail.message[:300]}", file=err)
+    elif isinstance(event, agents.Done):
+        result = event.result
+        if result.success:
+            print(file=out)
+        else:
+            assert result.error is not None
+            error = result.error
+            print(f"\n{error.code} (retryable: {str(error.retryable).lower()}) - "
+                  f"{error.user_message}", file=err)  # fmt: skip
+            if error.fix_required:
+                print(f"fix: {error.fix_required}", file=err)
+            if error.fix_command:
+                print(f"run: {error.fix_command}", file=err)
+
+
+async def _run(args: argparse.Namespace, cli: str, options: dict[str, Any], out: TextIO) -> int:
+    result: agents.RunResult | None = None
+    async for event in agents.stream(args.prompt, cli, **options):
+        if args.json:
+            print(json.dumps(agents.event_to_dict(event), default=str), file=out, flush=True)
+        else:
+            _print_event(event, out, sys.stderr)
+        if isinstance(event, agents.Done):
+            result = event.result
+    assert result is not None
+    return 0 if result.success or result.error is None else result.error.exit_code
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    options: dict[str, Any] = {"idle_timeout": args.idle_timeout}
+    for name in ("model", "cwd", "timeout", "max_turns"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    try:
+        if args.fake is None:
+            return asyncio.run(_run(args, args.cli, options, out))
+        with _fake_setup(args.cli, args.fake, args.times) as (name, fake_options):
+            return asyncio.run(_run(args, name, {**fake_options, **options}, out))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a failure before the run: typed, never a traceback
+        from ._classify import classify
+
+        detail = classify(exc)
+        if args.json:
+            print(json.dumps({"type": "error", "severity": "error",
+                              "detail": detail.to_dict()}), file=out)  # fmt: skip
+        else:
+            print(f"{detail.code} - {detail.user_message}", file=sys.stderr)
+            if detail.fix_command:
+                print(f"run: {detail.fix_command}", file=sys.stderr)
+        return detail.exit_code

@@ -1,0 +1,136 @@
+"""Claude Code, Codex and Gemini CLI as subprocesses, with one event stream.
+
+    from recoverable import agents
+
+    async for event in agents.stream("Fix the failing test", cli="claude", timeout=600):
+        ...                                   # TextDelta, ToolStart, ToolEnd, Error, ... Done
+    result = await agents.run("Say hello", cli="auto")      # -> RunResult
+    result = agents.run_sync("Say hello", cli="codex")
+    result = agents.replay("claude", stdout, stderr, exit_code=1)   # pure: saved output
+
+A failed run is a `RunResult` with `success=False` and a classified `error` (the same codes
+as the SDKs: a 429 inside Claude Code is `provider_rate_limited` with `source="claude"`),
+never an exception; only a cancel of the awaiting task propagates (after the process group
+is stopped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+from ._clis import CLI_NAMES, module_for
+from ._discovery import CliInfo, choose, discover, find_executable
+from ._events import (
+    Done,
+    Error,
+    Event,
+    Raw,
+    RunResult,
+    TextDelta,
+    ThinkingDelta,
+    ToolEnd,
+    ToolStart,
+    TurnEnd,
+    event_to_dict,
+)
+from ._options import RunOptions
+from ._replay import replay
+from ._runner import run_process
+
+__all__ = [
+    "CLI_NAMES",
+    "CliInfo",
+    "Done",
+    "Error",
+    "Event",
+    "Raw",
+    "RunOptions",
+    "RunResult",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolEnd",
+    "ToolStart",
+    "TurnEnd",
+    "discover",
+    "event_to_dict",
+    "replay",
+    "run",
+    "run_sync",
+    "stream",
+]
+
+_OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
+
+
+def _options(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
+    unknown = set(fields) - _OPTION_NAMES
+    if unknown:
+        raise TypeError(f"unknown run option(s): {', '.join(sorted(unknown))}")
+    base = options if options is not None else RunOptions()
+    return dataclasses.replace(base, **fields) if fields else base
+
+
+def _resolve(cli: str | Sequence[str], options: RunOptions) -> tuple[str, str]:
+    """(cli name, executable): the given CLI, or the first usable one of an order."""
+    if isinstance(cli, str) and cli != "auto":
+        module_for(cli)
+        executable = options.executable or find_executable(cli) or cli
+        return cli, executable  # a missing binary surfaces as cli_not_found at spawn
+    order = CLI_NAMES if cli == "auto" else tuple(cli)
+    info = choose(order, {**os.environ, **options.env})
+    assert info.path is not None
+    return info.name, options.executable or info.path
+
+
+async def stream(
+    prompt: str,
+    cli: str | Sequence[str] = "auto",
+    *,
+    options: RunOptions | None = None,
+    cancel: asyncio.Event | None = None,
+    **fields: Any,
+) -> AsyncGenerator[Event, None]:
+    """Run a CLI on `prompt`; yield its events as they come; the last one is `Done`.
+
+    `cli`: "claude", "codex", "gemini", "auto" (the first installed and authenticated) or an
+    order of names. Options are `RunOptions` fields (model, cwd, env, timeout, ...). Setting
+    `cancel` stops the run (SIGTERM to its group, then SIGKILL) and ends it `run_cancelled`.
+    """
+    settings = _options(options, fields)
+    name, executable = _resolve(cli, settings)
+    module = module_for(name)
+    argv = module.build_argv(executable, prompt, settings)
+    async with contextlib.aclosing(run_process(module, argv, settings, cancel=cancel)) as events:
+        async for event in events:
+            yield event
+
+
+async def run(
+    prompt: str,
+    cli: str | Sequence[str] = "auto",
+    *,
+    options: RunOptions | None = None,
+    cancel: asyncio.Event | None = None,
+    **fields: Any,
+) -> RunResult:
+    """Run a CLI to the end; the `RunResult` (its `events` hold everything that was seen)."""
+    async with contextlib.aclosing(
+        stream(prompt, cli, options=options, cancel=cancel, **fields)
+    ) as events:
+        async for event in events:
+            if isinstance(event, Done):
+                return event.result
+    raise AssertionError("a run always ends with Done")  # pragma: no cover
+
+
+def run_sync(
+    prompt: str, cli: str | Sequence[str] = "auto", *, options: RunOptions | None = None,
+    **fields: Any,
+) -> RunResult:  # fmt: skip
+    """`run` for synchronous code (not from inside a running event loop)."""
+    return asyncio.run(run(prompt, cli, options=options, **fields))

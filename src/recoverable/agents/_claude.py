@@ -1,0 +1,390 @@
+"""Claude Code headless (`claude -p --output-format stream-json --verbose`): argv, parser, outcome.
+
+The `result` line is the terminal event. API failures arrive as `subtype:"success"` with
+`is_error:true`, preceded by a synthetic `assistant` line whose top-level `error` names the
+kind; `system/api_retry` lines show the retries on the way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .._classify.http import from_http
+from .._detail import ErrorDetail, make
+from ._events import Error, Event, Raw, TextDelta, ThinkingDelta, ToolEnd, ToolStart, TurnEnd
+from ._options import RunOptions
+from ._parsing import (
+    ParseState,
+    PhraseTable,
+    as_dict,
+    as_str,
+    dispatch,
+    killed,
+    unexplained_exit,
+)
+
+__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+
+NAME = "claude"
+PACKAGE = "@anthropic-ai/claude-code"
+
+# --- argv ----------------------------------------------------------------------------------
+
+
+def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
+    """The argv of one headless run (a prompt that looks like a flag goes last, after `--`)."""
+    # commander reads "-p -x" as an unknown option "-x"; after "--" it is the positional prompt.
+    dashed = prompt.startswith("-")
+    argv = [executable, "-p"]
+    if not dashed:
+        argv.append(prompt)
+    argv += ["--output-format", "stream-json", "--verbose"]
+    if options.model:
+        argv += ["--model", options.model]
+    if options.max_turns is not None:
+        argv += ["--max-turns", str(options.max_turns)]  # hidden from --help in 2.1.197, works
+    if options.system_prompt:
+        argv += ["--append-system-prompt", options.system_prompt]
+    if options.allowed_tools:
+        argv += ["--allowedTools", *options.allowed_tools]
+    if options.permission_mode:
+        argv += ["--permission-mode", options.permission_mode]
+    if options.resume:
+        argv += ["--resume", options.resume]
+    argv += options.extra_args
+    if dashed:
+        argv += ["--", prompt]  # also ends a variadic option such as --allowedTools
+    return argv
+
+
+# --- classification tables -----------------------------------------------------------------
+
+# Claude's own sentences (result text, `errors[]`, stderr), anchored at the start of the text
+# or of a stderr line; the first matching row wins, so specific rows come first.
+_PHRASES: tuple[tuple[str, str], ...] = (
+    (r"not logged in\b", "cli_not_authenticated"),
+    (r"(?:please run /login|oauth token revoked|oauth token has expired)\b",
+     "cli_not_authenticated"),
+    (r"invalid api key\b", "provider_auth_failed"),
+    (r"failed to authenticate\b", "provider_auth_failed"),
+    (r"your anthropic_api_key belongs to a disabled organization\b", "provider_auth_failed"),
+    (r"prompt is too long\b", "provider_context_too_long"),
+    (r"(?:your )?credit balance is too low\b", "provider_quota_exceeded"),
+    (r"there's an issue with the selected model\b", "provider_model_not_found"),
+    (r"server is temporarily limiting requests\b", "provider_rate_limited"),
+    (r"(?:api error: )?request timed out\b", "provider_timeout"),
+    (r"api error: repeated 529 overloaded errors\b", "provider_overloaded"),
+    # Claude's two groups of network codes: the request may have been sent, or it was not.
+    (r"api error: unable to connect to api "
+     r"\((?:econnreset|epipe|connectionclosed|streamsuspended)\)", "provider_connection_lost"),
+    (r"api error: unable to connect to api\b", "provider_unreachable"),
+    (r"api error: connection to the api was lost\b", "provider_connection_lost"),
+    (r"api error: api returned an empty or malformed response\b", "provider_bad_response"),
+    (r"api error: failed to parse json\b", "provider_bad_response"),
+    (r"api error: stream ended without receiving any events\b", "provider_bad_response"),
+    (r"no conversation found with session id\b", "not_found"),
+    # stderr before any JSON: commander's and claude's own argument errors
+    (r"error: (?:unknown option|option '|too many arguments|missing required argument)",
+     "cli_invalid_arguments"),
+    (r"error: (?:when using --print|input must be provided)", "cli_invalid_arguments"),
+)  # fmt: skip
+
+# The synthetic assistant line's `error`. Strong literals name the failure better than a bare
+# status does (billing arrives as a 400); weak ones say less than the status (a 529 is
+# reported as `server_error`), so the status goes first for them.
+_STRONG_LITERALS = {
+    "authentication_failed": "provider_auth_failed",
+    "oauth_org_not_allowed": "provider_permission_denied",
+    "billing_error": "provider_quota_exceeded",
+    "rate_limit": "provider_rate_limited",
+    "overloaded": "provider_overloaded",
+    "model_not_found": "provider_model_not_found",
+    "max_output_tokens": "provider_output_truncated",
+}
+_WEAK_LITERALS = {
+    "server_error": "provider_server_error",
+    "invalid_request": "provider_invalid_request",
+}
+
+_SUBTYPES = {
+    "error_max_turns": "run_max_turns",
+    "error_max_budget_usd": "run_budget_exceeded",
+}
+
+_TERMINAL_REASONS = {
+    "max_turns": "run_max_turns",
+    "prompt_too_long": "provider_context_too_long",
+    # Interrupted from outside (SIGINT): the runner replaces this when it sent the signal.
+    "aborted_streaming": "cli_killed",
+    "aborted_tools": "cli_killed",
+}
+
+# 128 + signal: claude's own SIGTERM handler exits 143.
+_PHRASE_TABLE = PhraseTable(_PHRASES)
+_SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
+
+
+# --- small readers ---------------------------------------------------------------------------
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _content_text(content: object) -> str | None:
+    """A tool result's text: a string, or the text blocks of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block["text"]
+            for block in content
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+        ]
+        return "\n".join(parts)
+    return None
+
+
+# --- parse_line ------------------------------------------------------------------------------
+
+
+def parse_line(line: str, state: ParseState) -> list[Event]:
+    """One stdout line to events, updating `state`."""
+    return dispatch(line, state, NAME, _HANDLERS)
+
+
+def _system(data: dict[str, Any], state: ParseState) -> list[Event]:
+    subtype = data.get("subtype")
+    if subtype == "init":
+        state.session_id = as_str(data.get("session_id")) or state.session_id
+        state.model = as_str(data.get("model")) or state.model
+    elif subtype == "api_retry":
+        return [Error(_retry_detail(data), severity="warning")]
+    return [Raw(NAME, data)]
+
+
+def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
+    """What Claude is retrying: its status, else the literal; no status means a network error."""
+    status = _int(data.get("error_status"))
+    literal = as_str(data.get("error"))
+    if status is not None:
+        code = from_http(status, source=NAME).code
+    else:
+        code = _STRONG_LITERALS.get(literal or "") or "provider_connection_lost"
+    attempt, most = _int(data.get("attempt")), _int(data.get("max_retries"))
+    delay = data.get("retry_delay_ms")
+    hint = math.ceil(delay) if isinstance(delay, (int, float)) and delay >= 0 else None
+    details = {
+        key: data[key]
+        for key in ("attempt", "max_retries", "retry_delay_ms", "error")
+        if data.get(key) is not None
+    }
+    message = f"claude retries after {literal or 'an API error'}"
+    if status is not None:
+        message += f" (HTTP {status})"
+    if attempt is not None and most is not None:
+        message += f", attempt {attempt} of {most}"
+    return make(
+        code,
+        message,
+        retry_after_ms=hint,
+        status=status,
+        source=NAME,
+        details=details,
+    )
+
+
+def _assistant(data: dict[str, Any], state: ParseState) -> list[Event]:
+    literal = as_str(data.get("error"))
+    message = as_dict(data.get("message"))
+    if literal is not None:
+        # The synthetic line that announces an API failure: its text repeats the result's,
+        # and it is not the model's answer. The result line classifies it.
+        state.extra["api_error"] = literal
+        return [Raw(NAME, data)]
+    _close_abandoned_stream(state, as_str(message.get("id")), new_stream=False)
+    streamed_ids = state.extra.get("streamed", ())
+    streamed = as_str(message.get("id")) in streamed_ids or None in streamed_ids
+    sub_agent = data.get("parent_tool_use_id") is not None  # a Task sub-agent's own messages
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    events: list[Event] = []
+    unmapped = False
+    for block in blocks if isinstance(blocks, list) else ():
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "tool_use":
+            events.append(_tool_start(state, block))
+        elif kind in ("text", "thinking") and not sub_agent:
+            if not streamed:  # else its deltas already came as stream_event lines
+                events += _delta(state, kind, block.get(kind))
+        else:
+            unmapped = True
+    if unmapped or not events:
+        events.append(Raw(NAME, data))  # nothing is dropped (sub-agent text, other blocks)
+    return events
+
+
+def _delta(state: ParseState, kind: str, text: object) -> list[Event]:
+    if not isinstance(text, str) or not text:
+        return []
+    if kind == "text":
+        state.text_parts.append(text)
+        return [TextDelta(text)]
+    return [ThinkingDelta(text)]
+
+
+def _tool_start(state: ParseState, block: dict[str, Any]) -> ToolStart:
+    tool_id = as_str(block.get("id")) or ""
+    name = as_str(block.get("name")) or "tool"
+    state.tool_started = True
+    state.extra.setdefault("tools", {})[tool_id] = name
+    return ToolStart(tool_id, name, block.get("input"))
+
+
+def _user(data: dict[str, Any], state: ParseState) -> list[Event]:
+    content = as_dict(data.get("message")).get("content")
+    events: list[Event] = []
+    unmapped = not isinstance(content, list)
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            events.append(_tool_end(state, block))
+        else:
+            unmapped = True
+    if unmapped or not events:
+        events.append(Raw(NAME, data))
+    return events
+
+
+def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
+    tool_id = as_str(block.get("tool_use_id")) or ""
+    text = _content_text(block.get("content"))
+    if not block.get("is_error"):
+        state.consecutive_tool_failures = 0
+        return ToolEnd(tool_id, True, output=text)
+    state.consecutive_tool_failures += 1
+    state.last_failed_tool = state.extra.get("tools", {}).get(tool_id, tool_id)
+    return ToolEnd(tool_id, False, error=text)
+
+
+def _stream_event(data: dict[str, Any], state: ParseState) -> list[Event]:
+    """`--include-partial-messages`: raw Anthropic SSE events; text and thinking deltas map."""
+    event = as_dict(data.get("event"))
+    kind = event.get("type")
+    if kind == "message_start":
+        _close_abandoned_stream(state, None, new_stream=True)
+        state.extra["stream"] = (
+            as_str(as_dict(event.get("message")).get("id")),
+            len(state.text_parts),
+        )
+    elif kind == "message_stop":
+        state.extra.pop("stream", None)
+    elif kind == "content_block_delta" and data.get("parent_tool_use_id") is None:
+        delta = as_dict(event.get("delta"))
+        field = {"text_delta": "text", "thinking_delta": "thinking"}.get(
+            as_str(delta.get("type")) or ""
+        )
+        if field is not None:
+            stream_id = state.extra.get("stream", (None, 0))[0]
+            state.extra.setdefault("streamed", set()).add(stream_id)
+            return _delta(state, field, delta.get(field))
+    return [Raw(NAME, data)]
+
+
+def _close_abandoned_stream(
+    state: ParseState, arriving_id: str | None, *, new_stream: bool
+) -> None:
+    """Drop the text of a streamed message that never reached `message_stop`.
+
+    A cut stream makes Claude ask again (its non-streaming fallback): the cut attempt's text
+    leaves the answer. Its deltas were already sent and stay sent.
+    """
+    stream = state.extra.get("stream")
+    if stream is None:
+        return
+    if not new_stream and (arriving_id is None or stream[0] is None or arriving_id == stream[0]):
+        return
+    del state.text_parts[stream[1] :]
+    del state.extra["stream"]
+
+
+def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
+    state.session_id = as_str(data.get("session_id")) or state.session_id
+    cost = data.get("total_cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        state.cost_usd = float(cost)
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        state.usage = usage
+    events: list[Event] = [TurnEnd(usage if isinstance(usage, dict) else None)]
+    if data.get("subtype") == "success" and not data.get("is_error"):
+        state.terminal = "success"
+        answer = as_str(data.get("result"))
+        if not state.text_parts and answer:  # no assistant text arrived: the result has it
+            events[:0] = _delta(state, "text", answer)
+        return events
+    detail = _result_error(data, state)
+    state.terminal = detail
+    state.errors.append(detail)
+    events.append(Error(detail))
+    return events
+
+
+def _result_error(data: dict[str, Any], state: ParseState) -> ErrorDetail:
+    """The failure an error `result` reports, most specific evidence first."""
+    subtype = as_str(data.get("subtype")) or ""
+    listed = data.get("errors")
+    errors = [item for item in listed if isinstance(item, str)] if isinstance(listed, list) else []
+    text = as_str(data.get("result")) or "; ".join(errors) or f"claude result {subtype}"
+    status = _int(data.get("api_error_status"))
+    literal = state.extra.get("api_error")
+    reason = as_str(data.get("terminal_reason"))
+    code = (
+        _SUBTYPES.get(subtype)
+        or _PHRASE_TABLE.code(text)
+        or _TERMINAL_REASONS.get(reason or "")
+        or _STRONG_LITERALS.get(literal or "")
+        or (from_http(status, body=text, source=NAME).code if status is not None else None)
+        or _WEAK_LITERALS.get(literal or "")
+        or "unknown"
+    )
+    details: dict[str, Any] = {"subtype": subtype}
+    for key, value in (("terminal_reason", reason), ("error", literal)):
+        if value is not None:
+            details[key] = value
+    if errors:
+        details["errors"] = errors
+    return make(code, text, status=status, source=NAME, details=details)
+
+
+_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+    "system": _system,
+    "assistant": _assistant,
+    "user": _user,
+    "stream_event": _stream_event,
+    "result": _result,
+}
+
+# --- outcome ---------------------------------------------------------------------------------
+
+
+def outcome(
+    state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
+) -> ErrorDetail | None:
+    """How the run ended: the `result` line decides; else the signal, stderr and exit code."""
+    if state.terminal == "success":
+        return None
+    if isinstance(state.terminal, ErrorDetail):
+        return state.terminal
+    if signal is not None:
+        return killed(NAME, signal, "before its result line")
+    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    if found is not None:
+        return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
+    literal = state.extra.get("api_error")
+    if literal is not None:  # the API failure was announced, then the result never came
+        code = _STRONG_LITERALS.get(literal) or _WEAK_LITERALS.get(literal) or "unknown"
+        return make(code, f"claude reported {literal} and exited without a result line",
+                    source=NAME, details={"error": literal, "exit_code": exit_code})  # fmt: skip
+    return unexplained_exit(NAME, exit_code, "before its result line", _SIGNAL_EXITS)

@@ -1,0 +1,320 @@
+"""Codex CLI headless (`codex exec --json`): argv, JSONL parser, outcome.
+
+`turn.completed` / `turn.failed` is the terminal event. Top-level `error` events are not
+fatal by themselves: `Reconnecting... N/M (...)` reports a retry, and the last one repeats
+the message `turn.failed` carries. Codex prints text only (no status field, no error kind),
+so failures are read from its sentences, anchored at their start.
+
+Not mapped to flags: `max_turns` and `allowed_tools` (codex has no such options).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from .._classify.http import from_http
+from .._detail import ErrorDetail, make
+from ._events import Error, Event, Raw, TextDelta, ThinkingDelta, ToolEnd, ToolStart, TurnEnd
+from ._options import RunOptions
+from ._parsing import (
+    ParseState,
+    PhraseTable,
+    as_dict,
+    as_str,
+    dispatch,
+    killed,
+    unexplained_exit,
+)
+
+__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+
+NAME = "codex"
+PACKAGE = "@openai/codex"
+
+# --- argv ----------------------------------------------------------------------------------
+
+
+def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
+    """The argv of one `codex exec --json` run (or `... resume THREAD_ID PROMPT`)."""
+    argv = [executable, "exec", "--json", "--skip-git-repo-check"]
+    # exec-level options go before `resume`: `exec resume` has no --sandbox of its own.
+    if options.model:
+        argv += ["-m", options.model]
+    if options.permission_mode:
+        argv += ["-s", options.permission_mode]  # read-only | workspace-write | danger-full-access
+    if options.system_prompt:
+        # Added to codex's own instructions as a developer message (a string key in 0.171).
+        argv += ["-c", f"developer_instructions={_toml_string(options.system_prompt)}"]
+    argv += options.extra_args
+    if options.resume:
+        argv += ["resume", options.resume]
+    if prompt.startswith("-"):
+        argv.append("--")  # clap would read it as a flag
+    argv.append(prompt)
+    return argv
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's; DEL must be escaped in TOML)."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+# --- classification tables -----------------------------------------------------------------
+
+# Codex's sentences (turn.failed, error events, stderr), anchored at the start of the text or
+# of a stderr line; the first matching row wins, so specific rows come first.
+_PHRASES: tuple[tuple[str, str], ...] = (
+    (r"(?:codex )?ran out of room in the model's context window\b", "provider_context_too_long"),
+    (r"quota exceeded\b", "provider_quota_exceeded"),
+    (r"you(?:'|\u2019)ve hit your usage limit\b", "provider_quota_exceeded"),
+    (r"to use codex with your chatgpt plan, upgrade\b", "provider_permission_denied"),
+    (r"the model `?[^`\s]+`? does not exist or you do not have access to it\b",
+     "provider_model_not_found"),
+    (r"selected model is at capacity\b", "provider_overloaded"),
+    # Codex's sentence for a 500 (a 503 prints "unexpected status 503 ...").
+    (r"we(?:'|\u2019)re currently experiencing high demand\b", "provider_server_error"),
+    (r"stream disconnected before completion: stream closed before response\.completed\b",
+     "provider_bad_response"),
+    (r"stream disconnected before completion: idle timeout waiting for sse\b",
+     "provider_timeout"),
+    (r"stream disconnected before completion\b", "provider_connection_lost"),
+    (r"idle timeout waiting for sse\b", "provider_timeout"),
+    (r"error while reading the server response\b", "provider_connection_lost"),
+    (r"(?:connection failed: )?error sending request\b", "provider_unreachable"),
+    (r"missing environment variable\b", "cli_not_authenticated"),
+    (r"access blocked by cloudflare\b", "provider_permission_denied"),
+    # stderr, before any JSON
+    (r"not inside a trusted directory\b", "cli_untrusted_workspace"),
+    (r"error: (?:unexpected argument|invalid value|unrecognized subcommand|"
+     r"a value is required|the argument)", "cli_invalid_arguments"),
+    (r"no prompt provided\b", "cli_invalid_arguments"),
+    (r"error loading config\.toml\b", "cli_invalid_arguments"),
+    (r"error: model provider `[^`]*` not found\b", "cli_invalid_arguments"),
+    (r"error: thread/resume: .*\bno rollout found\b", "not_found"),
+)  # fmt: skip
+
+# "exceeded retry limit, last status: 429 Too Many Requests, request id: ..." and
+# "unexpected status 401 Unauthorized: <provider message>, url: ..., request id: ...".
+_STATUS_SENTENCE = re.compile(
+    r"^(?:exceeded retry limit, last status:|unexpected status) (\d{3})\b[^:,]*(?:: (.*?))?"
+    r"(?:, url: \S+)?(?:, request id: (\S+))?$",
+    re.IGNORECASE | re.DOTALL,
+)
+_RECONNECTING = re.compile(
+    r"^reconnecting\.\.\.\s*(?:(\d+)/(\d+)\s*)?(?:waiting for network\s*)?\((.*)\)\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_REQUEST_ID = re.compile(r", request id: (\S+)$")
+
+_PHRASE_TABLE = PhraseTable(_PHRASES)
+_SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
+
+
+def _classify_message(message: str, details: dict[str, Any] | None = None) -> ErrorDetail:
+    """A Codex error sentence as a detail (unknown when it names nothing we know)."""
+    text = message.strip()
+    extra = dict(details or {})
+    found = _STATUS_SENTENCE.match(text)
+    if found is not None:
+        status = int(found.group(1))
+        if found.group(3):
+            extra["request_id"] = found.group(3)
+        code = from_http(status, body=found.group(2), source=NAME).code
+        return make(code, text, status=status, source=NAME, details=extra)
+    request_id = _REQUEST_ID.search(text)
+    if request_id is not None:
+        extra["request_id"] = request_id.group(1)
+    return make(_PHRASE_TABLE.code(text) or "unknown", text, source=NAME, details=extra)
+
+
+def _warning(message: str) -> ErrorDetail:
+    """A top-level `error` that is a retry report: classify what is being retried."""
+    found = _RECONNECTING.match(message.strip())
+    if found is None:
+        return _classify_message(message)
+    details: dict[str, Any] = {"reconnecting": message.strip()}
+    if found.group(1):
+        details["attempt"], details["max_attempts"] = int(found.group(1)), int(found.group(2))
+    return _classify_message(found.group(3), details)
+
+
+# --- small readers ---------------------------------------------------------------------------
+
+
+# --- parse_line ------------------------------------------------------------------------------
+
+
+def parse_line(line: str, state: ParseState) -> list[Event]:
+    """One stdout line to events, updating `state`."""
+    return dispatch(line, state, NAME, _HANDLERS)
+
+
+def _thread_started(data: dict[str, Any], state: ParseState) -> list[Event]:
+    state.session_id = as_str(data.get("thread_id")) or state.session_id
+    return [Raw(NAME, data)]
+
+
+def _top_level_error(data: dict[str, Any], state: ParseState) -> list[Event]:
+    message = as_str(data.get("message")) or ""
+    if _RECONNECTING.match(message.strip()):
+        return [Error(_warning(message), severity="warning")]
+    # Usually the fatal message again, just before turn.failed: kept for a run that ends
+    # without one, not sent twice.
+    state.extra["last_error"] = _classify_message(message)
+    return [Raw(NAME, data)]
+
+
+def _turn_completed(data: dict[str, Any], state: ParseState) -> list[Event]:
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        state.usage = usage  # cumulative for the thread
+    state.terminal = "success"
+    return [TurnEnd(usage if isinstance(usage, dict) else None)]
+
+
+def _turn_failed(data: dict[str, Any], state: ParseState) -> list[Event]:
+    message = as_str(as_dict(data.get("error")).get("message")) or "turn failed"
+    detail = _classify_message(message)
+    state.terminal = detail
+    state.errors.append(detail)
+    return [Error(detail)]
+
+
+def _item(data: dict[str, Any], state: ParseState) -> list[Event]:
+    item = as_dict(data.get("item"))
+    kind = item.get("type")
+    phase = data.get("type")
+    if kind in ("agent_message", "reasoning"):
+        text = as_str(item.get("text"))
+        if phase != "item.completed" or not text:  # the whole text comes with completed
+            return [Raw(NAME, data)]
+        if kind == "reasoning":
+            return [ThinkingDelta(text)]
+        state.text_parts.append(text)
+        return [TextDelta(text)]
+    if kind == "error":  # non-fatal: model metadata, transport fallback
+        message = as_str(item.get("message")) or ""
+        return [Error(_classify_message(message), severity="warning")]
+    tool = _TOOLS.get(kind) if isinstance(kind, str) else None
+    if tool is None or phase == "item.updated":
+        return [Raw(NAME, data)]
+    item_id = as_str(item.get("id")) or ""
+    events: list[Event] = []
+    started = state.extra.setdefault("tools", {})
+    if item_id not in started:  # some items (a declined command, a patch) only complete
+        state.tool_started = True
+        started[item_id] = tool.name(item)
+        events.append(ToolStart(item_id, started[item_id], tool.input(item)))
+    if phase == "item.completed":
+        events.append(_tool_end(state, item_id, item, tool))
+    return events
+
+
+def _tool_end(state: ParseState, item_id: str, item: dict[str, Any], tool: _Tool) -> ToolEnd:
+    success, output, error = tool.end(item)
+    if success:
+        state.consecutive_tool_failures = 0
+    else:
+        state.consecutive_tool_failures += 1
+        state.last_failed_tool = state.extra["tools"].get(item_id, item_id)
+    return ToolEnd(item_id, success, output=output, error=error)
+
+
+# --- tool items ------------------------------------------------------------------------------
+
+End = tuple[bool, str | None, str | None]  # success, output, error
+
+
+class _Tool(NamedTuple):
+    """How one tool item type reads: its name, its input and how it ended."""
+
+    name: Callable[[dict[str, Any]], str]
+    input: Callable[[dict[str, Any]], Any]
+    end: Callable[[dict[str, Any]], End]
+
+
+def _command_end(item: dict[str, Any]) -> End:
+    status, exit_code = item.get("status"), item.get("exit_code")
+    output = as_str(item.get("aggregated_output"))
+    if status == "completed" and exit_code == 0:
+        return True, output, None
+    return False, output, f"{status or 'failed'}, exit code {exit_code}"
+
+
+def _mcp_end(item: dict[str, Any]) -> End:
+    error = as_str(as_dict(item.get("error")).get("message"))
+    content = as_dict(item.get("result")).get("content")
+    texts = [
+        part["text"]
+        for part in (content if isinstance(content, list) else ())
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+    ]
+    output = "\n".join(texts) if texts else None
+    if item.get("status") == "completed" and error is None:
+        return True, output, None
+    return False, output, error or str(item.get("status") or "failed")
+
+
+def _status_end(item: dict[str, Any]) -> End:
+    status = item.get("status")
+    if status in (None, "completed"):
+        return True, None, None
+    return False, None, str(status)
+
+
+def _mcp_name(item: dict[str, Any]) -> str:
+    server, tool = as_str(item.get("server")), as_str(item.get("tool"))
+    return f"{server}.{tool}" if server and tool else tool or "mcp_tool_call"
+
+
+_TOOLS = {
+    "command_execution": _Tool(
+        lambda item: "command_execution",
+        lambda item: {"command": item.get("command")},
+        _command_end,
+    ),
+    "mcp_tool_call": _Tool(_mcp_name, lambda item: item.get("arguments"), _mcp_end),
+    "file_change": _Tool(
+        lambda item: "file_change", lambda item: {"changes": item.get("changes")}, _status_end
+    ),
+    "web_search": _Tool(
+        lambda item: "web_search", lambda item: {"query": item.get("query")}, _status_end
+    ),
+}
+
+_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+    "thread.started": _thread_started,
+    "item.started": _item,
+    "item.updated": _item,
+    "item.completed": _item,
+    "turn.completed": _turn_completed,
+    "turn.failed": _turn_failed,
+    "error": _top_level_error,
+}
+
+# --- outcome ---------------------------------------------------------------------------------
+
+
+def outcome(
+    state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
+) -> ErrorDetail | None:
+    """How the run ended: turn.completed / turn.failed decide; else signal, stderr, exit."""
+    if state.terminal == "success":
+        return None
+    if isinstance(state.terminal, ErrorDetail):
+        return state.terminal
+    if signal is not None:
+        return killed(NAME, signal, "before the turn ended")
+    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    if exit_code == 2:  # clap rejects its arguments with exit 2
+        message = found[1] if found is not None else "codex rejected its arguments (exit 2)"
+        return make("cli_invalid_arguments", message, source=NAME, details={"exit_code": 2})
+    last_error = state.extra.get("last_error")
+    if isinstance(last_error, ErrorDetail):
+        return last_error
+    if found is not None:
+        return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
+    return unexplained_exit(NAME, exit_code, "before the turn ended", _SIGNAL_EXITS)

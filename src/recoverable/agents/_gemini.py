@@ -1,0 +1,330 @@
+"""Gemini CLI headless (`gemini -p PROMPT -o stream-json`): argv, parser, outcome.
+
+The `result` line is the terminal event. Gemini reports API failures as
+`[API Error: <message or JSON body>]` with `error.type` "unknown", its own fatal errors by class
+name, and exits with the HTTP status & 0xFF after an API error (429 -> 173).
+
+Not mapped to flags: `max_turns` (only settings `model.maxSessionTurns`) and `system_prompt`
+(only a `GEMINI_SYSTEM_MD` file, which replaces the system prompt instead of adding to it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .._classify.http import from_http, message_code
+from .._detail import ErrorDetail, make
+from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
+from ._options import RunOptions
+from ._parsing import (
+    ParseState,
+    PhraseTable,
+    as_dict,
+    as_str,
+    dispatch,
+    killed,
+    unexplained_exit,
+)
+
+__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+
+NAME = "gemini"
+PACKAGE = "@google/gemini-cli"
+
+# --- argv ----------------------------------------------------------------------------------
+
+
+def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
+    """The argv of one headless run (`--prompt=...` when the prompt looks like a flag)."""
+    # yargs refuses "-p -x" ("Not enough arguments following: p"); "--prompt=-x" is a value.
+    argv = [executable, *([f"--prompt={prompt}"] if prompt.startswith("-") else ["-p", prompt])]
+    argv += ["-o", "stream-json"]
+    if options.model:
+        argv += ["-m", options.model]
+    if options.permission_mode:
+        argv += ["--approval-mode", options.permission_mode]  # default|auto_edit|yolo|plan
+    for tool in options.allowed_tools:
+        argv += ["--allowed-tools", tool]  # deprecated for the policy engine, still read (0.61)
+    if options.resume:
+        argv += ["--resume", options.resume]  # "latest" or an index, not a session id
+    argv += options.extra_args
+    return argv
+
+
+# --- classification tables -----------------------------------------------------------------
+
+# Gemini's fatal errors: `error.type` of the result, and the exit code without one.
+_FATAL = {
+    41: ("FatalAuthenticationError", "cli_not_authenticated"),
+    42: ("FatalInputError", "cli_invalid_arguments"),
+    44: ("FatalSandboxError", "cli_spawn_failed"),
+    52: ("FatalConfigError", "cli_invalid_arguments"),
+    53: ("FatalTurnLimitedError", "run_max_turns"),
+    54: ("FatalToolExecutionError", "tool_execution_failed"),
+    55: ("FatalUntrustedWorkspaceError", "cli_untrusted_workspace"),
+    130: ("FatalCancellationError", "run_cancelled"),
+}
+_FATAL_TYPES = {name: code for name, code in _FATAL.values()}
+
+# After an API error gemini exits with `process.exit(status)`, i.e. status & 0xFF. Only read
+# when the stream or stderr shows an API error: 17 or 144 mean nothing by themselves.
+_API_EXIT_STATUS = {
+    144: 400, 145: 401, 147: 403, 148: 404, 157: 413, 173: 429,
+    244: 500, 246: 502, 247: 503, 248: 504, 17: 529,
+}  # fmt: skip
+
+# Gemini's sentences (inside `[API Error: ...]`, error events, stderr), anchored at the start
+# of the text or of a stderr line; the first matching row wins.
+_PHRASES: tuple[tuple[str, str], ...] = (
+    (r"you have exhausted your daily quota\b", "provider_quota_exceeded"),
+    # Gemini rewords a daily quota as the row above (TerminalQuotaError); this wording is its
+    # retryable per-minute quota (RetryableQuotaError), which says when to retry.
+    (r"you exceeded your current quota\b", "provider_rate_limited"),
+    (r"resource has been exhausted\b", "provider_rate_limited"),
+    (r"the model is overloaded\b", "provider_overloaded"),
+    (r"models/\S+ is not found for api version\b", "provider_model_not_found"),
+    (r"api key not valid\b", "provider_auth_failed"),
+    # undici's "fetch failed" comes for a refused and a reset connection alike: the request
+    # may have gone out.
+    (r"(?:exception typeerror: )?fetch failed\b", "provider_connection_lost"),
+    (r"model stream ended due to (?:safety|recitation) settings\b", "provider_content_filtered"),
+    (r"model stream ended due to token limit exhaustion\b", "provider_output_truncated"),
+    (r"model stream ended\b", "provider_bad_response"),
+    (r"reached max session turns\b", "run_max_turns"),
+    # stderr, before the session starts
+    (r"please set an auth method\b", "cli_not_authenticated"),
+    (r"invalid auth method selected\b", "cli_not_authenticated"),
+    (r"gemini cli is not running in a trusted directory\b", "cli_untrusted_workspace"),
+    (r"no input provided via stdin\b", "cli_invalid_arguments"),
+    (r"(?:unknown arguments?|not enough arguments following|invalid values?):",
+     "cli_invalid_arguments"),
+)  # fmt: skip
+
+_API_ERROR = re.compile(r"^\[API Error: (.*?)\](?=\n|$)", re.DOTALL)
+_RETRY_IN = re.compile(r"\bplease retry in (\d+(?:\.\d+)?)(ms|s)\b", re.IGNORECASE)
+_STDERR_API = re.compile(r"^(?:Error when talking to Gemini API|Attempt \d+ failed)\b", re.M)
+_STDERR_BODY = re.compile(r"_ApiError: (\{.*\})\s*$", re.MULTILINE)
+
+_PHRASE_TABLE = PhraseTable(_PHRASES)
+_SIGNAL_EXITS = {137: "SIGKILL", 143: "SIGTERM"}  # 130 is gemini's own cancellation
+
+# A retried stream is re-sent from its start with no marker in the output: a repeat of the
+# whole previous attempt, chunk for chunk, is recognised from this many chunks on.
+_MIN_REPLAY_CHUNKS = 2
+
+
+def _classify(kind: str | None, message: str) -> ErrorDetail:
+    """A gemini error (`error.type`, `error.message`) as a detail."""
+    # Every API error says "unknown": only a real class name is worth keeping.
+    details: dict[str, Any] = {"error_type": kind} if kind and kind != "unknown" else {}
+    fatal = _FATAL_TYPES.get(kind or "")
+    if fatal is not None:
+        return make(fatal, message or str(kind), source=NAME, details=details)
+    api = _API_ERROR.match(message)
+    inner = api.group(1).strip() if api is not None else message.strip()
+    body = _json_object(inner)
+    if body is not None:
+        error = body.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        status = code if isinstance(code, int) and not isinstance(code, bool) else None
+        found = from_http(status, body=body, source=NAME)
+        return make(found.code, message, retry_after_ms=found.retry_after_ms, status=status,
+                    source=NAME, details={**found.details, **details})  # fmt: skip
+    code = (
+        _PHRASE_TABLE.code(inner) or (message_code(inner) if api is not None else None) or "unknown"
+    )
+    return make(code, message, retry_after_ms=_retry_in(inner), source=NAME, details=details)
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    if not text.startswith("{"):
+        return None
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _retry_in(text: str) -> int | None:
+    """Gemini's "Please retry in 1s." hint, in ms."""
+    found = _RETRY_IN.search(text)
+    if found is None:
+        return None
+    value = float(found.group(1))
+    return round(value if found.group(2).lower() == "ms" else value * 1000)
+
+
+# --- small readers ---------------------------------------------------------------------------
+
+
+# --- parse_line ------------------------------------------------------------------------------
+
+
+def parse_line(line: str, state: ParseState) -> list[Event]:
+    """One stdout line to events, updating `state`."""
+    return dispatch(line, state, NAME, _HANDLERS)
+
+
+def _init(data: dict[str, Any], state: ParseState) -> list[Event]:
+    state.session_id = as_str(data.get("session_id")) or state.session_id
+    state.model = as_str(data.get("model")) or state.model
+    return [Raw(NAME, data)]
+
+
+def _message(data: dict[str, Any], state: ParseState) -> list[Event]:
+    text = as_str(data.get("content"))
+    if data.get("role") != "assistant" or not text:
+        return [*_flush(state, new_segment=data.get("role") == "user"), Raw(NAME, data)]
+    return _assistant_text(state, text)
+
+
+def _assistant_text(state: ParseState, chunk: str) -> list[Event]:
+    """A text chunk, minus a retried stream's repeat of what was already sent.
+
+    After a cut stream gemini asks again and streams the answer from its start, with nothing
+    in the output between the attempts. Chunks that repeat the current answer from its first
+    chunk are held back; once they repeat all of it, they were a retry and are dropped (the
+    answer keeps one copy); when they stop matching first, they are sent after all.
+    """
+    segment: list[str] = state.extra.setdefault("segment", [])
+    held: list[str] = state.extra.setdefault("held", [])
+    if held or (len(segment) >= _MIN_REPLAY_CHUNKS and chunk == segment[0]):
+        candidate = [*held, chunk]
+        if candidate == segment[: len(candidate)]:
+            if len(candidate) == len(segment):
+                held.clear()
+                state.extra["retried_streams"] = state.extra.get("retried_streams", 0) + 1
+            else:
+                held.append(chunk)
+            return []
+        held.clear()
+        return [_emit(state, segment, part) for part in candidate]
+    return [_emit(state, segment, chunk)]
+
+
+def _emit(state: ParseState, segment: list[str], text: str) -> TextDelta:
+    segment.append(text)
+    state.text_parts.append(text)
+    return TextDelta(text)
+
+
+def _flush(state: ParseState, *, new_segment: bool) -> list[Event]:
+    """Send held-back chunks (they were not a retry); a tool or user turn starts a new answer."""
+    segment: list[str] = state.extra.setdefault("segment", [])
+    held: list[str] = state.extra.setdefault("held", [])
+    events: list[Event] = [_emit(state, segment, part) for part in held]
+    held.clear()
+    if new_segment:
+        segment.clear()
+    return events
+
+
+def _tool_use(data: dict[str, Any], state: ParseState) -> list[Event]:
+    events = _flush(state, new_segment=True)
+    tool_id = as_str(data.get("tool_id")) or ""
+    name = as_str(data.get("tool_name")) or "tool"
+    state.tool_started = True
+    state.extra.setdefault("tools", {})[tool_id] = name
+    return [*events, ToolStart(tool_id, name, data.get("parameters"))]
+
+
+def _tool_result(data: dict[str, Any], state: ParseState) -> list[Event]:
+    events = _flush(state, new_segment=True)
+    tool_id = as_str(data.get("tool_id")) or ""
+    output = as_str(data.get("output"))
+    if data.get("status") == "success":
+        state.consecutive_tool_failures = 0
+        return [*events, ToolEnd(tool_id, True, output=output)]
+    state.consecutive_tool_failures += 1
+    state.last_failed_tool = state.extra.get("tools", {}).get(tool_id, tool_id)
+    error = as_dict(data.get("error"))
+    reason = as_str(error.get("message")) or as_str(error.get("type")) or "failed"
+    return [*events, ToolEnd(tool_id, False, output=output, error=reason)]
+
+
+def _error(data: dict[str, Any], state: ParseState) -> list[Event]:
+    events = _flush(state, new_segment=False)
+    detail = _classify(None, as_str(data.get("message")) or "gemini reported an error")
+    if data.get("severity") == "warning":
+        return [*events, Error(detail, severity="warning")]
+    state.errors.append(detail)  # the result that follows may carry no error of its own
+    return [*events, Error(detail)]
+
+
+def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
+    events = _flush(state, new_segment=True)
+    stats = data.get("stats")
+    if isinstance(stats, dict):
+        state.usage = stats
+    events.append(TurnEnd(stats if isinstance(stats, dict) else None))
+    if data.get("status") == "success":
+        state.terminal = "success"
+        return events
+    error = as_dict(data.get("error"))
+    if error:
+        detail = _classify(as_str(error.get("type")), as_str(error.get("message")) or "")
+    elif state.errors:
+        state.terminal = state.errors[-1]  # already sent as an error event
+        return events
+    else:
+        detail = make("unknown", "gemini ended with status error and no reason", source=NAME)
+    state.terminal = detail
+    state.errors.append(detail)
+    events.append(Error(detail))
+    return events
+
+
+_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+    "init": _init,
+    "message": _message,
+    "tool_use": _tool_use,
+    "tool_result": _tool_result,
+    "error": _error,
+    "result": _result,
+}
+
+# --- outcome ---------------------------------------------------------------------------------
+
+
+def outcome(
+    state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
+) -> ErrorDetail | None:
+    """How the run ended: the `result` line decides; else signal, exit code, stream, stderr."""
+    if state.terminal == "success":
+        return None
+    if isinstance(state.terminal, ErrorDetail):
+        return state.terminal
+    if signal is not None:
+        return killed(NAME, signal, "before its result line")
+    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    fatal = _FATAL.get(exit_code) if exit_code is not None else None
+    if fatal is not None:
+        message = found[1] if found is not None else f"gemini exited {exit_code} ({fatal[0]})"
+        return make(fatal[1], message, source=NAME, details={"exit_code": exit_code})
+    if state.errors:  # an error event, then no result line
+        return state.errors[-1]
+    if found is not None:
+        return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
+    if exit_code in _API_EXIT_STATUS and _STDERR_API.search(stderr_tail):
+        return _api_exit(exit_code, stderr_tail)
+    return unexplained_exit(NAME, exit_code, "before its result line", _SIGNAL_EXITS)
+
+
+def _api_exit(exit_code: int, stderr: str) -> ErrorDetail:
+    """An API error shown on stderr only: the body when it is there, else the exit status."""
+    bodies = _STDERR_BODY.findall(stderr)
+    body = _json_object(bodies[-1]) if bodies else None
+    error = as_dict(body.get("error")) if body is not None else {}
+    code = error.get("code")
+    status = code if isinstance(code, int) and not isinstance(code, bool) else None
+    status = status or _API_EXIT_STATUS[exit_code]
+    found = from_http(status, body=body, source=NAME)
+    message = (
+        found.message if body is not None else f"gemini exited {exit_code} after HTTP {status}"
+    )
+    return make(found.code, message, status=status, source=NAME,
+                details={**found.details, "exit_code": exit_code})  # fmt: skip

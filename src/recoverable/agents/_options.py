@@ -1,0 +1,29 @@
+"""What a caller can ask of a CLI run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["RunOptions"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Options every CLI understands (each CLI module maps them to its own flags)."""
+
+    model: str | None = None
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # added to the inherited environment
+    inherit_env: bool = True  # False: `env` is the whole environment of the CLI
+    system_prompt: str | None = None  # appended to the CLI's own system prompt
+    allowed_tools: Sequence[str] = ()
+    permission_mode: str | None = None  # claude's modes; codex sandbox; gemini approval mode
+    max_turns: int | None = None
+    resume: str | None = None  # a session id from an earlier RunResult
+    timeout: float | None = None  # total seconds
+    idle_timeout: float | None = 300.0  # seconds without any event
+    max_tool_failures: int | None = 3  # consecutive tool failures before we stop the run
+    executable: str | None = None  # path of the CLI binary
+    extra_args: Sequence[str] = ()  # appended verbatim, before the prompt
+    max_line_bytes: int = 8 * 1024 * 1024  # a longer stdout line is an error event, skipped

@@ -1,0 +1,183 @@
+"""What the three CLI parsers share: their state, the line reader and the module contract.
+
+A CLI module is pure: `parse_line(line, state) -> list[Event]` maps one stdout line (plus the
+state it keeps) to events, and `outcome(state, exit_code, signal, stderr_tail)` decides how a
+finished run ended. The terminal event decides; the exit code and stderr only explain what
+the stream did not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal as signals
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .._detail import ErrorDetail, make
+from ._events import Error, Event, Raw
+from ._options import RunOptions
+
+__all__ = [
+    "CliModule",
+    "ParseState",
+    "PhraseTable",
+    "as_dict",
+    "as_str",
+    "bad_line",
+    "dispatch",
+    "killed",
+    "read_json",
+    "signal_name",
+    "unexplained_exit",
+]
+
+
+@dataclass(slots=True)
+class ParseState:
+    """What a parser remembers between lines (mutable: one per run)."""
+
+    cli: str
+    session_id: str | None = None
+    model: str | None = None
+    text_parts: list[str] = field(default_factory=list)
+    usage: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    # The terminal event: None until seen; then "success" or the failure it reported.
+    terminal: ErrorDetail | str | None = None
+    tool_started: bool = False  # a tool ran: a timeout is no longer safe to retry
+    consecutive_tool_failures: int = 0
+    last_failed_tool: str | None = None
+    errors: list[ErrorDetail] = field(default_factory=list)  # error-severity events seen
+    extra: dict[str, Any] = field(default_factory=dict)  # per-CLI bookkeeping
+
+    @property
+    def text(self) -> str:
+        """The assistant's answer so far."""
+        return "".join(self.text_parts)
+
+
+class CliModule(Protocol):
+    """The contract of `_claude`, `_codex` and `_gemini`."""
+
+    NAME: str
+    PACKAGE: str  # the npm package that installs it
+
+    def build_argv(self, executable: str, prompt: str, options: RunOptions) -> list[str]: ...
+
+    def parse_line(self, line: str, state: ParseState) -> list[Event]: ...
+
+    def outcome(
+        self, state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
+    ) -> ErrorDetail | None: ...
+
+
+def read_json(line: str) -> dict[str, Any] | None:
+    """The JSON object on a line, or None when the line is not one."""
+    text = line.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def bad_line(cli: str, line: str, why: str) -> Error:
+    """An unreadable stdout line: an error event (the stream goes on), the line kept short."""
+    sample = line if len(line) <= 200 else line[:200] + "..."
+    return Error(
+        make("cli_output_invalid", f"{why}: {sample}", source=cli, details={"bytes": len(line)}),
+        severity="warning",
+    )
+
+
+# --- what every CLI module reads the same way ------------------------------------------------
+
+
+def as_str(value: object) -> str | None:
+    """`value` when it is a string."""
+    return value if isinstance(value, str) else None
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+Handlers = Mapping[str, Callable[[dict[str, Any], ParseState], list[Event]]]
+
+
+def dispatch(line: str, state: ParseState, cli: str, handlers: Handlers) -> list[Event]:
+    """A stdout line to events by its `type`: unknown types and non-JSON lines are `Raw`."""
+    data = read_json(line)
+    if data is None:
+        if line.lstrip().startswith("{"):
+            return [bad_line(cli, line, "unparseable JSON line")]
+        return [Raw(cli, line)]
+    handler = handlers.get(as_str(data.get("type")) or "")
+    return handler(data, state) if handler is not None else [Raw(cli, data)]
+
+
+class PhraseTable:
+    """Anchored, case-insensitive opening phrases -> codes, one alternation compiled lazily."""
+
+    def __init__(self, phrases: Sequence[tuple[str, str]]) -> None:
+        self.phrases = tuple(phrases)
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._pattern is None:
+            branches = "|".join(
+                f"(?P<p{i}>{pattern})" for i, (pattern, _) in enumerate(self.phrases)
+            )
+            self._pattern = re.compile(f"^(?:{branches})", re.IGNORECASE | re.MULTILINE)
+        return self._pattern
+
+    def code(self, text: str) -> str | None:
+        """The code `text` names in its opening words, if any."""
+        match = self.pattern.match(text.lstrip())
+        return None if match is None or match.lastgroup is None else self._code(match)
+
+    def in_lines(self, text: str) -> tuple[str, str] | None:
+        """(code, line) of the first line of `text` that opens with a known phrase."""
+        match = self.pattern.search(text)
+        if match is None or match.lastgroup is None:
+            return None
+        end = text.find("\n", match.start())
+        return self._code(match), text[match.start() : end if end >= 0 else len(text)].strip()
+
+    def _code(self, match: re.Match[str]) -> str:
+        return self.phrases[int(str(match.lastgroup)[1:])][1]
+
+
+def signal_name(number: int) -> str:
+    """`signal 15 (SIGTERM)`."""
+    try:
+        return f"signal {number} ({signals.Signals(number).name})"
+    except ValueError:
+        return f"signal {number}"
+
+
+def killed(cli: str, signal: int, before: str) -> ErrorDetail:
+    """A signal we did not send (the runner speaks for the ones we did): no exit code."""
+    return make("cli_killed", f"{cli} was killed by {signal_name(signal)} {before}",
+                source=cli, details={"signal": signal})  # fmt: skip
+
+
+def unexplained_exit(
+    cli: str, exit_code: int | None, before: str, signal_exits: Mapping[int, str]
+) -> ErrorDetail:
+    """An end the stream and stderr do not explain: never a success without a terminal event."""
+    if exit_code == 0:
+        return make("provider_bad_response", "stream ended without a terminal event",
+                    source=cli, details={"exit_code": 0})  # fmt: skip
+    if exit_code is not None and exit_code in signal_exits:
+        return make("cli_killed",
+                    f"{cli} exited {exit_code} (128+{signal_exits[exit_code]}) {before}",
+                    source=cli, details={"exit_code": exit_code})  # fmt: skip
+    return make("cli_crashed", f"{cli} exited with code {exit_code} {before}",
+                source=cli, details={"exit_code": exit_code})  # fmt: skip
