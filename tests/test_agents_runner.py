@@ -13,6 +13,7 @@ import signal
 import stat
 import sys
 import textwrap
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -77,12 +78,18 @@ async def _run(argv: list[str], cancel: asyncio.Event | None = None, **options: 
     return result
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+def _alive(pid: int, within: float = 3.0) -> bool:
+    """Whether `pid` still runs `within` seconds from now (a SIGKILL takes a moment to land)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.kill(pid, 0)
+            running = Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        except (ProcessLookupError, FileNotFoundError):
+            return False
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.05)
 
 
 async def test_a_clean_run(tmp_path: Path) -> None:

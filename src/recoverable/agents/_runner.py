@@ -26,6 +26,8 @@ __all__ = ["run_process"]
 
 _CHUNK = 64 * 1024
 _GRACE_S = 3.0
+_DRAIN_S = 2.0
+_POLL_S = 0.5
 
 
 @dataclass(slots=True)
@@ -201,13 +203,23 @@ async def _read(
     last_event = started
     lines = _Lines(options.max_line_bytes)
     cancel_wait = asyncio.create_task(cancel.wait()) if cancel is not None else None
+    # The CLI itself may exit (or be killed) while a child it started still holds stdout
+    # open (Codex's launcher, Gemini's relaunched child): then read what is left for a
+    # moment and stop. `returncode` is polled: asyncio's `wait()` also waits for the pipes.
+    drain_until: float | None = None
     try:
         while True:
             now = loop.time()
+            if drain_until is not None and now >= drain_until:
+                return
             wait = _next_deadline(options, started, last_event, now)
             if wait is not None and wait <= 0:
                 stop.detail = _timeout(options, started, last_event, now, state)
                 return
+            if drain_until is None and process.returncode is not None:
+                drain_until = now + _DRAIN_S
+            poll = _POLL_S if drain_until is None else drain_until - now
+            wait = poll if wait is None else min(wait, poll)
             read = asyncio.ensure_future(process.stdout.read(_CHUNK))
             waiting = {read} if cancel_wait is None else {read, cancel_wait}
             done, _ = await asyncio.wait(waiting, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
@@ -218,7 +230,7 @@ async def _read(
                 return
             if read not in done:
                 read.cancel()
-                continue  # a deadline passed: the top of the loop says which
+                continue  # the CLI exited, or a deadline passed: the top of the loop says which
             chunk = read.result()
             pieces = lines.feed(chunk) if chunk else lines.close()
             for piece in pieces:
