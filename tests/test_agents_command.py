@@ -18,8 +18,8 @@ from .cli_support import cli_bin_dir, find_cli
 
 def _env(home: Path, with_clis: bool = True) -> dict[str, str]:
     """A clean environment: a throwaway HOME, no credentials; the CLIs on PATH if asked."""
-    keep = {key: value for key, value in os.environ.items()
-            if not key.startswith(("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_"))}  # fmt: skip
+    secrets = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_")
+    keep = {key: value for key, value in os.environ.items() if not key.startswith(secrets)}
     where = cli_bin_dir()
     path = "/usr/bin:/bin"
     if with_clis:
