@@ -98,21 +98,20 @@ def _retry_after_header(value: str, now: float | datetime | None) -> int | None:
     return _to_ms(max(0.0, when.timestamp() - _now_seconds(now)))
 
 
-@functools.cache
-def _duration() -> re.Pattern[str]:
-    return re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
 def _google_retry_delay(body: ProviderBody) -> int | None:
     """`google.rpc.RetryInfo.retryDelay` ("38s" or {"seconds", "nanos"}) from an error body."""
     for detail in body.google_details:
-        if not str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
+        kind = detail.get("@type")
+        if type(kind) is not str or not kind.endswith("google.rpc.RetryInfo"):
             continue
-        delay = detail.get("retryDelay", detail.get("retry_delay"))
-        if isinstance(delay, str):
-            match = _duration().match(delay)
-            if match:
-                return _to_ms(float(match.group(1)))
+        delay = detail.get("retryDelay")
+        if delay is None:
+            delay = detail.get("retry_delay")
+        if type(delay) is str:
+            # A protobuf Duration in JSON: decimal seconds and an "s" ("38s", "0.5s").
+            number = delay.strip()[:-1] if delay.rstrip().endswith("s") else ""
+            if number.replace(".", "", 1).isdigit() and number.isascii():
+                return _to_ms(float(number))
         elif isinstance(delay, Mapping):
             seconds = delay.get("seconds", 0)
             nanos = delay.get("nanos", 0)
@@ -202,14 +201,17 @@ class ProviderBody(NamedTuple):
             return cls(text[:_MAX_BODY_CHARS] if text else None)
         error = data.get("error")
         if type(error) is not dict:
-            error = _inner_error(data, error)
+            if error is None and ("message" in data or "code" in data or "type" in data):
+                error = data  # already the inner object (openai's `APIError.body`)
+            else:
+                error = _inner_error(data, error)
         details = error.get("details")
         google_details = _NO_DETAILS
         reason = None
         quota_ids: tuple[str, ...] = ()
         code = error.get("code")
         if type(details) is list:
-            google_details = tuple(d for d in details if type(d) is dict or isinstance(d, Mapping))
+            google_details = tuple([d for d in details if type(d) is dict])
             reason, quota_ids = _google_facts(google_details)
         elif type(details) is dict and type(details.get("error_code")) is str:
             code = details["error_code"]  # Anthropic nests its finer code here
@@ -219,16 +221,18 @@ class ProviderBody(NamedTuple):
                 code = None
         message, kind, status = error.get("message"), error.get("type"), error.get("status")
         request_id = data.get("request_id")
-        return cls(
-            message if type(message) is str else None,
-            code,
-            kind if type(kind) is str else None,
-            status if type(status) is str else None,
-            reason,
-            quota_ids,
-            google_details,
-            request_id if type(request_id) is str else None,
-            bool(error),
+        return cls._make(  # `_make` skips the keyword handling of `__new__`
+            (
+                message if type(message) is str else None,
+                code,
+                kind if type(kind) is str else None,
+                status if type(status) is str else None,
+                reason,
+                quota_ids,
+                google_details,
+                request_id if type(request_id) is str else None,
+                bool(error),
+            )
         )
 
 
@@ -240,8 +244,7 @@ def _inner_error(data: Mapping[str, Any], error: object) -> Mapping[str, Any]:
         return error[0]  # Gemini streams wrap the error in a list
     if isinstance(error, str):
         return {"message": error}
-    # Already the inner object (openai's `APIError.body`), or nothing we know.
-    return data if ("message" in data or "code" in data or "type" in data) else {}
+    return {}  # nothing we know
 
 
 def _str(value: object) -> str | None:
@@ -274,7 +277,9 @@ def _google_facts(details: tuple[Mapping[str, Any], ...]) -> tuple[str | None, t
     reason = None
     quota_ids: list[str] = []
     for detail in details:
-        kind = str(detail.get("@type", ""))
+        kind = detail.get("@type")
+        if type(kind) is not str:
+            continue
         if kind.endswith("google.rpc.ErrorInfo") and isinstance(detail.get("reason"), str):
             reason = detail["reason"]
         elif kind.endswith("google.rpc.QuotaFailure"):

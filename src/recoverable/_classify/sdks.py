@@ -25,23 +25,36 @@ from .http import (
 
 __all__: list[str] = []
 
-# Transport classes (httpx and httpx2 share the names) by the phase they failed in.
-_NOTHING_SENT = frozenset({"ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol"})
+# Transport classes (httpx and httpx2 share the names) by the phase they failed in: nothing
+# sent (connect), or maybe sent (read).
+_PHASES = {
+    **dict.fromkeys(("ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol"),
+                    "connect"),
+    **dict.fromkeys(("ReadError", "ReadTimeout", "WriteError", "WriteTimeout",
+                     "RemoteProtocolError", "CloseError"), "read"),
+}  # fmt: skip
+_phase_by_type: dict[type, str | None] = {}
+
+
+def _phase_of_type(kind: type) -> str | None:
+    phase = _phase_by_type.get(kind, "")
+    if phase == "":
+        phase = next((_PHASES[k.__name__] for k in kind.__mro__ if k.__name__ in _PHASES), None)
+        if len(_phase_by_type) < 1024:  # bounded: classes made at run time must not grow it
+            _phase_by_type[kind] = phase
+    return phase
 
 
 def _phase_of(exc: BaseException) -> str | None:
     """`connect` when the request never left, `read` when it may have; None when unknown."""
-    seen = 0
     link: BaseException | None = exc
-    while link is not None and seen < 8:
-        for klass in type(link).__mro__:
-            if klass.__name__ in _NOTHING_SENT:
-                return "connect"
-            if klass.__name__ in ("ReadError", "ReadTimeout", "WriteError", "WriteTimeout",
-                                  "RemoteProtocolError", "CloseError"):  # fmt: skip
-                return "read"
+    for _ in range(8):
+        if link is None:
+            break
+        phase = _phase_of_type(type(link))
+        if phase is not None:
+            return phase
         link = link.__cause__ or link.__context__
-        seen += 1
     return None
 
 
