@@ -109,9 +109,9 @@ def _google_retry_delay(body: ProviderBody) -> int | None:
             delay = detail.get("retry_delay")
         if type(delay) is str:
             # A protobuf Duration in JSON: decimal seconds and an "s" ("38s", "0.5s").
-            number = delay.strip()[:-1] if delay.rstrip().endswith("s") else ""
-            if number.replace(".", "", 1).isdigit() and number.isascii():
-                return _to_ms(float(number))
+            digits = delay.strip()[:-1] if delay.rstrip().endswith("s") else ""
+            if digits.replace(".", "", 1).isdigit() and digits.isascii():
+                return _to_ms(float(digits))
         elif isinstance(delay, Mapping):
             seconds = delay.get("seconds", 0)
             nanos = delay.get("nanos", 0)
