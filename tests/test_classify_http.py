@@ -1,0 +1,161 @@
+"""from_http and retry_after_ms: table tests, with an injected clock for HTTP-dates."""
+
+from __future__ import annotations
+
+import email.message
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+
+import recoverable as rc
+
+NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+
+
+def _message_headers(**values: str) -> email.message.Message:
+    message = email.message.Message()
+    for key, value in values.items():
+        message[key.replace("_", "-")] = value
+    return message
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "expected"),
+    [
+        ({"retry-after-ms": "1500"}, None, 1500),
+        ({"Retry-After-Ms": "1500.2"}, None, 1501),
+        ({"retry-after": "7"}, None, 7000),
+        ({"RETRY-AFTER": "1.5"}, None, 1500),
+        ({"retry-after": "0"}, None, 0),
+        ({"retry-after": "Mon, 30 Nov 2026 12:00:30 GMT"}, None, 30_000),
+        ({"retry-after": "Mon, 30 Nov 2026 11:59:00 GMT"}, None, 0),  # already passed: now
+        ({"retry-after": "-5"}, None, None),
+        ({"retry-after": "soon"}, None, None),
+        ({"retry-after": "nan"}, None, None),
+        ({"retry-after": "inf"}, None, None),
+        ({"retry-after": str(10 * 24 * 3600)}, None, None),  # ten days: not a hint we trust
+        ({"retry-after": "Mon, 30 Nov 2026 12:00:30"}, None, None),  # a date with no zone
+        ({"retry-after-ms": "garbage", "retry-after": "2"}, None, 2000),
+        ({"retry-after-ms": "100", "retry-after": "2"}, None, 100),  # ms wins
+        ([("Retry-After", "3")], None, 3000),
+        ([(b"retry-after", b"4")], None, 4000),
+        (_message_headers(Retry_After="5"), None, 5000),
+        (httpx.Headers({"Retry-After": "6"}), None, 6000),
+        (httpx2.Headers({"Retry-After-Ms": "250"}), None, 250),
+        (None, {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                       "retryDelay": "38s"}]}}, 38_000),
+        (None, {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                       "retryDelay": "0.5s"}]}}, 500),
+        (None, {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                       "retryDelay": {"seconds": 3, "nanos": 500000000}}]}},
+         3500),
+        (None, {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                       "retryDelay": "-3s"}]}}, None),
+        (None, {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                       "retryDelay": "1e9s"}]}}, None),
+        ({"retry-after": "1"}, {"error": {"details": [
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "38s"}]}}, 1000),
+        (None, b'{"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", '
+               b'"retryDelay": "2s"}]}}', 2000),
+        (None, None, None),
+        ({}, "not json", None),
+    ],
+)  # fmt: skip
+def test_retry_after_ms(headers: Any, body: Any, expected: int | None) -> None:
+    assert rc.retry_after_ms(headers, body, now=NOW) == expected
+    assert rc.retry_after_ms(headers, body, now=NOW.timestamp()) == expected
+
+
+def _openai(code: str | None, message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def _anthropic(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_b"}
+
+
+def _google(status: int, name: str, message: str, *details: dict[str, Any]) -> dict[str, Any]:
+    return {"error": {"code": status, "status": name, "message": message, "details": list(details)}}
+
+
+PER_MINUTE = {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+              "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "code"),
+    [
+        (429, _openai("rate_limit_exceeded", "Rate limit reached", "requests"),
+         "provider_rate_limited"),
+        (429, _openai("insufficient_quota", "You exceeded your current quota", "insufficient_quota"),
+         "provider_quota_exceeded"),
+        (429, _openai("billing_hard_limit_reached", "Billing hard limit"), "provider_quota_exceeded"),
+        (400, _openai("context_length_exceeded", "too long"), "provider_context_too_long"),
+        (400, _openai(None, "This model's maximum context length is 8192 tokens."),
+         "provider_context_too_long"),
+        (400, _openai("content_policy_violation", "rejected"), "provider_content_filtered"),
+        (401, _openai("invalid_api_key", "Incorrect API key"), "provider_auth_failed"),
+        (404, _openai("model_not_found", "no such model"), "provider_model_not_found"),
+        # False positives: statuses and phrases inside text do not classify.
+        (400, _openai(None, "messages[429].content: rate limit exceeded is not a valid role"),
+         "provider_invalid_request"),
+        (400, _openai(None, "Error in 'foo.go:429': the prompt is too long for my taste"),
+         "provider_invalid_request"),
+        (400, _anthropic("invalid_request_error", "Your credit balance is too low to access"),
+         "provider_quota_exceeded"),
+        (400, _anthropic("invalid_request_error", "prompt is too long: 210000 tokens > 200000"),
+         "provider_context_too_long"),
+        (402, _anthropic("billing_error", "Payment required"), "provider_quota_exceeded"),
+        (503, _anthropic("api_error", "Service unavailable"), "provider_overloaded"),
+        (500, _anthropic("api_error", "Internal server error"), "provider_server_error"),
+        (529, _anthropic("overloaded_error", "Overloaded"), "provider_overloaded"),
+        (200, _anthropic("overloaded_error", "Overloaded"), "provider_overloaded"),
+        (200, _anthropic("api_error", "stream failed"), "provider_server_error"),
+        (None, _anthropic("rate_limit_error", "slow"), "provider_rate_limited"),
+        (429, _google(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota", PER_MINUTE),
+         "provider_rate_limited"),
+        (400, _google(400, "FAILED_PRECONDITION", "Billing is not enabled for this project"),
+         "provider_quota_exceeded"),
+        (403, _google(403, "PERMISSION_DENIED", "denied", {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "BILLING_DISABLED"}),
+         "provider_quota_exceeded"),
+        (503, _google(503, "UNAVAILABLE", "The model is overloaded."), "provider_overloaded"),
+        (504, _google(504, "DEADLINE_EXCEEDED", "Deadline"), "provider_timeout"),
+        (408, None, "provider_timeout"),
+        (409, None, "provider_server_error"),
+        (413, None, "provider_context_too_long"),
+        (418, None, "provider_invalid_request"),
+        (422, None, "provider_invalid_request"),
+        (502, b"<html>bad gateway</html>", "provider_server_error"),
+        (599, None, "provider_server_error"),
+        (200, None, "provider_bad_response"),
+        (None, None, "provider_bad_response"),
+    ],
+)  # fmt: skip
+def test_from_http(status: int | None, body: Any, code: str) -> None:
+    detail = rc.from_http(status, {"retry-after": "2"}, body, source="test")
+    assert (detail.code, detail.status, detail.source) == (code, status, "test")
+    assert detail.retry_after_ms == (2000 if detail.retryable else None)
+    assert detail.user_message == rc.codes[code].user_message
+
+
+def test_from_http_keeps_the_upstream_facts() -> None:
+    detail = rc.from_http(429, {"x-request-id": "req_9"}, _openai("rate_limit_exceeded", "slow",
+                                                                   "tokens"))  # fmt: skip
+    assert detail.message == "slow"
+    assert detail.details == {"request_id": "req_9", "error_type": "tokens",
+                              "error_code": "rate_limit_exceeded"}  # fmt: skip
+    google = rc.from_http(429, None, _google(429, "RESOURCE_EXHAUSTED", "q", {
+        "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+        "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}))  # fmt: skip
+    assert google.code == "provider_quota_exceeded"
+    assert google.details["quota_ids"] == ["GenerateRequestsPerDayPerProjectPerModel-FreeTier"]
+    assert rc.from_http(500, None, _anthropic("api_error", "x")).details["request_id"] == "req_b"
+
+
+@pytest.mark.parametrize("body", [b'{"error": ', "{not json", b"\xff\xfe", 42, [1, 2], {"a": 1}])
+def test_from_http_takes_garbage_bodies(body: Any) -> None:
+    assert rc.from_http(500, None, body).code == "provider_server_error"
