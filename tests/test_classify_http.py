@@ -78,11 +78,14 @@ def _anthropic(kind: str, message: str) -> dict[str, Any]:
 
 
 def _google(status: int, name: str, message: str, *details: dict[str, Any]) -> dict[str, Any]:
-    return {"error": {"code": status, "status": name, "message": message, "details": list(details)}}
+    error = {"code": status, "status": name, "message": message, "details": list(details)}
+    return {"error": error}
 
 
-PER_MINUTE = {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
-              "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}]}  # fmt: skip
+PER_MINUTE = {
+    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+    "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}],
+}
 
 
 @pytest.mark.parametrize(
@@ -90,9 +93,10 @@ PER_MINUTE = {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
     [
         (429, _openai("rate_limit_exceeded", "Rate limit reached", "requests"),
          "provider_rate_limited"),
-        (429, _openai("insufficient_quota", "You exceeded your current quota", "insufficient_quota"),
+        (429, _openai("insufficient_quota", "You exceeded your quota", "insufficient_quota"),
          "provider_quota_exceeded"),
-        (429, _openai("billing_hard_limit_reached", "Billing hard limit"), "provider_quota_exceeded"),
+        (429, _openai("billing_hard_limit_reached", "Billing hard limit"),
+         "provider_quota_exceeded"),
         (400, _openai("context_length_exceeded", "too long"), "provider_context_too_long"),
         (400, _openai(None, "This model's maximum context length is 8192 tokens."),
          "provider_context_too_long"),
@@ -148,9 +152,11 @@ def test_from_http_keeps_the_upstream_facts() -> None:
     assert detail.message == "slow"
     assert detail.details == {"request_id": "req_9", "error_type": "tokens",
                               "error_code": "rate_limit_exceeded"}  # fmt: skip
-    google = rc.from_http(429, None, _google(429, "RESOURCE_EXHAUSTED", "q", {
+    per_day = {
         "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-        "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}))  # fmt: skip
+        "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],
+    }
+    google = rc.from_http(429, None, _google(429, "RESOURCE_EXHAUSTED", "q", per_day))
     assert google.code == "provider_quota_exceeded"
     assert google.details["quota_ids"] == ["GenerateRequestsPerDayPerProjectPerModel-FreeTier"]
     assert rc.from_http(500, None, _anthropic("api_error", "x")).details["request_id"] == "req_b"
