@@ -285,10 +285,6 @@ def _describe(obj: object) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
 
 
-def handler_names() -> list[tuple[str, str]]:
-    """Every (package, class name) with a handler, for docs and tests."""
-    return sorted(_by_name)
-
 
 def _set_text_stage(stage: Callable[[str], ErrorDetail | None]) -> None:
     _text_stage[:] = [stage]
