@@ -1,4 +1,7 @@
-"""`recoverable run` and `recoverable doctor`: the agents package, from a terminal."""
+"""`recoverable run` and `recoverable doctor`: the agents package, from a terminal.
+
+Imported only when one of them runs: they need asyncio, which the other commands do not.
+"""
 
 from __future__ import annotations
 
@@ -16,44 +19,12 @@ from typing import Any, TextIO
 from . import agents
 from ._detail import ErrorDetail
 
-__all__ = ["add_commands"]
-
-_FAULTS = (
-    "rate_limited", "insufficient_quota", "payment_required", "unauthorized", "forbidden",
-    "model_not_found", "context_too_long", "content_policy", "server_error", "unavailable",
-    "overloaded", "stream_overloaded", "drop", "cut_stream", "hang",
-)  # fmt: skip
-
-
-def add_commands(sub: Any) -> None:
-    """Add `run` and `doctor` to the `recoverable` parser."""
-    p_run = sub.add_parser("run", help="run an AI coding CLI on a prompt; stream its events")
-    p_run.add_argument("prompt")
-    p_run.add_argument("--cli", default="auto", help="claude, codex, gemini or auto (default)")
-    p_run.add_argument("--json", action="store_true", help="print events as NDJSON")
-    p_run.add_argument(
-        "--fake", nargs="?", const="", metavar="FAULT", choices=("", *_FAULTS),
-        help="point the real CLI at a built-in fake provider on 127.0.0.1, optionally failing",
-    )  # fmt: skip
-    p_run.add_argument(
-        "--times", type=int, default=0,
-        help="with --fake FAULT: fail only the first N requests (default: every request)",
-    )  # fmt: skip
-    p_run.add_argument("--model")
-    p_run.add_argument("--cwd")
-    p_run.add_argument("--timeout", type=float, help="total seconds")
-    p_run.add_argument("--idle-timeout", type=float, default=300.0)
-    p_run.add_argument("--max-turns", type=int)
-    p_run.set_defaults(run=_cmd_run)
-    p_doctor = sub.add_parser("doctor", help="which AI CLIs are installed and usable")
-    p_doctor.add_argument("--json", action="store_true", help="print the response envelope")
-    p_doctor.set_defaults(run=_cmd_doctor)
-
+__all__ = ["cmd_doctor", "cmd_run"]
 
 # --- doctor ---------------------------------------------------------------------------------
 
 
-def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
     infos = agents.discover()
     usable = [info for info in infos if info.usable]
@@ -142,7 +113,7 @@ async def _run(args: argparse.Namespace, cli: str, options: dict[str, Any], out:
     return 0 if result.success or result.error is None else result.error.exit_code
 
 
-def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     options: dict[str, Any] = {"idle_timeout": args.idle_timeout}
     for name in ("model", "cwd", "timeout", "max_turns"):
         if getattr(args, name) is not None:
@@ -150,6 +121,12 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if args.fake is None:
             return asyncio.run(_run(args, args.cli, options, out))
+        from .testing import Fault
+
+        if args.fake and not callable(getattr(Fault, args.fake, None)):
+            names = sorted(n for n in vars(Fault) if not n.startswith("_") and n != "status")
+            print(f"unknown fault {args.fake!r}; one of: {', '.join(names)}", file=sys.stderr)
+            return 2
         with _fake_setup(args.cli, args.fake, args.times) as (name, fake_options):
             return asyncio.run(_run(args, name, {**fake_options, **options}, out))
     except KeyboardInterrupt:

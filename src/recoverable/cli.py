@@ -11,10 +11,9 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from ._classify import classify, from_http
 from ._codes import Code, codes
 from ._detail import ErrorDetail, PayloadError
 
@@ -73,6 +72,8 @@ def classify_input(text: str) -> ErrorDetail:
     JSON forms: an ErrorDetail payload (`code` + `message`); `{"status", "headers", "body",
     "source"}`; or a provider error body (`{"error": {...}}`). Anything else is read as text.
     """
+    from ._classify import classify, from_http
+
     stripped = text.strip()
     data: object = None
     if stripped[:1] == "{":
@@ -106,6 +107,8 @@ def _cmd_codes(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
+    from ._classify import classify
+
     text = sys.stdin.read()
     detail = classify(text.strip()) if args.text else classify_input(text)
     print(json.dumps(detail.to_dict(), indent=2), file=out)
@@ -140,10 +143,45 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_fake.add_argument("rest", nargs=argparse.REMAINDER)
     p_fake.set_defaults(run=_cmd_fake_provider)
-    from ._cli_agents import add_commands
-
-    add_commands(sub)
+    _add_agent_commands(sub)
     return parser
+
+
+def _lazy(name: str) -> Callable[[argparse.Namespace, TextIO], int]:
+    """A command of `_cli_agents`, imported when it runs (it needs asyncio)."""
+
+    def command(args: argparse.Namespace, out: TextIO) -> int:
+        from . import _cli_agents
+
+        code: int = getattr(_cli_agents, name)(args, out)
+        return code
+
+    return command
+
+
+def _add_agent_commands(sub: Any) -> None:
+    p_run = sub.add_parser("run", help="run an AI coding CLI on a prompt; stream its events")
+    p_run.add_argument("prompt")
+    p_run.add_argument("--cli", default="auto", help="claude, codex, gemini or auto (default)")
+    p_run.add_argument("--json", action="store_true", help="print events as NDJSON")
+    p_run.add_argument(
+        "--fake", nargs="?", const="", metavar="FAULT",
+        help="point the real CLI at a built-in fake provider on 127.0.0.1, optionally failing "
+        "with FAULT (rate_limited, insufficient_quota, unauthorized, overloaded, drop, ...)",
+    )  # fmt: skip
+    p_run.add_argument(
+        "--times", type=int, default=0,
+        help="with --fake FAULT: fail only the first N requests (default: every request)",
+    )  # fmt: skip
+    p_run.add_argument("--model")
+    p_run.add_argument("--cwd")
+    p_run.add_argument("--timeout", type=float, help="total seconds")
+    p_run.add_argument("--idle-timeout", type=float, default=300.0)
+    p_run.add_argument("--max-turns", type=int)
+    p_run.set_defaults(run=_lazy("cmd_run"))
+    p_doctor = sub.add_parser("doctor", help="which AI CLIs are installed and usable")
+    p_doctor.add_argument("--json", action="store_true", help="print the response envelope")
+    p_doctor.set_defaults(run=_lazy("cmd_doctor"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

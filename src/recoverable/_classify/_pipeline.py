@@ -285,7 +285,6 @@ def _describe(obj: object) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
 
 
-
 def _set_text_stage(stage: Callable[[str], ErrorDetail | None]) -> None:
     _text_stage[:] = [stage]
 

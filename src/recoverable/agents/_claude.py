@@ -268,11 +268,26 @@ def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
     return ToolEnd(tool_id, False, error=text)
 
 
+_DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
+
+
 def _stream_event(data: dict[str, Any], state: ParseState) -> list[Event]:
     """`--include-partial-messages`: raw Anthropic SSE events; text and thinking deltas map."""
     event = as_dict(data.get("event"))
     kind = event.get("type")
-    if kind == "message_start":
+    if kind == "content_block_delta":  # nine lines in ten: first
+        if data.get("parent_tool_use_id") is None:
+            delta = as_dict(event.get("delta"))
+            delta_type = delta.get("type")
+            field = _DELTA_FIELDS.get(delta_type) if type(delta_type) is str else None
+            if field is not None:
+                stream_id = state.extra.get("stream", (None, 0))[0]
+                streamed = state.extra.get("streamed")
+                if streamed is None:
+                    streamed = state.extra["streamed"] = set()
+                streamed.add(stream_id)
+                return _delta(state, field, delta.get(field))
+    elif kind == "message_start":
         _close_abandoned_stream(state, None, new_stream=True)
         state.extra["stream"] = (
             as_str(as_dict(event.get("message")).get("id")),
@@ -280,15 +295,6 @@ def _stream_event(data: dict[str, Any], state: ParseState) -> list[Event]:
         )
     elif kind == "message_stop":
         state.extra.pop("stream", None)
-    elif kind == "content_block_delta" and data.get("parent_tool_use_id") is None:
-        delta = as_dict(event.get("delta"))
-        field = {"text_delta": "text", "thinking_delta": "thinking"}.get(
-            as_str(delta.get("type")) or ""
-        )
-        if field is not None:
-            stream_id = state.extra.get("stream", (None, 0))[0]
-            state.extra.setdefault("streamed", set()).add(stream_id)
-            return _delta(state, field, delta.get(field))
     return [Raw(NAME, data)]
 
 

@@ -24,7 +24,7 @@ def decode_line(
         line = raw.decode("utf-8")
     except UnicodeDecodeError:
         return [bad_line(module.NAME, raw.decode("utf-8", "replace"), "invalid UTF-8")]
-    if not line.strip():
+    if not line or line.isspace():
         return []
     return module.parse_line(line, state)
 

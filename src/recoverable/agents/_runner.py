@@ -80,14 +80,13 @@ class _Lines:
     def feed(self, chunk: bytes) -> list[bytes | int]:
         """Complete lines, and for each oversize line its size (an int) instead."""
         out: list[bytes | int] = []
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
-                break
-            self._take(chunk[start:end], out, complete=True)
-            start = end + 1
-        self._take(chunk[start:], out, complete=False)
+        *lines, rest = chunk.split(b"\n")
+        for line in lines:
+            if not self.buffer and not self.skipping and len(line) <= self.max:
+                out.append(line.rstrip(b"\r"))  # the common case: a whole line in the chunk
+            else:
+                self._take(line, out, complete=True)
+        self._take(rest, out, complete=False)
         return out
 
     def _take(self, piece: bytes, out: list[bytes | int], *, complete: bool) -> None:

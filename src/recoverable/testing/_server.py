@@ -94,7 +94,7 @@ class FakeProvider:
         server = _Server((self._host, self._port), self, family)
         thread = threading.Thread(
             target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            kwargs={"poll_interval": 0.005},  # how long stop() waits for the loop to notice
             name=f"FakeProvider:{server.server_port}",
             daemon=True,
         )

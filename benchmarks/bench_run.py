@@ -1,0 +1,516 @@
+"""What `agents.run` and `recoverable run` add over running the bare CLI, side by side.
+
+Run: .venv/bin/python benchmarks/bench_run.py [--json] [--runs 10] [--stand-in-runs 10]
+                                              [--cli claude codex gemini]
+
+For each CLI, against a FakeProvider on 127.0.0.1 answering `Reply.text` ("Hello from
+FakeProvider."), rounds of, interleaved:
+
+  python  `python -c pass`: what starting any Python costs (the reference for (c));
+  (a)     the bare CLI: the argv our module builds (`build_argv` + the setup's args), the
+          setup's environment, stdout and stderr to files, waited for with `os.wait4`;
+  (b)     `agents.run_sync(...)` in this process, the same argv, environment and cwd;
+  (c)     `recoverable run "Say hello" --cli NAME --fake` as a subprocess: a Python start,
+          its imports, its own FakeProvider and throwaway home, then (b)'s run.
+
+Then the same with a stand-in for the CLI (a shell script that `cat`s the captured
+tests/data/cli/NAME/text.stdout), which takes the Node start and its noise away and leaves
+the wrapper's own cost; with it also (d) `recoverable run` without --fake (safe: the stand-in
+makes no request). (a) and (b) get a fresh throwaway home per run, as (c) makes one, and
+share one fake served by a separate process, so that serving takes no time from this
+process. Prints a Markdown table per CLI: wall ms, ms added over (a), the CLI's peak RSS and
+the peak RSS of the Python process around it. Every process started is waited for and its
+process group killed, and no process may be left holding a run's home.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recoverable import agents
+from recoverable.agents._clis import module_for
+from recoverable.testing import cli_setup
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = REPO / "node_modules" / ".bin"
+VENV_BIN = Path(sys.executable).parent
+PROMPT = "Say hello"
+REPLY = "Hello from FakeProvider."
+RUNS = 10
+STANDIN_RUNS = 10
+RSS_RUNS = 2  # fresh Python hosts of (b), for its RSS (VmHWM varies by < 0.1 MB)
+TIMEOUT_S = 90.0
+TARGET_MS = 50.0
+TARGET_MB = 30.0
+
+# A fresh Python's own peak RSS: VmHWM, the high-water mark of its own memory map. Not
+# ru_maxrss: Linux starts an exec'd process's ru_maxrss at its parent's peak (exec records the
+# RSS of the vforked parent's map), so a small child of a big parent reads as big.
+HWM = "[print(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')]"
+# A fresh Python that hosts (b) once and reports its own peak RSS and its children's.
+HOST = """
+import json, resource, sys
+from recoverable import agents
+o = json.loads(sys.argv[1])
+r = agents.run_sync(o["prompt"], o["cli"], executable=o["executable"], env=o["env"],
+                    inherit_env=False, extra_args=o["args"], cwd=o["cwd"])
+hwm = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+print(json.dumps({"ok": r.success and r.text == o["reply"], "self_kb": hwm,
+                  "children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+@dataclass
+class Sample:
+    wall_ms: float
+    cli_rss_mb: float | None = None  # largest single process of the CLI's tree (wait4)
+    python_rss_mb: float | None = None  # peak RSS of the Python process around the CLI
+
+
+# -- processes ------------------------------------------------------------------------------
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _leftovers(marker: str) -> list[int]:
+    """Pids whose environment names `marker` (a run's home): kill them, return them."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(OSError):
+                if marker.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return found
+
+
+def _vm_hwm_kb(pid: int) -> int | None:
+    """The peak RSS the kernel has seen for `pid` so far (VmHWM), or None once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return None
+
+
+def spawn(
+    argv: list[str], env: dict[str, str], cwd: str, *, watch_hwm: bool = False
+) -> tuple[float, int, resource.struct_rusage, int | None, str]:
+    """Run `argv` in its own session, wait with wait4: (ms, exit code, rusage, hwm kb, stdout).
+
+    `watch_hwm` samples the process's own VmHWM every 2 ms from a thread (the main thread
+    blocks in wait4, so the exit is seen at once and the timing is not quantised).
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                                   stdout=out, stderr=err, start_new_session=True)  # fmt: skip
+        done = threading.Event()
+        peak = [0]
+
+        def sample() -> None:
+            while not done.wait(0.002):
+                kb = _vm_hwm_kb(process.pid)
+                if kb is not None:
+                    peak[0] = max(peak[0], kb)
+
+        sampler = threading.Thread(target=sample, daemon=True) if watch_hwm else None
+        if sampler is not None:
+            sampler.start()
+        watchdog = threading.Timer(TIMEOUT_S, _kill_group, (process.pid,))
+        watchdog.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            wall_ms = (time.perf_counter() - start) * 1000
+            watchdog.cancel()
+            done.set()
+            _kill_group(process.pid)  # anything it left in its group
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        if sampler is not None:
+            sampler.join()
+        out.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        if process.returncode != 0:
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace")[-2000:]
+            raise RuntimeError(f"{argv[:3]} exited {process.returncode}: {tail}")
+    return wall_ms, process.returncode, usage, (peak[0] or None) if watch_hwm else None, stdout
+
+
+@contextlib.contextmanager
+def fake_server() -> Iterator[types.SimpleNamespace]:
+    """A FakeProvider in its own process (`python -m recoverable.testing._cli`)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recoverable.testing._cli", "--reply", REPLY],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        start_new_session=True, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        if not url.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"the fake provider did not start: {url!r}")
+        yield types.SimpleNamespace(url=url, openai_url=url + "/v1")
+    finally:
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        _kill_group(process.pid)
+
+
+@contextlib.contextmanager
+def throwaway_home(root: str) -> Iterator[str]:
+    home = tempfile.mkdtemp(prefix="home-", dir=root)
+    try:
+        yield home
+    finally:
+        left = _leftovers(home)
+        shutil.rmtree(home, ignore_errors=True)
+        if left:
+            raise RuntimeError(f"processes left behind by a run: {left}")
+
+
+# -- the things timed ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """A CLI to run: the real one, or a stand-in that prints its captured output."""
+
+    cli: str
+    bin_dir: Path  # holds an executable named `cli`; first on PATH for (c)
+    real: bool
+
+    @property
+    def executable(self) -> str:
+        return str(self.bin_dir / self.cli)
+
+
+def stand_in(cli: str, root: str) -> Target:
+    """`cli` as a shell script that prints tests/data/cli/<cli>/text.stdout: no Node start."""
+    bin_dir = Path(root) / "stand-in"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / cli
+    script.write_text(f"#!/bin/sh\nexec cat '{REPO / 'tests/data/cli' / cli / 'text.stdout'}'\n")
+    script.chmod(0o755)
+    return Target(cli, bin_dir, real=False)
+
+
+def python_env() -> dict[str, str]:
+    """This environment, but letting Python write .pyc files, as a user's machine has them."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run_python(root: str) -> Sample:
+    wall, _, _, _, _ = spawn([sys.executable, "-c", "pass"], python_env(), root)
+    return Sample(wall)
+
+
+def python_rss(root: str) -> float:
+    """A bare Python's own peak RSS, MB."""
+    _, _, _, _, stdout = spawn([sys.executable, "-c", HWM], python_env(), root)
+    return int(stdout.split()[0]) / 1024
+
+
+def run_bare(target: Target, fake: Any, root: str) -> Sample:
+    with throwaway_home(root) as home:
+        setup = cli_setup(target.cli, fake, home)
+        work = os.path.join(home, "work")
+        os.makedirs(work)
+        options = agents.RunOptions(extra_args=setup.args)
+        argv = module_for(target.cli).build_argv(target.executable, PROMPT, options)
+        wall, _, usage, _, stdout = spawn(argv, setup.environ(), work)
+    if agents.replay(target.cli, stdout).text != REPLY:  # checked after the clock stopped
+        raise RuntimeError(f"bare {target.cli}: no reply in its output: {stdout[-500:]!r}")
+    return Sample(wall, cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None)
+
+
+def run_in_process(target: Target, fake: Any, root: str) -> Sample:
+    with throwaway_home(root) as home:
+        setup = cli_setup(target.cli, fake, home)
+        work = os.path.join(home, "work")
+        os.makedirs(work)
+        start = time.perf_counter()
+        result = agents.run_sync(
+            PROMPT, target.cli, executable=target.executable, env=setup.environ(),
+            inherit_env=False, extra_args=setup.args, cwd=work, timeout=TIMEOUT_S,
+        )  # fmt: skip
+        wall = (time.perf_counter() - start) * 1000
+    if not result.success or result.text != REPLY:
+        raise RuntimeError(f"agents.run_sync({target.cli}) failed: {result.error}")
+    return Sample(wall)
+
+
+def run_recoverable(target: Target, root: str) -> Sample:
+    argv = [str(VENV_BIN / "recoverable"), "run", PROMPT, "--cli", target.cli, "--fake"]
+    with throwaway_home(root) as cwd:
+        env = python_env()
+        env["PATH"] = f"{target.bin_dir}{os.pathsep}{env.get('PATH', '')}"  # found as a user's
+        env["TMPDIR"] = cwd  # its throwaway home lands here, where leftovers are looked for
+        wall, _, usage, hwm, stdout = spawn(argv, env, cwd, watch_hwm=True)
+    if REPLY not in stdout:
+        raise RuntimeError(f"recoverable run --cli {target.cli}: no reply: {stdout[-500:]!r}")
+    # wait4's ru_maxrss is the largest of the Python process and every process under it.
+    return Sample(wall, cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None,
+                  python_rss_mb=hwm / 1024 if hwm else None)  # fmt: skip
+
+
+def run_recoverable_plain(target: Target, root: str) -> Sample:
+    """`recoverable run` without --fake: only with the stand-in (a real CLI would go out)."""
+    argv = [str(VENV_BIN / "recoverable"), "run", PROMPT, "--cli", target.cli]
+    with throwaway_home(root) as cwd:
+        env = python_env()
+        env["PATH"] = f"{target.bin_dir}{os.pathsep}{env.get('PATH', '')}"
+        if target.real or shutil.which(target.cli, path=env["PATH"]) != target.executable:
+            raise RuntimeError("`recoverable run` without --fake runs only the stand-in")
+        wall, _, _, hwm, stdout = spawn(argv, env, cwd, watch_hwm=True)
+    if REPLY not in stdout:
+        raise RuntimeError(f"recoverable run --cli {target.cli}: no reply: {stdout[-500:]!r}")
+    return Sample(wall, python_rss_mb=hwm / 1024 if hwm else None)
+
+
+def host_rss(target: Target, fake: Any, root: str) -> tuple[float, float]:
+    """(Python host's own peak MB, its children's peak MB) for one (b) run in a fresh Python."""
+    with throwaway_home(root) as home:
+        setup = cli_setup(target.cli, fake, home)
+        work = os.path.join(home, "work")
+        os.makedirs(work)
+        spec = {"prompt": PROMPT, "cli": target.cli, "executable": target.executable,
+                "cwd": work, "env": setup.environ(), "args": list(setup.args),
+                "reply": REPLY}  # fmt: skip
+        argv = [sys.executable, "-c", HOST, json.dumps(spec)]
+        _, _, _, _, stdout = spawn(argv, python_env(), work)
+    report = json.loads(stdout.strip().splitlines()[-1])
+    if not report["ok"]:
+        raise RuntimeError(f"the fresh host of agents.run_sync({target.cli}) failed")
+    return report["self_kb"] / 1024, report["children_kb"] / 1024
+
+
+# -- one CLI ------------------------------------------------------------------------------------
+
+STEPS = ("python", "bare", "in_process", "recoverable", "recoverable_plain")
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def rounds(target: Target, fake: Any, root: str, runs: int) -> dict[str, Any]:
+    """`runs` interleaved rounds of the four steps (after a warm-up round), summarised.
+
+    *added_ms* is the median over rounds of (step - bare) in the same round: the rounds
+    share whatever load the machine had, so the pairs cancel more of it than two medians.
+    """
+    steps = {
+        "python": lambda: run_python(root),
+        "bare": lambda: run_bare(target, fake, root),
+        "in_process": lambda: run_in_process(target, fake, root),
+        "recoverable": lambda: run_recoverable(target, root),
+    }
+    if not target.real:
+        steps["recoverable_plain"] = lambda: run_recoverable_plain(target, root)
+    for step in steps.values():  # warm up: page cache, .pyc files, the CLI's first start
+        step()
+    samples: dict[str, list[Sample]] = {name: [] for name in steps}
+    for _ in range(runs):
+        for name, step in steps.items():
+            samples[name].append(step())
+    walls = {name: [s.wall_ms for s in items] for name, items in samples.items()}
+    out: dict[str, Any] = {}
+    for name, items in samples.items():
+        out[name] = {
+            "median_ms": statistics.median(walls[name]),
+            "added_ms": statistics.median(x - a for x, a in zip(walls[name], walls["bare"],
+                                                                strict=True)),
+            "cli_rss_mb": _median([s.cli_rss_mb for s in items]),
+            "python_rss_mb": _median([s.python_rss_mb for s in items]),
+            "samples_ms": [round(w, 1) for w in walls[name]],
+        }  # fmt: skip
+    for name in ("recoverable", "recoverable_plain"):  # less a bare Python start, paired
+        if name in walls:
+            out[name]["added_after_python_ms"] = statistics.median(
+                c - a - p for c, a, p in zip(walls[name], walls["bare"], walls["python"],
+                                             strict=True)
+            )  # fmt: skip
+    return {"runs": runs, **out}
+
+
+def bench_cli(cli: str, runs: int, standin_runs: int, root: str) -> dict[str, Any]:
+    real = Target(cli, BIN, real=True)
+    with fake_server() as fake:
+        out = {"real": rounds(real, fake, root, runs)}
+        hosts = [host_rss(real, fake, root) for _ in range(RSS_RUNS)]
+        bare_python = [python_rss(root) for _ in range(RSS_RUNS)]
+        if standin_runs:
+            out["stand_in"] = rounds(stand_in(cli, root), fake, root, standin_runs)
+    out["rss"] = {
+        "runs": RSS_RUNS,
+        "bare_python_mb": statistics.median(bare_python),
+        "host_python_mb": statistics.median(h[0] for h in hosts),
+        "host_cli_mb": statistics.median(h[1] for h in hosts),
+    }
+    return out
+
+
+def rows(cli: str, r: dict[str, Any]) -> list[dict[str, Any]]:
+    """The table's rows, from one CLI's summaries."""
+    rss = r["rss"]
+    py_mb = rss["bare_python_mb"]
+    out = []
+    for kind in ("real", "stand_in"):
+        if kind not in r:
+            continue
+        s, real = r[kind], kind == "real"
+        bare, inproc = s["bare"], s["in_process"]
+        what = f"`{cli}`" if real else f"stand-in `{cli}` (`cat` of text.stdout)"
+        host_mb = rss["host_python_mb"] if real else None  # measured with the real CLI
+        out += [
+            {"path": f"(a) bare {what}", "ms": bare["median_ms"], "added_ms": 0.0,
+             "cli_mb": bare["cli_rss_mb"], "python_mb": None, "added_mb": 0.0},
+            {"path": "(b) `agents.run_sync` in-process", "ms": inproc["median_ms"],
+             "added_ms": inproc["added_ms"], "cli_mb": rss["host_cli_mb"] if real else None,
+             "python_mb": host_mb, "added_mb": None if host_mb is None else host_mb - py_mb},
+        ]  # fmt: skip
+        commands = [("recoverable", "(c) `recoverable run --fake`")]
+        if "recoverable_plain" in s:
+            commands.append(("recoverable_plain", "(d) `recoverable run`, no --fake"))
+        for key, label in commands:
+            c, c_mb = s[key], s[key]["python_rss_mb"]
+            out += [
+                {"path": label, "ms": c["median_ms"], "added_ms": c["added_ms"],
+                 "cli_mb": c["cli_rss_mb"], "python_mb": c_mb, "added_mb": c_mb},
+                {"path": f"{label[:3]} less a bare Python start", "ms": None,
+                 "added_ms": c["added_after_python_ms"], "cli_mb": None, "python_mb": None,
+                 "added_mb": None if c_mb is None else c_mb - py_mb},
+            ]  # fmt: skip
+    out.insert(0, {"path": "`python -c pass` (reference)", "ms": r["real"]["python"]["median_ms"],
+                   "added_ms": None, "cli_mb": None, "python_mb": py_mb,
+                   "added_mb": None})  # fmt: skip
+    return out
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _verdict(value: float | None, limit: float) -> str:
+    return "n/a" if value is None else ("ok" if value < limit else "OVER")
+
+
+def print_tables(results: dict[str, dict[str, Any]], runs: int, standin_runs: int) -> None:
+    print("# What `agents.run` and `recoverable run` add over the bare CLI\n")
+    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
+          f"CPUs; per CLI {runs} interleaved rounds with the real CLI and {standin_runs} with "
+          "a stand-in, each after a warm-up round; prompt "
+          f"{PROMPT!r}, FakeProvider replying {REPLY!r}.\n")  # fmt: skip
+    for cli, r in results.items():
+        print(f"## {cli}\n")
+        print("| path | median wall ms | added ms | CLI peak RSS MB | Python peak RSS MB "
+              "| RSS added MB |")  # fmt: skip
+        print("|---|---:|---:|---:|---:|---:|")
+        for row in rows(cli, r):
+            print(f"| {row['path']} | {_num(row['ms'])} | {_num(row['added_ms'])} "
+                  f"| {_num(row['cli_mb'])} | {_num(row['python_mb'])} "
+                  f"| {_num(row['added_mb'])} |")  # fmt: skip
+        rss = r["rss"]
+        b_mb = rss["host_python_mb"] - rss["bare_python_mb"]
+        c_mb = r["real"]["recoverable"]["python_rss_mb"]
+        parts = []
+        for kind, label in (("real", "real"), ("stand_in", "stand-in")):
+            if kind in r:
+                b_ms = r[kind]["in_process"]["added_ms"]
+                c_ms = r[kind]["recoverable"]["added_after_python_ms"]
+                parts.append(f"{label}: (b) {b_ms:+.1f} ms {_verdict(b_ms, TARGET_MS)}, "
+                             f"(c) after a Python start {c_ms:+.1f} ms "
+                             f"{_verdict(c_ms, TARGET_MS)}")  # fmt: skip
+        print(f"\nTargets (< {TARGET_MS:.0f} ms, < {TARGET_MB:.0f} MB added): "
+              f"{'; '.join(parts)}; RSS (b) {b_mb:.1f} MB {_verdict(b_mb, TARGET_MB)}, "
+              f"(c) {_num(c_mb)} MB {_verdict(c_mb, TARGET_MB)}.\n")  # fmt: skip
+    own = _vm_hwm_kb(os.getpid())
+    print(
+        "What the numbers are. *Wall*: from spawn (or the call) to the exit being reaped; "
+        "median. *Added ms*: the median over rounds of (this path - (a)) within the same "
+        "round (the noise of a Node CLI's start is ~±100 ms here, so read the real-CLI "
+        "rows' added ms as ± tens of ms; the stand-in, a shell script that `cat`s the "
+        "captured `tests/data/cli/<cli>/text.stdout`, has no Node start and measures the "
+        "wrapper alone to ~1 ms). *Less a bare Python start*: also takes off that round's "
+        "`python -c pass`, which any Python wrapper pays. (c) also imports the CLI, starts "
+        "its own FakeProvider thread and makes its own throwaway home; (a) and (b) have "
+        "theirs made before the clock starts and share a fake served by another process. "
+        "*CLI peak RSS*: `ru_maxrss` from `os.wait4` (for (b): `RUSAGE_CHILDREN` of a fresh "
+        "Python hosting one run), which Linux gives as the largest single process among the "
+        "one waited for and the children it waited for, not a sum; for (c) that includes "
+        "the `recoverable` process. It also starts at the spawning parent's peak (exec "
+        "records the vforked parent's map), so it is the CLI's only when above that: this "
+        f"process peaked at {_num(own / 1024 if own else None)} MB (and no stand-in row "
+        "shows it). *Python peak RSS*: the process's own VmHWM (the high-water mark of its "
+        "own memory map; not `ru_maxrss`, for the reason above): for the bare Python and "
+        f"(b) read by a fresh Python at its end (median of {RSS_RUNS}; (b)'s imports "
+        "`recoverable.agents` and makes the same run with the real CLI), for (c) sampled "
+        "every 2 ms while `recoverable` runs. *RSS added*: what the bare CLI does not have: "
+        "for (b) the host's peak over a bare Python (an application calling `agents.run` "
+        "already has the interpreter), for (c) the whole `recoverable` process, and on its "
+        "last row that peak over a bare Python."
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
+    parser.add_argument("--runs", type=int, default=RUNS,
+                        help=f"rounds per CLI with the real CLI ({RUNS})")  # fmt: skip
+    parser.add_argument("--stand-in-runs", type=int, default=STANDIN_RUNS,
+                        help=f"rounds with the stand-in ({STANDIN_RUNS}; 0: none)")  # fmt: skip
+    parser.add_argument("--cli", nargs="+", default=list(agents.CLI_NAMES),
+                        choices=agents.CLI_NAMES)  # fmt: skip
+    args = parser.parse_args(argv)
+    missing = [cli for cli in args.cli if not (BIN / cli).exists()]
+    if missing:
+        parser.error(f"not installed in {BIN}: {', '.join(missing)} (npm install in {REPO})")
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-run-") as root:
+        for cli in args.cli:
+            results[cli] = bench_cli(cli, args.runs, args.stand_in_runs, root)
+    if args.json:
+        payload = {cli: {**r, "rows": rows(cli, r)} for cli, r in results.items()}
+        print(json.dumps({"python": platform.python_version(), "runs": args.runs,
+                          "stand_in_runs": args.stand_in_runs, "results": payload},
+                         indent=2))  # fmt: skip
+    else:
+        print_tables(results, args.runs, args.stand_in_runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
