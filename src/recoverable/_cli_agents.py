@@ -124,7 +124,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         from .testing import Fault
 
         if args.fake and not callable(getattr(Fault, args.fake, None)):
-            names = sorted(n for n in vars(Fault) if not n.startswith("_") and n != "status")
+            names = sorted(
+                name for name in vars(Fault)
+                if not name.startswith("_") and name != "status" and callable(getattr(Fault, name))
+            )  # fmt: skip
             print(f"unknown fault {args.fake!r}; one of: {', '.join(names)}", file=sys.stderr)
             return 2
         with _fake_setup(args.cli, args.fake, args.times) as (name, fake_options):
