@@ -13,6 +13,7 @@ import signal
 import stat
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,6 +25,7 @@ import recoverable as rc
 from recoverable.agents import Done, Error, RunOptions, RunResult, TextDelta, ToolEnd, ToolStart
 from recoverable.agents._parsing import ParseState, read_json
 from recoverable.agents._runner import run_process
+from recoverable.agents._runner_sync import run_process_sync
 
 
 def _parse_line(line: str, state: ParseState) -> list[Any]:
@@ -68,10 +70,33 @@ def _script(tmp_path: Path, body: str) -> list[str]:
     return [sys.executable, str(path)]
 
 
-async def _run(argv: list[str], cancel: asyncio.Event | None = None, **options: Any) -> RunResult:
-    events = []
-    async for event in run_process(MODULE, argv, RunOptions(**options), cancel=cancel):  # type: ignore[arg-type]
-        events.append(event)
+_DRIVER = ["async"]
+
+
+@pytest.fixture(autouse=True, params=["async", "sync"])
+def driver(request: pytest.FixtureRequest) -> None:
+    """Every test here runs through both drivers: asyncio, and subprocess + selectors."""
+    _DRIVER[0] = request.param
+
+
+async def _run(argv: list[str], cancel_after: float | None = None, **options: Any) -> RunResult:
+    settings = RunOptions(**options)
+    runner = _DRIVER[0]
+    loop = asyncio.get_running_loop()
+    if runner == "async":
+        cancel: Any = asyncio.Event()
+        events = []
+        if cancel_after is not None:
+            loop.call_later(cancel_after, cancel.set)
+        async for event in run_process(MODULE, argv, settings, cancel=cancel):  # type: ignore[arg-type]
+            events.append(event)
+    else:
+        cancel = threading.Event()
+        if cancel_after is not None:
+            loop.call_later(cancel_after, cancel.set)
+        events = await asyncio.to_thread(
+            lambda: list(run_process_sync(MODULE, argv, settings, cancel=cancel))  # type: ignore[arg-type]
+        )
     assert isinstance(events[-1], Done)
     result: RunResult = events[-1].result
     assert list(result.events) == events[:-1]
@@ -181,8 +206,7 @@ async def _run_with_child(tmp_path: Path, body: str, **options: Any) -> tuple[Ru
     argv = _script(tmp_path, body.replace(
         'say(type="child", pid=child.pid)', f'open({str(pid_file)!r}, "w").write(str(child.pid))'
     ))  # fmt: skip
-    cancel = options.pop("cancel", None)
-    result = await _run(argv, cancel=cancel, **options)
+    result = await _run(argv, **options)
     return result, int(pid_file.read_text())
 
 
@@ -209,9 +233,7 @@ async def test_a_timeout_after_a_tool_started_is_not_retryable(tmp_path: Path) -
 
 
 async def test_our_cancel_is_run_cancelled_and_leaves_nothing(tmp_path: Path) -> None:
-    cancel = asyncio.Event()
-    asyncio.get_running_loop().call_later(0.5, cancel.set)
-    result, child = await _run_with_child(tmp_path, CHILD_AND_HANG, cancel=cancel)
+    result, child = await _run_with_child(tmp_path, CHILD_AND_HANG, cancel_after=0.5)
     assert result.error is not None
     assert (result.error.code, result.error.retryable, result.error.exit_code) == (
         "run_cancelled", False, 130,
@@ -219,17 +241,24 @@ async def test_our_cancel_is_run_cancelled_and_leaves_nothing(tmp_path: Path) ->
     assert not _alive(child)
 
 
-async def test_cancelling_the_task_stops_the_group_and_propagates(tmp_path: Path) -> None:
+async def test_stopping_early_stops_the_group(tmp_path: Path) -> None:
+    """async: the awaiting task is cancelled (and the cancel propagates); sync: the reader
+    closes the iterator after the first event. Either way the grandchild is gone."""
     pid_file = tmp_path / "child.pid"
     argv = _script(tmp_path, CHILD_AND_HANG.replace(
         'say(type="child", pid=child.pid)', f'open({str(pid_file)!r}, "w").write(str(child.pid))'
     ))  # fmt: skip
-    task = asyncio.create_task(_run(argv))
-    while not pid_file.exists() or not pid_file.read_text():
-        await asyncio.sleep(0.05)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    if _DRIVER[0] == "async":
+        task = asyncio.create_task(_run(argv))
+        while not pid_file.exists() or not pid_file.read_text():
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        events = run_process_sync(MODULE, argv, RunOptions())  # type: ignore[arg-type]
+        assert isinstance(next(events), TextDelta)
+        events.close()
     assert not _alive(int(pid_file.read_text()))
 
 

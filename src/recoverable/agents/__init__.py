@@ -5,7 +5,8 @@
     async for event in agents.stream("Fix the failing test", cli="claude", timeout=600):
         ...                                   # TextDelta, ToolStart, ToolEnd, Error, ... Done
     result = await agents.run("Say hello", cli="auto")      # -> RunResult
-    result = agents.run_sync("Say hello", cli="codex")
+    result = agents.run_sync("Say hello", cli="codex")          # no event loop, no asyncio
+    for event in agents.stream_sync("Say hello", cli="gemini"): ...
     result = agents.replay("claude", stdout, stderr, exit_code=1)   # pure: saved output
 
 A failed run is a `RunResult` with `success=False` and a classified `error` (the same codes
@@ -16,12 +17,11 @@ is stopped).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import os
-from collections.abc import AsyncGenerator, Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, Generator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ._clis import CLI_NAMES, module_for
 from ._discovery import CliInfo, choose, discover, find_executable
@@ -40,7 +40,7 @@ from ._events import (
 )
 from ._options import RunOptions
 from ._replay import replay
-from ._runner import run_process
+from ._runner_sync import run_process_sync
 
 __all__ = [
     "CLI_NAMES",
@@ -62,7 +62,11 @@ __all__ = [
     "run",
     "run_sync",
     "stream",
+    "stream_sync",
 ]
+
+if TYPE_CHECKING:
+    import asyncio
 
 _OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
 
@@ -105,6 +109,8 @@ async def stream(
     name, executable = _resolve(cli, settings)
     module = module_for(name)
     argv = module.build_argv(executable, prompt, settings)
+    from ._runner import run_process  # asyncio is imported only by the async API
+
     async with contextlib.aclosing(run_process(module, argv, settings, cancel=cancel)) as events:
         async for event in events:
             yield event
@@ -128,9 +134,38 @@ async def run(
     raise AssertionError("a run always ends with Done")  # pragma: no cover
 
 
-def run_sync(
-    prompt: str, cli: str | Sequence[str] = "auto", *, options: RunOptions | None = None,
+def stream_sync(
+    prompt: str,
+    cli: str | Sequence[str] = "auto",
+    *,
+    options: RunOptions | None = None,
+    cancel: Any = None,
     **fields: Any,
-) -> RunResult:  # fmt: skip
-    """`run` for synchronous code (not from inside a running event loop)."""
-    return asyncio.run(run(prompt, cli, options=options, **fields))
+) -> Generator[Event, None, None]:
+    """`stream` for synchronous code: the same events, no event loop, no asyncio.
+
+    `cancel`: a `threading.Event`. Closing the iterator early stops the run's process group.
+    """
+    settings = _options(options, fields)
+    name, executable = _resolve(cli, settings)
+    module = module_for(name)
+    argv = module.build_argv(executable, prompt, settings)
+    with contextlib.closing(run_process_sync(module, argv, settings, cancel=cancel)) as events:
+        yield from events
+
+
+def run_sync(
+    prompt: str,
+    cli: str | Sequence[str] = "auto",
+    *,
+    options: RunOptions | None = None,
+    cancel: Any = None,
+    **fields: Any,
+) -> RunResult:
+    """`run` for synchronous code (any thread; no event loop needed)."""
+    with contextlib.closing(stream_sync(prompt, cli, options=options, cancel=cancel,
+                                        **fields)) as events:  # fmt: skip
+        for event in events:
+            if isinstance(event, Done):
+                return event.result
+    raise AssertionError("a run always ends with Done")  # pragma: no cover

@@ -1,0 +1,176 @@
+"""What both process runners share (the async one and the sync one): no I/O loop here.
+
+Spawn errors, the child's environment, signalling its group, framing stdout into capped
+lines, our deadlines and the tool-failure guardrail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections import deque
+from dataclasses import dataclass
+
+from .._detail import ErrorDetail, make
+from ._events import Event
+from ._options import RunOptions
+from ._parsing import CliModule, ParseState, bad_line
+from ._replay import STDERR_TAIL_CHARS, decode_line
+
+__all__: list[str] = []
+
+CHUNK = 64 * 1024
+GRACE_S = 3.0  # between SIGTERM and SIGKILL
+DRAIN_S = 2.0  # reading on after the CLI itself exited, while a child holds stdout
+POLL_S = 0.5  # how often we look whether the CLI exited or the caller cancelled
+
+
+@dataclass(slots=True)
+class Stop:
+    """Why we ended the run ourselves (None: we did not)."""
+
+    detail: ErrorDetail | None = None
+
+
+def spawn_failure(exc: OSError, module: CliModule, executable: str) -> ErrorDetail:
+    """errno of a failed spawn, before anything else (principle 4)."""
+    if exc.errno == errno.ENOENT:
+        return make("cli_not_found", f"{executable}: not found", source=module.NAME,
+                    details={"errno": "ENOENT"})  # fmt: skip
+    name = errno.errorcode.get(exc.errno or 0, "unknown")
+    return make("cli_spawn_failed", f"{executable}: {exc.strerror or exc}", source=module.NAME,
+                details={"errno": name})  # fmt: skip
+
+
+def environment(options: RunOptions) -> dict[str, str] | None:
+    """The child's environment; None: inherit ours unchanged."""
+    if not options.inherit_env:
+        return dict(options.env)
+    if not options.env:
+        return None
+    return {**os.environ, **options.env}
+
+
+class StderrTail:
+    """The last STDERR_TAIL_CHARS of stderr, kept in chunks (bounded memory)."""
+
+    def __init__(self) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        while len(self.chunks) > 1 and self.size - len(self.chunks[0]) > STDERR_TAIL_CHARS:
+            self.size -= len(self.chunks.popleft())
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class Lines:
+    """Splits stdout into lines with a per-line cap; an oversize line is skipped, reported."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self.max = max_line_bytes
+        self.buffer = bytearray()
+        self.skipping = 0  # bytes of an oversize line dropped so far
+
+    def feed(self, chunk: bytes) -> list[bytes | int]:
+        """Complete lines, and for each oversize line its size (an int) instead."""
+        out: list[bytes | int] = []
+        *lines, rest = chunk.split(b"\n")
+        for line in lines:
+            if not self.buffer and not self.skipping and len(line) <= self.max:
+                out.append(line.rstrip(b"\r"))  # the common case: a whole line in the chunk
+            else:
+                self._take(line, out, complete=True)
+        self._take(rest, out, complete=False)
+        return out
+
+    def _take(self, piece: bytes, out: list[bytes | int], *, complete: bool) -> None:
+        if self.skipping:
+            self.skipping += len(piece)
+            if complete:
+                out.append(self.skipping)
+                self.skipping = 0
+            return
+        self.buffer += piece
+        if len(self.buffer) > self.max:
+            self.skipping = len(self.buffer)
+            self.buffer.clear()
+            if complete:
+                out.append(self.skipping)
+                self.skipping = 0
+            return
+        if complete:
+            out.append(bytes(self.buffer).rstrip(b"\r"))
+            self.buffer.clear()
+
+    def close(self) -> list[bytes | int]:
+        """What is left at EOF: a last line without a newline."""
+        if self.skipping:
+            size, self.skipping = self.skipping, 0
+            return [size]
+        if self.buffer:
+            line = bytes(self.buffer)
+            self.buffer.clear()
+            return [line]
+        return []
+
+
+def events_of(
+    piece: bytes | int, module: CliModule, state: ParseState, options: RunOptions
+) -> list[Event]:
+    if isinstance(piece, int):
+        return [bad_line(module.NAME, "", f"line of {piece} bytes over the "
+                                           f"{options.max_line_bytes}-byte cap")]  # fmt: skip
+    return decode_line(piece, module, state, options.max_line_bytes)
+
+
+def next_deadline(
+    options: RunOptions, started: float, last_event: float, now: float
+) -> float | None:
+    """Seconds until the nearer of our two deadlines, or None when there is none."""
+    waits = []
+    if options.timeout is not None:
+        waits.append(started + options.timeout - now)
+    if options.idle_timeout is not None:
+        waits.append(last_event + options.idle_timeout - now)
+    return min(waits) if waits else None
+
+
+def timeout_detail(
+    options: RunOptions, started: float, last_event: float, now: float, state: ParseState
+) -> ErrorDetail:
+    total = options.timeout is not None and now - started >= options.timeout
+    which = "total" if total else "idle"
+    limit = options.timeout if total else options.idle_timeout
+    # Repeating the run is safe only if no tool ran: a tool may have changed something.
+    return ErrorDetail.create(
+        "run_timeout",
+        f"the run passed its {which} deadline of {limit} s",
+        retryable=not state.tool_started,
+        source=state.cli,
+        details={"deadline": which, "seconds": limit, "tool_started": state.tool_started},
+    )
+
+
+def too_many_failures(state: ParseState, options: RunOptions) -> bool:
+    limit = options.max_tool_failures
+    return limit is not None and state.consecutive_tool_failures >= limit
+
+
+def tool_failures(state: ParseState, options: RunOptions, module: CliModule) -> ErrorDetail:
+    return make(
+        "run_tool_failures",
+        f"tool {state.last_failed_tool!r} failed {state.consecutive_tool_failures} times in a row",
+        source=module.NAME,
+        details={"tool": state.last_failed_tool, "failures": state.consecutive_tool_failures},
+    )
