@@ -179,33 +179,24 @@ class Retrying:
     def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Call `fn(*args, **kwargs)` under this policy."""
         started = self.clock()
-        attempt = 1
-        while True:
-            self._check_cancel(attempt)
-            if self.before_attempt is not None:
-                self.before_attempt(attempt)
-            try:
-                return fn(*args, **kwargs)
-            except Exception as exc:
-                self._wait(self._after_failure(exc, attempt, started))
-            attempt += 1
+        self._check_cancel(1)
+        if self.before_attempt is not None:
+            self.before_attempt(1)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            return self._continue(exc, fn, args, kwargs, started)
 
     async def acall(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Await `fn(*args, **kwargs)` under this policy; a task cancel is never retried."""
         started = self.clock()
-        attempt = 1
-        while True:
-            _check_task_cancel(attempt)
-            self._check_cancel(attempt)
-            if self.before_attempt is not None:
-                self.before_attempt(attempt)
-            try:
-                return await fn(*args, **kwargs)
-            except Exception as exc:
-                wait_s = self._after_failure(exc, attempt, started)
-                if wait_s > 0:
-                    await self.asleep(wait_s)
-            attempt += 1
+        self._check_cancel(1)
+        if self.before_attempt is not None:
+            self.before_attempt(1)
+        try:
+            return await fn(*args, **kwargs)
+        except Exception as exc:
+            return await self._acontinue(exc, fn, args, kwargs, started)
 
     @overload
     def __call__(self, fn: Callable[P, Awaitable[T]], /) -> Callable[P, Awaitable[T]]: ...
@@ -224,7 +215,7 @@ class Retrying:
                 try:
                     return await fn(*args, **kwargs)
                 except Exception as exc:
-                    return await self._acontinue(exc, fn, args, kwargs)
+                    return await self._acontinue(exc, fn, args, kwargs, None)
 
             return async_wrapper
         call = self.call
@@ -236,39 +227,53 @@ class Retrying:
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
-                return self._continue(exc, fn, args, kwargs)
+                return self._continue(exc, fn, args, kwargs, None)
 
         return wrapper
 
-    def _continue(self, exc: Exception, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
-        """The slow path of the decorator, entered only after a first failure."""
-        started = self.clock()
-        self._wait(self._after_failure(exc, 1, started))
-        attempt = 2
+    def _continue(
+        self, exc: Exception, fn: Callable[..., T], args: Any, kwargs: Any, started: float | None
+    ) -> T:
+        """Attempts 2, 3, ... once the first failed with `exc` (the only loop of `call`)."""
+        if started is None:  # the decorator's success path reads no clock
+            started = self.clock()
+        attempt = 1
         while True:
+            self._wait(self._after_failure(exc, attempt, started))
+            attempt += 1
             self._check_cancel(attempt)
+            if self.before_attempt is not None:
+                self.before_attempt(attempt)
             try:
                 return fn(*args, **kwargs)
             except Exception as error:
-                self._wait(self._after_failure(error, attempt, started))
-            attempt += 1
+                exc = error
 
     async def _acontinue(
-        self, exc: Exception, fn: Callable[..., Awaitable[T]], args: Any, kwargs: Any
+        self,
+        exc: Exception,
+        fn: Callable[..., Awaitable[T]],
+        args: Any,
+        kwargs: Any,
+        started: float | None,
     ) -> T:
-        started = self.clock()
-        wait_s = self._after_failure(exc, 1, started)
-        attempt = 2
+        """Attempts 2, 3, ... once the first failed with `exc` (the only loop of `acall`)."""
+        if started is None:
+            started = self.clock()
+        attempt = 1
         while True:
+            wait_s = self._after_failure(exc, attempt, started)
             if wait_s > 0:
                 await self.asleep(wait_s)
+            attempt += 1
             _check_task_cancel(attempt)
             self._check_cancel(attempt)
+            if self.before_attempt is not None:
+                self.before_attempt(attempt)
             try:
                 return await fn(*args, **kwargs)
             except Exception as error:
-                wait_s = self._after_failure(error, attempt, started)
-            attempt += 1
+                exc = error
 
     # --- block form ----------------------------------------------------------------------
 

@@ -9,27 +9,8 @@ import sys
 import threading
 from typing import Any
 
-from ._faults import Fault, Reply
+from ._faults import FAULT_NAMES, Fault, Reply
 from ._server import LOOPBACK_HOSTS, FakeProvider
-
-# Faults that need no arguments beyond their defaults (status() needs a code).
-FAULT_NAMES = (
-    "rate_limited",
-    "insufficient_quota",
-    "payment_required",
-    "unauthorized",
-    "forbidden",
-    "model_not_found",
-    "context_too_long",
-    "content_policy",
-    "server_error",
-    "unavailable",
-    "overloaded",
-    "stream_overloaded",
-    "drop",
-    "cut_stream",
-    "hang",
-)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-__all__ = ["Fault", "FaultName", "Reply"]
+__all__ = ["FAULT_NAMES", "Fault", "FaultName", "Reply"]
 
 FaultName = Literal[
     "rate_limited",
@@ -27,6 +27,9 @@ FaultName = Literal[
     "hang",
     "status",
 ]
+
+# The faults that need no argument (`status` needs a code): for the commands' --fault flags.
+FAULT_NAMES: tuple[str, ...] = tuple(name for name in get_args(FaultName) if name != "status")
 
 
 @dataclass(frozen=True, slots=True)
