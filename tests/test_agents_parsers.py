@@ -6,6 +6,7 @@ The captures in tests/data/cli/<cli>/<scenario>.* are the real CLIs (claude 2.1.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import tomllib
@@ -860,7 +861,7 @@ ARGV = [
       "--", "--help me"]),
     ("codex", "hi", RunOptions(),
      ["codex", "exec", "--json", "--skip-git-repo-check", "hi"]),
-    ("codex", "hi", FULL,  # max_turns and allowed_tools: codex has no such flags
+    ("codex", "hi", dataclasses.replace(FULL, max_turns=None, allowed_tools=()),
      ["codex", "exec", "--json", "--skip-git-repo-check", "-m", "M", "-s", "P",
       "-c", 'developer_instructions="Be brief"', "--x", "1", "resume", "S", "hi"]),
     ("codex", "-x", RunOptions(),
@@ -869,7 +870,7 @@ ARGV = [
      ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "S", "--", "-x"]),
     ("gemini", "hi", RunOptions(),
      ["gemini", "-p", "hi", "-o", "stream-json"]),
-    ("gemini", "hi", FULL,  # max_turns and system_prompt: no flag
+    ("gemini", "hi", dataclasses.replace(FULL, max_turns=None, system_prompt=None),
      ["gemini", "-p", "hi", "-o", "stream-json", "-m", "M", "--approval-mode", "P",
       "--allowed-tools", "Bash(echo *)", "--allowed-tools", "Read", "--resume", "S",
       "--x", "1"]),
@@ -881,6 +882,15 @@ ARGV = [
 @pytest.mark.parametrize(("cli", "prompt", "options", "argv"), ARGV)
 def test_build_argv(cli: str, prompt: str, options: RunOptions, argv: list[str]) -> None:
     assert MODULES[cli].build_argv(cli, prompt, options) == argv
+
+
+@pytest.mark.parametrize(
+    ("cli", "unsupported"),
+    [("codex", "max_turns, allowed_tools"), ("gemini", "max_turns, system_prompt")],
+)
+def test_options_a_cli_cannot_apply_are_refused(cli: str, unsupported: str) -> None:
+    with pytest.raises(ValueError, match=f"{cli} has no way to apply {unsupported}"):
+        MODULES[cli].build_argv(cli, "hi", FULL)
 
 
 def test_codex_system_prompt_is_a_toml_string() -> None:

@@ -208,3 +208,23 @@ async def test_a_kill_from_outside(cli: str, tmp_path: Path) -> None:
     result, _ = await _run(cli, tmp_path, fault=Fault.hang(), during=kill_it)
     assert result.error is not None
     assert (result.error.code, result.signal, result.exit_code) == ("cli_killed", 9, None)
+
+
+@pytest.mark.parametrize("cli", CLIS)
+async def test_resume_a_session(cli: str, tmp_path: Path) -> None:
+    binary = find_cli(cli, cli_bin_dir())
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    with FakeProvider() as fake:
+        setup = cli_setup(cli, fake, home)  # type: ignore[arg-type]
+        common: dict[str, Any] = {
+            "executable": binary, "env": setup.environ(), "inherit_env": False,
+            "extra_args": setup.args, "cwd": str(work), "timeout": 90.0,
+        }  # fmt: skip
+        first = await agents.run("Remember the word banana.", cli, **common)
+        second = await agents.run("Which word?", cli, resume=first.session_id, **common)
+        resumed = fake.requests[-1].body
+    assert (first.success, second.success) == (True, True)
+    assert second.session_id == first.session_id
+    assert b"banana" in resumed  # the earlier turn went back to the provider
+    assert processes_with(str(home).encode()) == []

@@ -5,7 +5,7 @@ fatal by themselves: `Reconnecting... N/M (...)` reports a retry, and the last o
 the message `turn.failed` carries. Codex prints text only (no status field, no error kind),
 so failures are read from its sentences, anchored at their start.
 
-Not mapped to flags: `max_turns` and `allowed_tools` (codex has no such options).
+`max_turns` and `allowed_tools` are refused (codex has no such options).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ._parsing import (
     as_str,
     dispatch,
     killed,
+    refuse_unsupported,
     unexplained_exit,
 )
 
@@ -39,6 +40,7 @@ PACKAGE = "@openai/codex"
 
 def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     """The argv of one `codex exec --json` run (or `... resume THREAD_ID PROMPT`)."""
+    refuse_unsupported(NAME, options, "max_turns", "allowed_tools")
     argv = [executable, "exec", "--json", "--skip-git-repo-check"]
     # exec-level options go before `resume`: `exec resume` has no --sandbox of its own.
     if options.model:

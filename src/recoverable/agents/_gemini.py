@@ -4,7 +4,7 @@ The `result` line is the terminal event. Gemini reports API failures as
 `[API Error: <message or JSON body>]` with `error.type` "unknown", its own fatal errors by class
 name, and exits with the HTTP status & 0xFF after an API error (429 -> 173).
 
-Not mapped to flags: `max_turns` (only settings `model.maxSessionTurns`) and `system_prompt`
+Refused: `max_turns` (only the setting `model.maxSessionTurns`) and `system_prompt`
 (only a `GEMINI_SYSTEM_MD` file, which replaces the system prompt instead of adding to it).
 """
 
@@ -26,6 +26,7 @@ from ._parsing import (
     as_str,
     dispatch,
     killed,
+    refuse_unsupported,
     unexplained_exit,
 )
 
@@ -39,6 +40,7 @@ PACKAGE = "@google/gemini-cli"
 
 def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     """The argv of one headless run (`--prompt=...` when the prompt looks like a flag)."""
+    refuse_unsupported(NAME, options, "max_turns", "system_prompt")
     # yargs refuses "-p -x" ("Not enough arguments following: p"); "--prompt=-x" is a value.
     argv = [executable, *([f"--prompt={prompt}"] if prompt.startswith("-") else ["-p", prompt])]
     argv += ["-o", "stream-json"]
@@ -49,7 +51,7 @@ def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     for tool in options.allowed_tools:
         argv += ["--allowed-tools", tool]  # deprecated for the policy engine, still read (0.61)
     if options.resume:
-        argv += ["--resume", options.resume]  # "latest" or an index, not a session id
+        argv += ["--resume", options.resume]  # a session id (0.61 takes it), "latest" or an index
     argv += options.extra_args
     return argv
 

@@ -29,6 +29,7 @@ __all__ = [
     "dispatch",
     "killed",
     "read_json",
+    "refuse_unsupported",
     "signal_name",
     "unexplained_exit",
 ]
@@ -74,6 +75,13 @@ class CliModule(Protocol):
 
 
 _DECODER = json.JSONDecoder()
+
+
+def refuse_unsupported(cli: str, options: RunOptions, *names: str) -> None:
+    """A ValueError for options this CLI cannot apply: silently dropping them would surprise."""
+    given = [name for name in names if getattr(options, name)]
+    if given:
+        raise ValueError(f"{cli} has no way to apply {', '.join(given)}; leave it unset for {cli}")
 
 
 def read_json(line: str) -> dict[str, Any] | None:
