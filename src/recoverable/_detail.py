@@ -187,7 +187,7 @@ def make(
         return _build(code, message, row.category, True, retry_after_ms, None, None,
                       row.user_message, status, source, None, details or {})  # fmt: skip
     fix_required = row.fix_required
-    fix_command = row.fix_command_for(source) if fix_required else None
+    fix_command = row.fix_command_for(source) if fix_required and row.fix_commands else None
     return _build(code, message, row.category, False, None, fix_required, fix_command,
                   row.user_message, status, source, None, details or {})  # fmt: skip
 

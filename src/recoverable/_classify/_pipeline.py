@@ -266,11 +266,14 @@ def classify_known(obj: object) -> ErrorDetail | None:
 def classify(obj: object) -> ErrorDetail:
     """Turn any object (an exception, a payload dict, a string, None) into an ErrorDetail."""
     try:
+        if isinstance(obj, BaseException):  # the common case, without a call in between
+            detail = _resolve_exception(obj)
+            if detail is None:
+                detail = _classify_text(error_message(obj))
+            return detail if detail is not None else _unknown(obj)
         detail = _known(obj)
         if detail is not None:
             return detail
-        if isinstance(obj, BaseException):
-            return _unknown(obj)
         return ErrorDetail.create("unknown", _describe(obj))
     except Exception:  # classify never raises; this is our bug, not the caller's
         return ErrorDetail.create("unknown", "the error could not be described")

@@ -457,7 +457,7 @@ def http_detail(
     found none); False means: look in the headers and the body.
     """
     code = _decide(status, body)
-    hint = _retry_after(headers, body, now) if codes[code].retryable else None
+    hint = _retry_after(headers, body, now) if codes._rows[code].retryable else None
     if request_id is False:
         request_id = (
             _header(headers, "x-request-id") or _header(headers, "request-id") or body.request_id
