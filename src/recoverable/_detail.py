@@ -415,19 +415,70 @@ class RecoverableError(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.detail.message, self.detail.to_dict()))
 
-    code = property(lambda self: self.detail.code, doc="The registry code.")
-    category = property(lambda self: self.detail.category, doc="The code's category.")
-    retryable = property(lambda self: self.detail.retryable, doc="Worth repeating unchanged.")
-    retry_after_ms = property(lambda self: self.detail.retry_after_ms, doc="Wait hint (ms).")
-    fix_required = property(lambda self: self.detail.fix_required, doc="What must change.")
-    fix_command = property(lambda self: self.detail.fix_command, doc="The command to run.")
-    user_message = property(lambda self: self.detail.user_message, doc="Safe for a person.")
-    status = property(lambda self: self.detail.status, doc="Upstream HTTP status.")
-    source = property(lambda self: self.detail.source, doc="Where the failure came from.")
-    details = property(lambda self: self.detail.details, doc="JSON-safe extras.")
-    recovery = property(lambda self: self.detail.recovery, doc="retry, fix or stop.")
-    http_status = property(lambda self: self.detail.http_status, doc="Our HTTP status.")
-    exit_code = property(lambda self: self.detail.exit_code, doc="Our exit code.")
+    @property
+    def code(self) -> str:
+        """The registry code."""
+        return self.detail.code
+
+    @property
+    def category(self) -> str:
+        """The code's category."""
+        return self.detail.category
+
+    @property
+    def retryable(self) -> bool:
+        """Worth repeating unchanged."""
+        return self.detail.retryable
+
+    @property
+    def retry_after_ms(self) -> int | None:
+        """The wait hint, in ms."""
+        return self.detail.retry_after_ms
+
+    @property
+    def fix_required(self) -> str | None:
+        """What must change first."""
+        return self.detail.fix_required
+
+    @property
+    def fix_command(self) -> str | None:
+        """The command that changes it."""
+        return self.detail.fix_command
+
+    @property
+    def user_message(self) -> str:
+        """A sentence safe to show a person."""
+        return self.detail.user_message
+
+    @property
+    def status(self) -> int | None:
+        """The upstream HTTP status."""
+        return self.detail.status
+
+    @property
+    def source(self) -> str | None:
+        """Where the failure came from."""
+        return self.detail.source
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """JSON-safe extras."""
+        return self.detail.details
+
+    @property
+    def recovery(self) -> Recovery:
+        """retry, fix or stop."""
+        return self.detail.recovery
+
+    @property
+    def http_status(self) -> int:
+        """The status our server answers with."""
+        return self.detail.http_status
+
+    @property
+    def exit_code(self) -> int:
+        """The process exit code."""
+        return self.detail.exit_code
 
 
 def foreign_detail(obj: object) -> ErrorDetail | None:
