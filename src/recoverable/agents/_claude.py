@@ -21,7 +21,6 @@ from ._parsing import (
     as_dict,
     as_str,
     dispatch,
-    killed,
     unexplained_exit,
 )
 
@@ -379,12 +378,6 @@ def outcome(
     state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
 ) -> ErrorDetail | None:
     """How the run ended: the `result` line decides; else the signal, stderr and exit code."""
-    if state.terminal == "success":
-        return None
-    if isinstance(state.terminal, ErrorDetail):
-        return state.terminal
-    if signal is not None:
-        return killed(NAME, signal, "before its result line")
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     if found is not None:
         return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})

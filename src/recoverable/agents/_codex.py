@@ -25,7 +25,6 @@ from ._parsing import (
     as_dict,
     as_str,
     dispatch,
-    killed,
     refuse_unsupported,
     unexplained_exit,
 )
@@ -304,12 +303,6 @@ def outcome(
     state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
 ) -> ErrorDetail | None:
     """How the run ended: turn.completed / turn.failed decide; else signal, stderr, exit."""
-    if state.terminal == "success":
-        return None
-    if isinstance(state.terminal, ErrorDetail):
-        return state.terminal
-    if signal is not None:
-        return killed(NAME, signal, "before the turn ended")
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     if exit_code == 2:  # clap rejects its arguments with exit 2
         message = found[1] if found is not None else "codex rejected its arguments (exit 2)"

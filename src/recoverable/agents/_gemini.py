@@ -25,7 +25,6 @@ from ._parsing import (
     as_dict,
     as_str,
     dispatch,
-    killed,
     refuse_unsupported,
     unexplained_exit,
 )
@@ -296,12 +295,6 @@ def outcome(
     state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
 ) -> ErrorDetail | None:
     """How the run ended: the `result` line decides; else signal, exit code, stream, stderr."""
-    if state.terminal == "success":
-        return None
-    if isinstance(state.terminal, ErrorDetail):
-        return state.terminal
-    if signal is not None:
-        return killed(NAME, signal, "before its result line")
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     fatal = _FATAL.get(exit_code) if exit_code is not None else None
     if fatal is not None:

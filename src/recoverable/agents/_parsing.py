@@ -71,7 +71,8 @@ class CliModule(Protocol):
 
     def outcome(
         self, state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
-    ) -> ErrorDetail | None: ...
+    ) -> ErrorDetail | None:
+        """How a run with no terminal event and no signal ended (`_replay` decides the rest)."""
 
 
 _DECODER = json.JSONDecoder()

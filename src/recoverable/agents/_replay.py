@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from .._detail import ErrorDetail
 from ._events import Done, Error, Event, RunResult
-from ._parsing import CliModule, ParseState, bad_line
+from ._parsing import CliModule, ParseState, bad_line, killed
 
 __all__ = ["decode_line", "finish", "replay"]
 
@@ -40,7 +40,9 @@ def finish(
     forced: ErrorDetail | None = None,
 ) -> RunResult:
     """Decide the outcome (our own reason first, else the CLI's), close the event list."""
-    error = forced if forced is not None else module.outcome(state, exit_code, signal, stderr_tail)
+    error = (
+        forced if forced is not None else _outcome(module, state, exit_code, signal, stderr_tail)
+    )
     if error is not None and not any(
         isinstance(event, Error) and event.detail is error for event in events
     ):
@@ -59,6 +61,22 @@ def finish(
     )
     events.append(Done(result))
     return result
+
+
+def _outcome(
+    module: CliModule, state: ParseState, exit_code: int | None, signal: int | None, tail: str
+) -> ErrorDetail | None:
+    """One rule for every CLI: the terminal event decides, whatever the exit code; without
+    one, a signal (one we did not send: the runner speaks for ours) is a kill; only then does
+    the CLI module read its exit code and stderr."""
+    if state.terminal == "success":
+        return None
+    if isinstance(state.terminal, ErrorDetail):
+        return state.terminal
+    if signal is not None:
+        before = "before its terminal event"
+        return killed(module.NAME, signal, before)
+    return module.outcome(state, exit_code, signal, tail)
 
 
 def _lines(stdout: bytes | str) -> Iterable[bytes]:
