@@ -41,6 +41,7 @@ from ._events import (
 from ._options import RunOptions
 from ._replay import replay
 from ._runner_sync import run_process_sync
+from ._running import environment
 
 __all__ = [
     "CLI_NAMES",
@@ -86,7 +87,7 @@ def _resolve(cli: str | Sequence[str], options: RunOptions) -> tuple[str, str]:
         executable = options.executable or find_executable(cli) or cli
         return cli, executable  # a missing binary surfaces as cli_not_found at spawn
     order = CLI_NAMES if cli == "auto" else tuple(cli)
-    info = choose(order, {**os.environ, **options.env})
+    info = choose(order, environment(options) or os.environ)  # the env the CLI will get
     assert info.path is not None
     return info.name, options.executable or info.path
 
