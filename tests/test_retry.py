@@ -461,3 +461,18 @@ def test_stamina_obeys_the_classification_and_the_server_hint() -> None:
         assert len(no_credit.calls) == 1  # type: ignore[attr-defined]
     finally:
         stamina.set_testing(False)
+
+
+async def test_every_form_calls_the_attempt_hook_before_each_attempt() -> None:
+    clock = Clock()
+    seen: list[int] = []
+    run = retrying(clock, before_attempt=seen.append, after_failure=None)
+    opener = _stream_factory([[rate()], [rate()], ["done"]])
+    assert [i async for i in run.stream(opener)] == ["done"]
+    assert seen == [1, 2, 3]
+    seen.clear()
+    for attempt in run:
+        with attempt:
+            if attempt.number < 2:
+                raise ConnectionResetError()
+    assert seen == [1, 2]

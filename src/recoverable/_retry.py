@@ -166,6 +166,12 @@ class Retrying:
                 "run_cancelled", f"cancelled before attempt {attempt}", details={"attempt": attempt}
             )
 
+    def _begin(self, attempt: int) -> None:
+        """Before every attempt: a set cancel stops here; then the hook."""
+        self._check_cancel(attempt)
+        if self.before_attempt is not None:
+            self.before_attempt(attempt)
+
     def _wait(self, seconds: float) -> None:
         if seconds <= 0:
             return
@@ -179,9 +185,7 @@ class Retrying:
     def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Call `fn(*args, **kwargs)` under this policy."""
         started = self.clock()
-        self._check_cancel(1)
-        if self.before_attempt is not None:
-            self.before_attempt(1)
+        self._begin(1)
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
@@ -190,9 +194,7 @@ class Retrying:
     async def acall(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Await `fn(*args, **kwargs)` under this policy; a task cancel is never retried."""
         started = self.clock()
-        self._check_cancel(1)
-        if self.before_attempt is not None:
-            self.before_attempt(1)
+        self._begin(1)
         try:
             return await fn(*args, **kwargs)
         except Exception as exc:
@@ -241,9 +243,7 @@ class Retrying:
         while True:
             self._wait(self._after_failure(exc, attempt, started))
             attempt += 1
-            self._check_cancel(attempt)
-            if self.before_attempt is not None:
-                self.before_attempt(attempt)
+            self._begin(attempt)
             try:
                 return fn(*args, **kwargs)
             except Exception as error:
@@ -267,9 +267,7 @@ class Retrying:
                 await self.asleep(wait_s)
             attempt += 1
             _check_task_cancel(attempt)
-            self._check_cancel(attempt)
-            if self.before_attempt is not None:
-                self.before_attempt(attempt)
+            self._begin(attempt)
             try:
                 return await fn(*args, **kwargs)
             except Exception as error:
@@ -282,9 +280,7 @@ class Retrying:
         started = self.clock()
         attempt = Attempt(1)
         while True:
-            self._check_cancel(attempt.number)
-            if self.before_attempt is not None:
-                self.before_attempt(attempt.number)
+            self._begin(attempt.number)
             yield attempt
             if attempt.error is None:
                 return
@@ -297,9 +293,7 @@ class Retrying:
         attempt = Attempt(1)
         while True:
             _check_task_cancel(attempt.number)
-            self._check_cancel(attempt.number)
-            if self.before_attempt is not None:
-                self.before_attempt(attempt.number)
+            self._begin(attempt.number)
             yield attempt
             if attempt.error is None:
                 return
@@ -328,7 +322,7 @@ class Retrying:
         attempt = 1
         while True:
             _check_task_cancel(attempt)
-            self._check_cancel(attempt)
+            self._begin(attempt)  # the same prelude as every other form: cancel, then hook
             produced = False
             try:
                 async for item in open_stream():
