@@ -41,14 +41,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
+from recoverable.agents._clis import module_for  # noqa: E402
 from recoverable.testing import CliSetup, FakeProvider, Fault, Reply, cli_setup  # noqa: E402
 
 CLIS = ("claude", "codex", "gemini")
-INSTALL_HINT = {
-    "claude": "npm install @anthropic-ai/claude-code",
-    "codex": "npm install @openai/codex",
-    "gemini": "npm install @google/gemini-cli",
-}
 TIMEOUT = 60.0  # per run
 SIGNAL_GRACE = 20.0  # how long a signalled CLI gets to exit before SIGKILL
 MAX_FILE = 200 * 1024  # larger captures are truncated (and the .json says so)
@@ -140,7 +136,9 @@ def find_cli(cli: str, where: Path | None) -> str:
     found = shutil.which(cli, path=str(where)) if where else shutil.which(cli)
     if found is None:
         place = f"in {where}" if where else "on PATH"
-        sys.exit(f"{cli} not found {place}: install it with `{INSTALL_HINT[cli]}`")
+        sys.exit(
+            f"{cli} not found {place}: install it with `npm install {module_for(cli).PACKAGE}`"
+        )
     return found
 
 

@@ -10,13 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from recoverable.agents._clis import module_for
+
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0
-PACKAGES = {
-    "claude": "@anthropic-ai/claude-code",
-    "codex": "@openai/codex",
-    "gemini": "@google/gemini-cli",
-}
 TOOL_OUTPUT = "hi-from-tool"
 # Each CLI's shell tool, called the way the CLI's own tool schema asks.
 TOOL_CALLS = {
@@ -49,7 +46,7 @@ def find_cli(cli: str, where: Path | None) -> str:
         place = f"in RECOVERABLE_CLI_BIN_DIR={where}" if where else "on PATH"
         pytest.fail(
             f"the {cli} CLI was not found {place}. Install it with `npm install"
-            f" {PACKAGES[cli]}` in {REPO} (giving node_modules/.bin/{cli}), or point"
+            f" {module_for(cli).PACKAGE}` in {REPO} (giving node_modules/.bin/{cli}), or point"
             " RECOVERABLE_CLI_BIN_DIR at the folder holding claude, codex and gemini.",
             pytrace=False,
         )

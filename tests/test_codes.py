@@ -207,3 +207,13 @@ def test_create_refuses_an_unregistered_unsafe_fix_command() -> None:
         rc.ErrorDetail.create(
             "invalid_input", "bad", fix_required="fix it", fix_command="tool fix $(whoami)"
         )
+
+
+def test_install_commands_name_each_clis_own_package() -> None:
+    """The registry's static fix commands and the agents modules name the same npm packages."""
+    from recoverable.agents._clis import CLI_NAMES, module_for
+
+    for cli in CLI_NAMES:
+        expected = f"npm install -g {module_for(cli).PACKAGE}"
+        assert rc.codes["cli_not_found"].fix_command_for(cli) == expected
+        assert rc.codes["cli_version_unsupported"].fix_command_for(cli) == expected
