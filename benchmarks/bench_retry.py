@@ -56,38 +56,29 @@ async def ahand_loop() -> int:
     raise AssertionError
 
 
+# Each wrapper as a decorator, with the same policy: 4 attempts, exponential backoff.
+DECORATORS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
+    "recoverable @retry": rc.retry,
+    "tenacity @retry(stop=4, wait=exp+jitter)": tenacity.retry(
+        stop=tenacity.stop_after_attempt(4),
+        wait=tenacity.wait_exponential_jitter(),
+        retry=tenacity.retry_if_exception_type(ConnectionError),
+    ),
+    "stamina @retry(on=ConnectionError, attempts=4)": stamina.retry(on=ConnectionError, attempts=4),
+    "backoff @on_exception(expo, max_tries=4)": backoff.on_exception(
+        backoff.expo, ConnectionError, max_tries=4
+    ),
+}
+
 SYNC: dict[str, Callable[[], Any]] = {
     "undecorated": plain,
     "hand-written loop": hand_loop,
-    "recoverable @retry": rc.retry(plain),
-    "tenacity @retry(stop=4, wait=exp+jitter)": tenacity.retry(
-        stop=tenacity.stop_after_attempt(4),
-        wait=tenacity.wait_exponential_jitter(),
-        retry=tenacity.retry_if_exception_type(ConnectionError),
-    )(plain),
-    "stamina @retry(on=ConnectionError, attempts=4)": stamina.retry(on=ConnectionError, attempts=4)(
-        plain
-    ),
-    "backoff @on_exception(expo, max_tries=4)": backoff.on_exception(
-        backoff.expo, ConnectionError, max_tries=4
-    )(plain),
+    **{name: decorate(plain) for name, decorate in DECORATORS.items()},
 }
-
 ASYNC: dict[str, Callable[[], Awaitable[Any]]] = {
     "undecorated": aplain,
     "hand-written loop": ahand_loop,
-    "recoverable @retry": rc.retry(aplain),
-    "tenacity @retry(stop=4, wait=exp+jitter)": tenacity.retry(
-        stop=tenacity.stop_after_attempt(4),
-        wait=tenacity.wait_exponential_jitter(),
-        retry=tenacity.retry_if_exception_type(ConnectionError),
-    )(aplain),
-    "stamina @retry(on=ConnectionError, attempts=4)": stamina.retry(on=ConnectionError, attempts=4)(
-        aplain
-    ),
-    "backoff @on_exception(expo, max_tries=4)": backoff.on_exception(
-        backoff.expo, ConnectionError, max_tries=4
-    )(aplain),
+    **{name: decorate(aplain) for name, decorate in DECORATORS.items()},
 }
 
 
