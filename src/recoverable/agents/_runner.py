@@ -12,27 +12,23 @@ import contextlib
 import signal as signals
 from collections.abc import AsyncGenerator
 
-from .._detail import make
-from ._events import Event, ToolEnd
+from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule, ParseState
 from ._replay import finish
 from ._running import (
     CHUNK,
-    DRAIN_S,
     GRACE_S,
     POLL_S,
     Lines,
     StderrTail,
     Stop,
+    Watch,
+    cancelled,
+    chunk_events,
     environment,
-    events_of,
-    next_deadline,
     signal_group,
     spawn_failure,
-    timeout_detail,
-    too_many_failures,
-    tool_failures,
 )
 
 __all__ = ["run_process"]
@@ -121,48 +117,30 @@ async def _read(
     """stdout to events, under our total deadline, idle deadline, guardrail and cancel."""
     assert process.stdout is not None
     loop = asyncio.get_running_loop()
-    started = loop.time()
-    last_event = started
+    watch = Watch(options, state, loop.time())
     lines = Lines(options.max_line_bytes)
     cancel_wait = asyncio.create_task(cancel.wait()) if cancel is not None else None
-    # The CLI itself may exit (or be killed) while a child it started still holds stdout
-    # open (Codex's launcher, Gemini's relaunched child): then read what is left for a
-    # moment and stop. `returncode` is polled: asyncio's `wait()` also waits for the pipes.
-    drain_until: float | None = None
     try:
         while True:
-            now = loop.time()
-            if drain_until is not None and now >= drain_until:
+            # `returncode` is polled: asyncio's `wait()` also waits for the pipes to close.
+            wait = watch.next_wait(loop.time(), exited=process.returncode is not None, tick=POLL_S)
+            if wait is None:
+                stop.detail = watch.timed_out
                 return
-            wait = next_deadline(options, started, last_event, now)
-            if wait is not None and wait <= 0:
-                stop.detail = timeout_detail(options, started, last_event, now, state)
-                return
-            if drain_until is None and process.returncode is not None:
-                drain_until = now + DRAIN_S
-            poll = POLL_S if drain_until is None else drain_until - now
-            wait = poll if wait is None else min(wait, poll)
             read = asyncio.ensure_future(process.stdout.read(CHUNK))
             waiting = {read} if cancel_wait is None else {read, cancel_wait}
             done, _ = await asyncio.wait(waiting, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
             if cancel_wait is not None and cancel_wait in done:
                 read.cancel()
-                stop.detail = make("run_cancelled", "the caller cancelled the run",
-                                   source=module.NAME)  # fmt: skip
+                stop.detail = cancelled(module)
                 return
             if read not in done:
                 read.cancel()
                 continue  # the CLI exited, or a deadline passed: the top of the loop says which
             chunk = read.result()
-            pieces = lines.feed(chunk) if chunk else lines.close()
-            for piece in pieces:
-                for event in events_of(piece, module, state, options):
-                    last_event = loop.time()
-                    yield event
-                    if isinstance(event, ToolEnd) and too_many_failures(state, options):
-                        stop.detail = tool_failures(state, options, module)
-                        return
-            if not chunk:
+            for event in chunk_events(chunk, lines, module, state, options, watch, stop, loop.time):
+                yield event
+            if stop.detail is not None or not chunk:
                 return
     finally:
         if cancel_wait is not None:

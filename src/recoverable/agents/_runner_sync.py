@@ -17,27 +17,23 @@ import time
 from collections.abc import Generator
 from typing import Any
 
-from .._detail import make
-from ._events import Event, ToolEnd
+from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule, ParseState
 from ._replay import finish
 from ._running import (
     CHUNK,
-    DRAIN_S,
     GRACE_S,
     POLL_S,
     Lines,
     StderrTail,
     Stop,
+    Watch,
+    cancelled,
+    chunk_events,
     environment,
-    events_of,
-    next_deadline,
     signal_group,
     spawn_failure,
-    timeout_detail,
-    too_many_failures,
-    tool_failures,
 )
 
 __all__ = ["run_process_sync"]
@@ -132,26 +128,18 @@ def _read(
     selector.register(out, selectors.EVENT_READ)
     selector.register(err, selectors.EVENT_READ)
     lines = Lines(options.max_line_bytes)
-    started = last_event = time.monotonic()
-    drain_until: float | None = None
+    watch = Watch(options, state, time.monotonic())
     tick = _CANCEL_POLL_S if cancel is not None else POLL_S
     try:
         while True:
-            now = time.monotonic()
             if cancel is not None and cancel.is_set():
-                stop.detail = make("run_cancelled", "the caller cancelled the run",
-                                   source=module.NAME)  # fmt: skip
+                stop.detail = cancelled(module)
                 return
-            if drain_until is not None and now >= drain_until:
+            wait = watch.next_wait(time.monotonic(), exited=process.poll() is not None, tick=tick)
+            if wait is None:
+                stop.detail = watch.timed_out
                 return
-            wait = next_deadline(options, started, last_event, now)
-            if wait is not None and wait <= 0:
-                stop.detail = timeout_detail(options, started, last_event, now, state)
-                return
-            if drain_until is None and process.poll() is not None:
-                drain_until = now + DRAIN_S  # the CLI exited; a child may hold stdout
-            limit = tick if drain_until is None else min(tick, drain_until - now)
-            for key, _ in selector.select(limit if wait is None else min(wait, limit)):
+            for key, _ in selector.select(wait):
                 chunk = os.read(key.fd, CHUNK)
                 if key.fd == err:
                     if chunk:
@@ -159,14 +147,10 @@ def _read(
                     else:
                         selector.unregister(err)
                     continue
-                for piece in lines.feed(chunk) if chunk else lines.close():
-                    for event in events_of(piece, module, state, options):
-                        last_event = time.monotonic()
-                        yield event
-                        if isinstance(event, ToolEnd) and too_many_failures(state, options):
-                            stop.detail = tool_failures(state, options, module)
-                            return
-                if not chunk:
+                yield from chunk_events(
+                    chunk, lines, module, state, options, watch, stop, time.monotonic
+                )
+                if stop.detail is not None or not chunk:
                     return
     finally:
         selector.close()

@@ -10,10 +10,11 @@ import contextlib
 import errno
 import os
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .._detail import ErrorDetail, make
-from ._events import Event
+from ._events import Event, ToolEnd
 from ._options import RunOptions
 from ._parsing import CliModule, ParseState, bad_line
 from ._replay import STDERR_TAIL_CHARS, decode_line
@@ -134,32 +135,79 @@ def events_of(
     return decode_line(piece, module, state, options.max_line_bytes)
 
 
-def next_deadline(
-    options: RunOptions, started: float, last_event: float, now: float
-) -> float | None:
-    """Seconds until the nearer of our two deadlines, or None when there is none."""
-    waits = []
-    if options.timeout is not None:
-        waits.append(started + options.timeout - now)
-    if options.idle_timeout is not None:
-        waits.append(last_event + options.idle_timeout - now)
-    return min(waits) if waits else None
+class Watch:
+    """Our clocks over one run: the total deadline, the idle one (reset by every event), and
+    the short drain once the CLI itself has exited while a child it started holds stdout
+    (Codex's launcher, Gemini's relaunched child)."""
+
+    def __init__(self, options: RunOptions, state: ParseState, now: float) -> None:
+        self.options, self.state = options, state
+        self.started = self.last_event = now
+        self.drain_until: float | None = None
+        self.timed_out: ErrorDetail | None = None
+
+    def event(self, now: float) -> None:
+        """An event arrived: the idle deadline starts again."""
+        self.last_event = now
+
+    def next_wait(self, now: float, *, exited: bool, tick: float) -> float | None:
+        """How long to wait for output; None: stop reading (`timed_out` says if we must stop
+        the CLI, else it has exited and the drain is over)."""
+        if self.drain_until is not None and now >= self.drain_until:
+            return None
+        waits = [tick]
+        if self.options.timeout is not None:
+            waits.append(self.started + self.options.timeout - now)
+        if self.options.idle_timeout is not None:
+            waits.append(self.last_event + self.options.idle_timeout - now)
+        if min(waits) <= 0:
+            self.timed_out = self._timeout(now)
+            return None
+        if exited and self.drain_until is None:
+            self.drain_until = now + DRAIN_S
+        if self.drain_until is not None:
+            waits.append(self.drain_until - now)
+        return min(waits)
+
+    def _timeout(self, now: float) -> ErrorDetail:
+        options, state = self.options, self.state
+        total = options.timeout is not None and now - self.started >= options.timeout
+        which = "total" if total else "idle"
+        limit = options.timeout if total else options.idle_timeout
+        # Repeating the run is safe only if no tool ran: a tool may have changed something.
+        return ErrorDetail.create(
+            "run_timeout",
+            f"the run passed its {which} deadline of {limit} s",
+            retryable=not state.tool_started,
+            source=state.cli,
+            details={"deadline": which, "seconds": limit, "tool_started": state.tool_started},
+        )
 
 
-def timeout_detail(
-    options: RunOptions, started: float, last_event: float, now: float, state: ParseState
-) -> ErrorDetail:
-    total = options.timeout is not None and now - started >= options.timeout
-    which = "total" if total else "idle"
-    limit = options.timeout if total else options.idle_timeout
-    # Repeating the run is safe only if no tool ran: a tool may have changed something.
-    return ErrorDetail.create(
-        "run_timeout",
-        f"the run passed its {which} deadline of {limit} s",
-        retryable=not state.tool_started,
-        source=state.cli,
-        details={"deadline": which, "seconds": limit, "tool_started": state.tool_started},
-    )
+def chunk_events(
+    chunk: bytes,
+    lines: Lines,
+    module: CliModule,
+    state: ParseState,
+    options: RunOptions,
+    watch: Watch,
+    stop: Stop,
+    clock: Callable[[], float],
+) -> Iterator[Event]:
+    """The events of one stdout chunk (b"" at EOF); ends early at the tool-failure guardrail,
+    with the reason in `stop`."""
+    for piece in lines.feed(chunk) if chunk else lines.close():
+        for event in events_of(piece, module, state, options):
+            watch.event(clock())
+            yield event
+            if isinstance(event, ToolEnd) and too_many_failures(state, options):
+                stop.detail = tool_failures(state, options, module)
+                return
+
+
+def cancelled(module: CliModule) -> ErrorDetail:
+    """Our caller's cancel: never a timeout, never retried."""
+    return make("run_cancelled", "the caller cancelled the run", source=module.NAME)
 
 
 def too_many_failures(state: ParseState, options: RunOptions) -> bool:
