@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["RunOptions"]
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "RunOptions"]
+
+DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,4 +28,4 @@ class RunOptions:
     max_tool_failures: int | None = 3  # consecutive tool failures before we stop the run
     executable: str | None = None  # path of the CLI binary
     extra_args: Sequence[str] = ()  # appended verbatim, before the prompt
-    max_line_bytes: int = 8 * 1024 * 1024  # a longer stdout line is an error event, skipped
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # a longer stdout line is an error event, skipped

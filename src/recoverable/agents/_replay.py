@@ -6,11 +6,12 @@ from collections.abc import Iterable
 
 from .._detail import ErrorDetail
 from ._events import Done, Error, Event, RunResult
+from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import CliModule, ParseState, bad_line, killed
 
 __all__ = ["decode_line", "finish", "replay"]
 
-DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
+STDERR_TAIL_CHARS = 8192  # the end of stderr kept on a RunResult
 
 
 def decode_line(
@@ -106,6 +107,3 @@ def replay(
         events.extend(decode_line(raw, module, state, max_line_bytes))
     tail = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     return finish(module, state, events, exit_code, signal, tail[-STDERR_TAIL_CHARS:])
-
-
-STDERR_TAIL_CHARS = 8192
