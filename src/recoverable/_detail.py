@@ -497,6 +497,12 @@ def foreign_detail(obj: object) -> ErrorDetail | None:
     return None
 
 
+def with_details(detail: ErrorDetail, **extra: Any) -> ErrorDetail:
+    """A copy with more (JSON-safe) details; None values are left out."""
+    more = {key: value for key, value in extra.items() if value is not None}
+    return _replace(detail, details={**detail.details, **more}) if more else detail
+
+
 def mark_exhausted(detail: ErrorDetail, attempts: int) -> ErrorDetail:
     """The detail of a retry that gave up: no longer retryable, so outer layers do not retry."""
     return _replace(

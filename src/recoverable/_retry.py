@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 from ._classify import classify
-from ._detail import ErrorDetail, RecoverableError, _replace, mark_exhausted
+from ._detail import ErrorDetail, RecoverableError, _replace, mark_exhausted, with_details
 
 __all__ = [
     "Answer",
@@ -151,11 +151,11 @@ class Retrying:
         return wait_s
 
     def _give_up(self, exc: BaseException, decision: _Decision, attempts: int) -> NoReturn:
-        detail = mark_exhausted(decision.detail, attempts)
-        extra: dict[str, Any] = {"gave_up": decision.reason}
-        if decision.detail.retry_after_ms is not None:
-            extra["server_retry_after_ms"] = decision.detail.retry_after_ms
-        detail = _replace(detail, details={**detail.details, **extra})
+        detail = with_details(
+            mark_exhausted(decision.detail, attempts),
+            gave_up=decision.reason,
+            server_retry_after_ms=decision.detail.retry_after_ms,  # the hint, kept as a fact
+        )
         if self.on_give_up is not None:
             self.on_give_up(detail, attempts)
         raise RecoverableError(detail) from exc
@@ -436,14 +436,10 @@ def _named(candidates: Candidates) -> list[tuple[str, Callable[..., Any]]]:
 
 def _next_or_raise(exc: Exception, name: str, failures: list[ErrorDetail]) -> None:
     """Record a candidate's failure; raise when no other candidate could do better."""
-    detail = _with_name(classify(exc), name)
+    detail = with_details(classify(exc), candidate=name)
     failures.append(detail)
     if detail.code == "run_cancelled" or not detail.fallback:
         raise exc
-
-
-def _with_name(detail: ErrorDetail, name: str) -> ErrorDetail:
-    return _replace(detail, details={**detail.details, "candidate": name})
 
 
 def _total_failure(failures: list[ErrorDetail], last: Exception) -> RecoverableError:

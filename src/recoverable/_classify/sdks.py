@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._detail import ErrorDetail, _replace, make
+from .._detail import ErrorDetail, _replace, make, with_details
 from ._pipeline import Handler, _by_class, error_message, package_of, register_handler
 from .http import (
     ProviderBody,
@@ -56,12 +56,6 @@ def _phase_of(exc: BaseException) -> str | None:
             return phase
         link = link.__cause__ or link.__context__
     return None
-
-
-def _with(detail: ErrorDetail, **extra: Any) -> ErrorDetail:
-    """A copy with more details (None values left out)."""
-    more = {key: value for key, value in extra.items() if value is not None}
-    return _replace(detail, details={**detail.details, **more}) if more else detail
 
 
 def _headers_of(exc: BaseException) -> object:
@@ -176,7 +170,7 @@ def _litellm(default: str) -> Handler:
             detail = _litellm_by_class(exc, default, source, detail)
         if detail.source is None and source is not None:
             detail = _replace(detail, source=source)
-        return _with(detail, litellm_exception=type(exc).__name__)
+        return with_details(detail, litellm_exception=type(exc).__name__)
 
     return handler
 
@@ -355,9 +349,9 @@ def _claude_result_error(exc: BaseException) -> ErrorDetail:
     if isinstance(api_status, int):
         errors = getattr(exc, "errors", None)
         text = "; ".join(str(e) for e in errors) if isinstance(errors, list) else None
-        return _with(from_http(api_status, None, text, source="claude"), **extra)
+        return with_details(from_http(api_status, None, text, source="claude"), **extra)
     code = _CLAUDE_RESULT_SUBTYPES.get(str(reason), "cli_crashed")
-    return _with(ErrorDetail.create(code, error_message(exc), source="claude"), **extra)
+    return with_details(ErrorDetail.create(code, error_message(exc), source="claude"), **extra)
 
 
 # --- httpx and httpx2 ------------------------------------------------------------------------
