@@ -11,6 +11,7 @@ import httpx2
 import pytest
 
 import recoverable as rc
+from recoverable._classify.http import MESSAGE_PHRASES, message_code
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -116,6 +117,9 @@ PER_MINUTE = {
         (503, _anthropic("api_error", "Service unavailable"), "provider_overloaded"),
         (500, _anthropic("api_error", "Internal server error"), "provider_server_error"),
         (529, _anthropic("overloaded_error", "Overloaded"), "provider_overloaded"),
+        # A specific body type outranks a phrase in the message.
+        (529, _anthropic("overloaded_error", "Prompt is too long to queue now"),
+         "provider_overloaded"),
         (200, _anthropic("overloaded_error", "Overloaded"), "provider_overloaded"),
         (200, _anthropic("api_error", "stream failed"), "provider_server_error"),
         (None, _anthropic("rate_limit_error", "slow"), "provider_rate_limited"),
@@ -160,6 +164,29 @@ def test_from_http_keeps_the_upstream_facts() -> None:
     assert google.code == "provider_quota_exceeded"
     assert google.details["quota_ids"] == ["GenerateRequestsPerDayPerProjectPerModel-FreeTier"]
     assert rc.from_http(500, None, _anthropic("api_error", "x")).details["request_id"] == "req_b"
+
+
+# One real wording per entry of MESSAGE_PHRASES, in its order: each branch names its own code.
+PHRASE_EXAMPLES = [
+    ("prompt is too long: 210000 tokens > 200000 maximum", "provider_context_too_long"),
+    ("This model's maximum context length is 128000 tokens.", "provider_context_too_long"),
+    ("input length and `max_tokens` exceed context limit: 198000 + 8192 > 200000",
+     "provider_context_too_long"),
+    ("The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+     "provider_context_too_long"),
+    ("Your credit balance is too low to access the Anthropic API.", "provider_quota_exceeded"),
+    ("You exceeded your current quota, please check your plan and billing details.",
+     "provider_quota_exceeded"),
+    ("Your request was rejected as a result of our safety system.", "provider_content_filtered"),
+    ("Output blocked by content filtering policy", "provider_content_filtered"),
+]  # fmt: skip
+
+
+def test_every_message_phrase_names_its_own_code() -> None:
+    assert [code for _, code in PHRASE_EXAMPLES] == [code for _, code in MESSAGE_PHRASES]
+    for text, code in PHRASE_EXAMPLES:
+        assert (message_code(text), message_code("  " + text.upper())) == (code, code)
+        assert message_code("The user wrote: " + text) is None
 
 
 @pytest.mark.parametrize("body", [b'{"error": ', "{not json", b"\xff\xfe", 42, [1, 2], {"a": 1}])

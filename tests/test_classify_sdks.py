@@ -238,6 +238,16 @@ def test_request_id_and_upstream_type_are_kept() -> None:
     }  # fmt: skip
 
 
+def test_the_body_request_id_is_kept_when_the_headers_have_none() -> None:
+    request = httpx2.Request("POST", ANTHROPIC_URL)
+    body = {"type": "error", "error": {"type": "api_error", "message": "x"}, "request_id": "req_b"}
+    response = httpx2.Response(500, request=request, json=body)
+    client = anthropic.Anthropic(api_key="x", base_url="http://127.0.0.1:9")
+    error = client._make_status_error("x", body=body, response=response)
+    assert error.request_id is None
+    assert rc.classify(error).details == {"request_id": "req_b", "error_type": "api_error"}
+
+
 def test_the_claude_sdk_install_command_is_the_fix() -> None:
     detail = rc.classify(claude_agent_sdk.CLINotFoundError())
     assert detail.fix_command == "npm install -g @anthropic-ai/claude-code"

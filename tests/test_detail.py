@@ -181,6 +181,19 @@ def test_the_detail_is_frozen_hashable_and_pickles() -> None:
     assert hash(detail) == hash(rc.ErrorDetail.create("provider_overloaded", "busy", status=529))
 
 
+def test_a_classified_detail_is_the_same_frozen_value_as_a_constructed_one() -> None:
+    # classify builds details through a fast path (`_build`); the result must be a plain
+    # ErrorDetail in every respect.
+    detail = rc.classify(ConnectionRefusedError(111, "refused"))
+    assert type(detail) is rc.ErrorDetail
+    assert detail == rc.ErrorDetail(
+        **{f.name: getattr(detail, f.name) for f in dataclasses.fields(detail)}
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        detail.message = "changed"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(detail)) == detail
+
+
 def test_recoverable_error_carries_and_proxies_its_detail() -> None:
     err = rc.RecoverableError("provider_rate_limited", "slow", retry_after_ms=200, status=429)
     assert str(err) == "slow"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from .._detail import (
     MAX_CAUSE_DEPTH,
@@ -48,7 +49,7 @@ Stage = Callable[[BaseException], ErrorDetail | None]
 _MAX_MESSAGE = 4000
 
 _by_name: dict[tuple[str, str], Handler] = {}
-_by_type: dict[type, tuple[Handler, ...]] = {}
+_routes: dict[type, _Route] = {}
 _user_stages: tuple[Stage, ...] = ()
 _fallback_stages: list[Handler] = []  # after the by-name handlers (generic HTTP attributes)
 _text_stage: list[Callable[[str], ErrorDetail | None]] = []
@@ -68,7 +69,7 @@ def register_handler(package: str, class_name: str, handler: Handler) -> None:
     """Classify exceptions whose MRO holds `package`.`class_name` with `handler`."""
     with _lock:
         _by_name[(package, class_name)] = handler
-        _by_type.clear()
+        _routes.clear()
 
 
 def add_classifier(stage: Stage, *, first: bool = True) -> Callable[[], None]:
@@ -85,19 +86,27 @@ def add_classifier(stage: Stage, *, first: bool = True) -> Callable[[], None]:
     return remove
 
 
-def _handlers_for(kind: type) -> tuple[Handler, ...]:
-    handlers = _by_type.get(kind)
-    if handlers is None:
-        found = []
+class _Route(NamedTuple):
+    """What the by-class stages do with one exception class (cached per class)."""
+
+    own: bool  # carries our marker: read its detail before anything else
+    handlers: tuple[Handler, ...]  # by-name handlers over the MRO, most derived first
+
+
+def _route_for(kind: type) -> _Route:
+    route = _routes.get(kind)
+    if route is None:
+        handlers = []
         for klass in kind.__mro__:
             handler = _by_name.get((package_of(klass.__module__), klass.__name__))
             if handler is not None:
-                found.append(handler)
-        handlers = tuple(found)
-        if len(_by_type) >= _CACHE_LIMIT:  # dynamically made classes must not grow it forever
-            _by_type.clear()
-        _by_type[kind] = handlers
-    return handlers
+                handlers.append(handler)
+        own = getattr(kind, "__recoverable_error__", None) is not None
+        route = _Route(own, tuple(handlers))
+        if len(_routes) >= _CACHE_LIMIT:  # dynamically made classes must not grow it forever
+            _routes.clear()
+        _routes[kind] = route
+    return route
 
 
 def error_message(exc: BaseException) -> str:
@@ -111,10 +120,11 @@ def error_message(exc: BaseException) -> str:
 def _classify_link(exc: BaseException) -> ErrorDetail | None:
     """Every stage but text, on one exception."""
     kind = type(exc)
-    if getattr(kind, "__recoverable_error__", None) is not None:
-        own = foreign_detail(exc)
-        if own is not None:
-            return own
+    own, handlers = _routes.get(kind) or _route_for(kind)  # the hot path: one dict lookup
+    if own:
+        detail = foreign_detail(exc)
+        if detail is not None:
+            return detail
     if _user_stages:
         for stage in _user_stages:
             try:
@@ -123,8 +133,7 @@ def _classify_link(exc: BaseException) -> ErrorDetail | None:
                 detail = None
             if detail is not None:
                 return detail
-    handlers = _by_type.get(kind)  # inlined `_by_class`: this is the hot path
-    for handler in _handlers_for(kind) if handlers is None else handlers:
+    for handler in handlers:
         try:
             detail = handler(exc)
         except Exception:
@@ -143,7 +152,7 @@ def _classify_link(exc: BaseException) -> ErrorDetail | None:
 
 def _by_class(exc: BaseException) -> ErrorDetail | None:
     """Only the handlers matched by class name (no generic attribute reading)."""
-    for handler in _handlers_for(type(exc)):
+    for handler in _route_for(type(exc)).handlers:
         try:
             detail = handler(exc)
         except Exception:
@@ -153,23 +162,18 @@ def _by_class(exc: BaseException) -> ErrorDetail | None:
     return None
 
 
-def _next_link(exc: BaseException) -> BaseException | None:
-    cause = exc.__cause__
-    if cause is not None:
-        return cause
-    return None if exc.__suppress_context__ else exc.__context__
-
-
 def _chain(exc: BaseException) -> list[BaseException]:
+    """The error and what it wraps: `__cause__`, else an unsuppressed `__context__`."""
     links = [exc]
-    link = _next_link(exc)
-    if link is None:
-        return links
-    seen = {id(exc)}
-    while link is not None and len(links) < MAX_CAUSE_DEPTH and id(link) not in seen:
-        seen.add(id(link))
-        links.append(link)
-        link = _next_link(link)
+    link = exc
+    while len(links) < MAX_CAUSE_DEPTH:
+        cause = link.__cause__
+        if cause is None and not link.__suppress_context__:
+            cause = link.__context__
+        if cause is None or id(cause) in map(id, links):  # a cycle ends the chain
+            break
+        links.append(cause)
+        link = cause
     return links
 
 
@@ -177,18 +181,23 @@ def _as_cause(links: list[BaseException]) -> ErrorDetail | str:
     """The rest of a chain behind a recognised error: our own detail when it is ours, else
     the evidence as text ("Type: message <- Type: message"), which costs no classification.
     """
-    own = (
-        foreign_detail(links[0]) if getattr(type(links[0]), "__recoverable_error__", None) else None
-    )
+    own = foreign_detail(links[0]) if _route_for(type(links[0])).own else None
     if own is not None:
         return own
-    text = " <- ".join(f"{_type_name(type(link))}: {error_message(link)}" for link in links)
+    if len(links) == 1:  # the usual chain: one error wrapped once
+        text = f"{_type_name(type(links[0]))}: {error_message(links[0])}"
+    else:
+        text = " <- ".join([f"{_type_name(type(link))}: {error_message(link)}" for link in links])
     return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
 
 
 def _resolve_exception(exc: BaseException) -> ErrorDetail | None:
     if exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__):
         return _classify_link(exc)  # no chain: the common case, without the list
+    return _resolve_chain(exc)
+
+
+def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
     links = _chain(exc)
     for index, link in enumerate(links):
         detail = _classify_link(link)
@@ -266,8 +275,11 @@ def classify_known(obj: object) -> ErrorDetail | None:
 def classify(obj: object) -> ErrorDetail:
     """Turn any object (an exception, a payload dict, a string, None) into an ErrorDetail."""
     try:
-        if isinstance(obj, BaseException):  # the common case, without a call in between
-            detail = _resolve_exception(obj)
+        if isinstance(obj, BaseException):  # the common case: `_resolve_exception`, inlined
+            if obj.__cause__ is None and (obj.__context__ is None or obj.__suppress_context__):
+                detail = _classify_link(obj)
+            else:
+                detail = _resolve_chain(obj)
             if detail is None:
                 detail = _classify_text(error_message(obj))
             return detail if detail is not None else _unknown(obj)

@@ -9,15 +9,14 @@ only then the HTTP status. Quota is never a rate limit.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._codes import codes
-from .._detail import ErrorDetail, make
+from .._codes import Code, codes
+from .._detail import ErrorDetail, from_row
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -98,27 +97,19 @@ def _retry_after_header(value: str, now: float | datetime | None) -> int | None:
     return _to_ms(max(0.0, when.timestamp() - _now_seconds(now)))
 
 
-def _google_retry_delay(body: ProviderBody) -> int | None:
-    """`google.rpc.RetryInfo.retryDelay` ("38s" or {"seconds", "nanos"}) from an error body."""
-    for detail in body.google_details:
-        kind = detail.get("@type")
-        if type(kind) is not str or not kind.endswith("google.rpc.RetryInfo"):
-            continue
-        delay = detail.get("retryDelay")
-        if delay is None:
-            delay = detail.get("retry_delay")
-        if type(delay) is str:
-            # A protobuf Duration in JSON: decimal seconds and an "s" ("38s", "0.5s").
-            digits = delay.strip()[:-1] if delay.rstrip().endswith("s") else ""
-            if digits.replace(".", "", 1).isdigit() and digits.isascii():
-                return _to_ms(float(digits))
-        elif isinstance(delay, Mapping):
-            seconds = delay.get("seconds", 0)
-            nanos = delay.get("nanos", 0)
-            if isinstance(seconds, (int, float, str)) and isinstance(nanos, (int, float)):
-                number = _parse_number(str(seconds))
-                if number is not None:
-                    return _to_ms(number + nanos / 1e9)
+def _duration_ms(delay: object) -> int | None:
+    """A protobuf Duration (`RetryInfo.retryDelay`) in ms: "38s" / "0.5s" or {seconds, nanos}."""
+    if type(delay) is str:
+        digits = delay.strip()[:-1] if delay.rstrip().endswith("s") else ""
+        if digits.replace(".", "", 1).isdigit() and digits.isascii():
+            return _to_ms(float(digits))
+    elif isinstance(delay, Mapping):
+        seconds = delay.get("seconds", 0)
+        nanos = delay.get("nanos", 0)
+        if isinstance(seconds, (int, float, str)) and isinstance(nanos, (int, float)):
+            number = _parse_number(str(seconds))
+            if number is not None:
+                return _to_ms(number + nanos / 1e9)
     return None
 
 
@@ -153,28 +144,27 @@ def _httpx_retry_headers(headers: object) -> tuple[str | None, str | None] | Non
 def _retry_after(
     headers: object, body: ProviderBody | None, now: float | datetime | None
 ) -> int | None:
-    pair = _httpx_retry_headers(headers) if headers is not None else None
-    if pair is None:
-        pair = (_header(headers, "retry-after-ms"), _header(headers, "retry-after"))
-    value = pair[0]
-    if value is not None:
-        number = _parse_number(value)
-        if number is not None:
-            ms = _to_ms(number / 1000)
+    if headers is not None:
+        pair = _httpx_retry_headers(headers)
+        if pair is None:
+            pair = (_header(headers, "retry-after-ms"), _header(headers, "retry-after"))
+        ms_text, seconds_text = pair
+        if ms_text is not None:
+            number = _parse_number(ms_text)
+            ms = _to_ms(number / 1000) if number is not None else None
             if ms is not None:
                 return ms
-    value = pair[1]
-    if value is not None:
-        ms = _retry_after_header(value, now)
-        if ms is not None:
-            return ms
-    return _google_retry_delay(body) if body is not None and body.google_details else None
+        if seconds_text is not None:
+            ms = _retry_after_header(seconds_text, now)
+            if ms is not None:
+                return ms
+    return _duration_ms(body.retry_delay) if body is not None and body.retry_delay else None
 
 
 # --- error bodies ------------------------------------------------------------------------
 
 
-_NO_DETAILS: tuple[Mapping[str, Any], ...] = ()
+_new_tuple = tuple.__new__
 
 
 class ProviderBody(NamedTuple):
@@ -188,7 +178,7 @@ class ProviderBody(NamedTuple):
     google_status: str | None = None  # google.rpc canonical name, e.g. RESOURCE_EXHAUSTED
     reason: str | None = None  # google.rpc.ErrorInfo.reason
     quota_ids: tuple[str, ...] = ()
-    google_details: tuple[Mapping[str, Any], ...] = ()
+    retry_delay: object = None  # google.rpc.RetryInfo.retryDelay, as the body gives it
     request_id: str | None = None
     has_error: bool = False
 
@@ -206,13 +196,11 @@ class ProviderBody(NamedTuple):
             else:
                 error = _inner_error(data, error)
         details = error.get("details")
-        google_details = _NO_DETAILS
-        reason = None
+        reason = retry_delay = None
         quota_ids: tuple[str, ...] = ()
         code = error.get("code")
         if type(details) is list:
-            google_details = tuple([d for d in details if type(d) is dict])
-            reason, quota_ids = _google_facts(google_details)
+            reason, quota_ids, retry_delay = _google_facts(details)
         elif type(details) is dict and type(details.get("error_code")) is str:
             code = details["error_code"]  # Anthropic nests its finer code here
         if type(code) is not str:
@@ -221,7 +209,8 @@ class ProviderBody(NamedTuple):
                 code = None
         message, kind, status = error.get("message"), error.get("type"), error.get("status")
         request_id = data.get("request_id")
-        return cls._make(  # `_make` skips the keyword handling of `__new__`
+        return _new_tuple(  # skips the keyword handling of `__new__` and `_make`'s checks
+            cls,
             (
                 message if type(message) is str else None,
                 code,
@@ -229,10 +218,10 @@ class ProviderBody(NamedTuple):
                 status if type(status) is str else None,
                 reason,
                 quota_ids,
-                google_details,
+                retry_delay,
                 request_id if type(request_id) is str else None,
                 bool(error),
-            )
+            ),
         )
 
 
@@ -273,14 +262,21 @@ def parse_body(body: object) -> object:
     return body
 
 
-def _google_facts(details: tuple[Mapping[str, Any], ...]) -> tuple[str | None, tuple[str, ...]]:
-    reason = None
+def _google_facts(details: list[object]) -> tuple[str | None, tuple[str, ...], object]:
+    """`ErrorInfo.reason`, the `QuotaFailure` quota ids and `RetryInfo.retryDelay`, in one pass."""
+    reason = retry_delay = None
     quota_ids: list[str] = []
     for detail in details:
+        if type(detail) is not dict:
+            continue
         kind = detail.get("@type")
         if type(kind) is not str:
             continue
-        if kind.endswith("google.rpc.ErrorInfo") and isinstance(detail.get("reason"), str):
+        if kind.endswith("google.rpc.RetryInfo"):
+            retry_delay = detail.get("retryDelay")
+            if retry_delay is None:
+                retry_delay = detail.get("retry_delay")
+        elif kind.endswith("google.rpc.ErrorInfo") and isinstance(detail.get("reason"), str):
             reason = detail["reason"]
         elif kind.endswith("google.rpc.QuotaFailure"):
             for violation in detail.get("violations") or ():
@@ -288,7 +284,7 @@ def _google_facts(details: tuple[Mapping[str, Any], ...]) -> tuple[str | None, t
                     quota = violation.get("quotaId") or violation.get("quota_id")
                     if isinstance(quota, str):
                         quota_ids.append(quota)
-    return reason, tuple(quota_ids)
+    return reason, tuple(quota_ids), retry_delay
 
 
 # --- the decision tables -------------------------------------------------------------------
@@ -380,21 +376,25 @@ MESSAGE_PHRASES = (
 )
 
 
-@functools.cache
-def _message_pattern() -> re.Pattern[str]:
+_MESSAGE_CODES = tuple(code for _, code in MESSAGE_PHRASES)
+_message_regex: re.Pattern[str] | None = None
+
+
+def _compile_message_regex() -> re.Pattern[str]:
     # One alternation, compiled on first use: one match call, and a fast `import recoverable`.
-    branches = (f"(?P<m{i}>{pattern})" for i, (pattern, _) in enumerate(MESSAGE_PHRASES))
-    return re.compile("|".join(branches), re.IGNORECASE)
+    # Each phrase is one group (the phrases have none of their own): `lastindex` names it.
+    global _message_regex  # noqa: PLW0603 -- compiled once, on first use
+    _message_regex = re.compile("|".join(f"({pattern})" for pattern, _ in MESSAGE_PHRASES),
+                                re.IGNORECASE)  # fmt: skip
+    return _message_regex
 
 
 def message_code(message: str | None) -> str | None:
     """The code an upstream message names in its opening words, if any."""
     if not message:
         return None
-    match = _message_pattern().match(message.lstrip())
-    if match is None or match.lastgroup is None:
-        return None
-    return MESSAGE_PHRASES[int(match.lastgroup[1:])][1]
+    match = (_message_regex or _compile_message_regex()).match(message.lstrip())
+    return None if match is None else _MESSAGE_CODES[match.lastindex - 1]  # type: ignore[operator]
 
 
 def _decide(status: int | None, body: ProviderBody) -> str:
@@ -413,11 +413,11 @@ def _decide(status: int | None, body: ProviderBody) -> str:
         return _GOOGLE_REASONS[body.reason]
     if code in _BODY_CODES:
         return _BODY_CODES[code]
+    if kind in _BODY_TYPES:
+        return _BODY_TYPES[kind]
     named = message_code(body.message)
     if named is not None:
         return named
-    if kind in _BODY_TYPES:
-        return _BODY_TYPES[kind]
     if body.google_status in _GOOGLE_STATUS:
         return _GOOGLE_STATUS[body.google_status]
     if status is not None and status in _STATUS:
@@ -448,20 +448,31 @@ def http_detail(
     body: ProviderBody,
     source: str | None,
     *,
-    request_id: str | Literal[False] | None = False,
     now: float | datetime | None = None,
 ) -> ErrorDetail:
-    """`from_http` over a body already read.
+    """`from_http` over a body already read."""
+    row = decide(status, body)
+    hint = _retry_after(headers, body, now) if row.retryable else None
+    request_id = (
+        _header(headers, "x-request-id") or _header(headers, "request-id") or body.request_id
+    )
+    return provider_detail(row, status, body, source, hint, request_id)
 
-    SDK handlers pass the `request_id` the SDK already read from the headers (None when it
-    found none); False means: look in the headers and the body.
-    """
-    code = _decide(status, body)
-    hint = _retry_after(headers, body, now) if codes._rows[code].retryable else None
-    if request_id is False:
-        request_id = (
-            _header(headers, "x-request-id") or _header(headers, "request-id") or body.request_id
-        )
+
+def decide(status: int | None, body: ProviderBody) -> Code:
+    """The table row for an LLM API's answer."""
+    return codes._rows[_decide(status, body)]
+
+
+def provider_detail(
+    row: Code,
+    status: int | None,
+    body: ProviderBody,
+    source: str | None,
+    hint: int | None,
+    request_id: str | None,
+) -> ErrorDetail:
+    """The detail of a decided answer, keeping the upstream's own names for it."""
     details: dict[str, Any] = {}
     if request_id is not None:
         details["request_id"] = request_id
@@ -476,7 +487,7 @@ def http_detail(
     if body.quota_ids:
         details["quota_ids"] = list(body.quota_ids)
     message = body.message or (f"HTTP {status}" if status is not None else "no status")
-    return make(code, message, retry_after_ms=hint, status=status, source=source, details=details)
+    return from_row(row, message, hint, status, source, details)
 
 
 # --- statuses with no provider behind them ----------------------------------------------------

@@ -16,10 +16,12 @@ from .._detail import ErrorDetail, _replace, make, with_details
 from ._pipeline import Handler, _by_class, error_message, package_of, register_handler
 from .http import (
     ProviderBody,
+    _retry_after,
+    decide,
     from_http,
     generic_from_status,
-    http_detail,
     message_code,
+    provider_detail,
     retry_after_ms,
 )
 
@@ -66,18 +68,26 @@ def _headers_of(exc: BaseException) -> object:
 # --- openai and anthropic (one shape: APIStatusError / APIConnectionError / APITimeoutError) -----
 
 
+def _sdk_status_detail(
+    exc: BaseException, status: int, body: ProviderBody, source: str
+) -> ErrorDetail:
+    """An SDK's HTTP error: the shared decision, with the SDK's own request id."""
+    row = decide(status, body)
+    # The headers are read only for a wait hint (reading them costs a property call).
+    hint = _retry_after(_headers_of(exc), body, None) if row.retryable else None
+    request_id = getattr(exc, "request_id", None)  # the SDK's, from the headers
+    if type(request_id) is not str:
+        request_id = body.request_id
+    return provider_detail(row, status, body, source, hint, request_id)
+
+
 def _status_error(source: str) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail | None:
         status = getattr(exc, "status_code", None)
         if not isinstance(status, int):
             return None
-        request_id = getattr(exc, "request_id", False)  # the SDK read it from the headers
-        return http_detail(
-            status,
-            _headers_of(exc),
-            ProviderBody.read(getattr(exc, "body", None)),
-            source,
-            request_id=request_id if request_id is None or isinstance(request_id, str) else False,
+        return _sdk_status_detail(
+            exc, status, ProviderBody.read(getattr(exc, "body", None)), source
         )
 
     return handler
@@ -137,7 +147,7 @@ def _google_api_error(exc: BaseException) -> ErrorDetail | None:
     if type(body) is not dict:
         body = {"error": {"code": status, "status": getattr(exc, "status", None),
                           "message": getattr(exc, "message", None)}}  # fmt: skip
-    return from_http(status, _headers_of(exc), body, source="google")
+    return _sdk_status_detail(exc, status, ProviderBody.read(body), "google")
 
 
 # --- litellm ---------------------------------------------------------------------------------
