@@ -100,7 +100,8 @@ def _retry_after_header(value: str, now: float | datetime | None) -> int | None:
 def _duration_ms(delay: object) -> int | None:
     """A protobuf Duration (`RetryInfo.retryDelay`) in ms: "38s" / "0.5s" or {seconds, nanos}."""
     if type(delay) is str:
-        digits = delay.strip()[:-1] if delay.rstrip().endswith("s") else ""
+        text = delay.strip()
+        digits = text[:-1] if text.endswith("s") else ""
         if digits.replace(".", "", 1).isdigit() and digits.isascii():
             return _to_ms(float(digits))
     elif isinstance(delay, Mapping):
@@ -404,7 +405,7 @@ def _decide(status: int | None, body: ProviderBody) -> str:
     if body.google_status == "RESOURCE_EXHAUSTED":
         # Gemini words a per-minute limit "You exceeded your current quota" too: only a
         # PerDay quota is billing.
-        if any("perday" in quota.lower() for quota in body.quota_ids):
+        if "perday" in " ".join(body.quota_ids).lower():
             return "provider_quota_exceeded"
         return "provider_rate_limited"
     if body.google_status == "FAILED_PRECONDITION" and "billing" in (body.message or "").lower():
