@@ -99,6 +99,23 @@ def _log_give_up(detail: ErrorDetail, attempts: int) -> None:
     )  # fmt: skip
 
 
+async def _async_sleep(seconds: float) -> None:
+    """`asyncio.sleep`, or `trio.sleep` when the caller runs under trio."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no asyncio loop: trio (imported only then), or a loop we don't know
+        try:
+            import trio
+        except ImportError:
+            raise RuntimeError(
+                "recoverable's async retry runs under asyncio or trio; "
+                "pass asleep= to retry() for another event loop"
+            ) from None
+        await trio.sleep(seconds)
+        return
+    await asyncio.sleep(seconds)
+
+
 @dataclass(frozen=True)
 class Retrying:
     """A configured retry: a decorator, a call form (`call`, `acall`) and a block form.
@@ -114,7 +131,7 @@ class Retrying:
     after_failure: Callable[[ErrorDetail, int, float], None] | None = _log_failure
     on_give_up: Callable[[ErrorDetail, int], None] | None = _log_give_up
     sleep: Callable[[float], None] = time.sleep
-    asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    asleep: Callable[[float], Awaitable[None]] = _async_sleep
     clock: Callable[[], float] = time.monotonic
     rng: Callable[[], float] = random.random
     cancel: Any = None  # threading.Event or anything with is_set()
