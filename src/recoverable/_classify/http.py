@@ -120,7 +120,7 @@ def retry_after_ms(
     """The server's wait hint in ms: `retry-after-ms`, `retry-after` (seconds or HTTP-date),
     then Google `RetryInfo`. Negative, absurd (over a week) or garbage values are ignored.
     """
-    return _retry_after(headers, ProviderBody.read(body) if body is not None else None, now)
+    return hint_ms(headers, ProviderBody.read(body) if body is not None else None, now)
 
 
 def _httpx_retry_headers(headers: object) -> tuple[str | None, str | None] | None:
@@ -142,9 +142,8 @@ def _httpx_retry_headers(headers: object) -> tuple[str | None, str | None] | Non
     return ms, seconds
 
 
-def _retry_after(
-    headers: object, body: ProviderBody | None, now: float | datetime | None
-) -> int | None:
+def hint_ms(headers: object, body: ProviderBody | None, now: float | datetime | None) -> int | None:
+    """`retry_after_ms` over a body already read."""
     if headers is not None:
         pair = _httpx_retry_headers(headers)
         if pair is None:
@@ -440,24 +439,13 @@ def from_http(
     now: float | datetime | None = None,
 ) -> ErrorDetail:
     """Classify an LLM API's HTTP answer (status, headers, body as bytes, str or dict)."""
-    return http_detail(status, headers, ProviderBody.read(body), source, now=now)
-
-
-def http_detail(
-    status: int | None,
-    headers: object,
-    body: ProviderBody,
-    source: str | None,
-    *,
-    now: float | datetime | None = None,
-) -> ErrorDetail:
-    """`from_http` over a body already read."""
-    row = decide(status, body)
-    hint = _retry_after(headers, body, now) if row.retryable else None
+    parsed = ProviderBody.read(body)
+    row = decide(status, parsed)
+    hint = hint_ms(headers, parsed, now) if row.retryable else None
     request_id = (
-        _header(headers, "x-request-id") or _header(headers, "request-id") or body.request_id
+        _header(headers, "x-request-id") or _header(headers, "request-id") or parsed.request_id
     )
-    return provider_detail(row, status, body, source, hint, request_id)
+    return provider_detail(row, status, parsed, source, hint, request_id)
 
 
 def decide(status: int | None, body: ProviderBody) -> Code:

@@ -16,10 +16,10 @@ from .._detail import ErrorDetail, _replace, make, with_details
 from ._pipeline import Handler, _by_class, error_message, package_of, register_handler
 from .http import (
     ProviderBody,
-    _retry_after,
     decide,
     from_http,
     generic_from_status,
+    hint_ms,
     message_code,
     provider_detail,
     retry_after_ms,
@@ -74,7 +74,7 @@ def _sdk_status_detail(
     """An SDK's HTTP error: the shared decision, with the SDK's own request id."""
     row = decide(status, body)
     # The headers are read only for a wait hint (reading them costs a property call).
-    hint = _retry_after(_headers_of(exc), body, None) if row.retryable else None
+    hint = hint_ms(_headers_of(exc), body, None) if row.retryable else None
     request_id = getattr(exc, "request_id", None)  # the SDK's, from the headers
     if type(request_id) is not str:
         request_id = body.request_id
