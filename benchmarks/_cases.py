@@ -4,8 +4,10 @@ Each case names the right answer in our vocabulary (a registry code) and the cla
 would raise if it got the kind right. The peer tables below map a peer's class to our
 vocabulary, which is how `bench_classify.py` decides right or wrong.
 
-Construction follows tests/test_classify_sdks.py (not imported: benchmarks stand alone). The
-clients are pointed at 127.0.0.1:9 and never send anything; building them opens no socket.
+The HTTP errors come from `recoverable.testing.sdk_error`: each SDK's real client makes the
+call through an in-memory transport that answers as FakeProvider does (its `Fault.status`
+passes a body and headers through), so the exception is the one the SDK raises in
+production. No socket is opened; the clients name 127.0.0.1:9.
 """
 
 from __future__ import annotations
@@ -17,14 +19,12 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must stay offline
 
-import anthropic
 import httpx2
 import openai
-from google.genai import errors as genai_errors
+
+from recoverable.testing import Fault, sdk_error
 
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
-ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
-LOOPBACK = "http://127.0.0.1:9"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,26 +45,17 @@ class Case:
 def _openai_status(
     status: int, body: dict[str, Any], headers: dict[str, str] | None = None
 ) -> BaseException:
-    request = httpx2.Request("POST", OPENAI_URL)
-    response = httpx2.Response(status, request=request, json={"error": body}, headers=headers)
-    client = openai.OpenAI(api_key="x", base_url=f"{LOOPBACK}/v1")
-    return client._make_status_error_from_response(response)
+    return sdk_error("openai", Fault.status(status, {"error": body}, headers))
 
 
-def _anthropic_status(
-    status: int, kind: str, message: str, headers: dict[str, str] | None = None
-) -> BaseException:
-    request = httpx2.Request("POST", ANTHROPIC_URL)
+def _anthropic_status(status: int, kind: str, message: str) -> BaseException:
     body = {"type": "error", "error": {"type": kind, "message": message}}
-    response = httpx2.Response(status, request=request, json=body, headers=headers)
-    client = anthropic.Anthropic(api_key="x", base_url=LOOPBACK)
-    return client._make_status_error(message, body=body, response=response)
+    return sdk_error("anthropic", Fault.status(status, body))
 
 
 def _google(status: int, name: str, message: str, *details: dict[str, Any]) -> BaseException:
     body = {"error": {"code": status, "status": name, "message": message, "details": list(details)}}
-    kind = genai_errors.ClientError if status < 500 else genai_errors.ServerError
-    return kind(status, body)
+    return sdk_error("google", Fault.status(status, body))
 
 
 def _openai_connect_error() -> BaseException:
@@ -138,7 +129,7 @@ CASES: list[Case] = [
          "provider_overloaded", "anthropic", CLAUDE,
          "ServiceUnavailableError", "ModelOverloadedError", 529),
     Case("anthropic in-stream overloaded (200)",
-         lambda: _anthropic_status(200, "overloaded_error", "Overloaded"),
+         lambda: sdk_error("anthropic", Fault.stream_overloaded(), stream=True),
          "provider_overloaded", "anthropic", CLAUDE,
          "ServiceUnavailableError", "ModelOverloadedError", 529),
     Case("anthropic 400 credit balance too low",

@@ -17,37 +17,29 @@ import litellm
 import openai
 import pydantic_ai.exceptions as pai
 import pytest
-from google.genai import errors as genai_errors
 
 import recoverable as rc
+from recoverable.testing import Fault, sdk_error
 
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
-ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 
 
 def _openai_status(
     status: int, body: dict[str, Any], headers: dict[str, str] | None = None
 ) -> Exception:
-    request = httpx2.Request("POST", OPENAI_URL)
-    response = httpx2.Response(status, request=request, json={"error": body}, headers=headers)
-    client = openai.OpenAI(api_key="x", base_url="http://127.0.0.1:9/v1")
-    return client._make_status_error_from_response(response)
+    return sdk_error("openai", Fault.status(status, {"error": body}, headers))
 
 
 def _anthropic_status(
     status: int, kind: str, message: str, headers: dict[str, str] | None = None
 ) -> Exception:
-    request = httpx2.Request("POST", ANTHROPIC_URL)
     body = {"type": "error", "error": {"type": kind, "message": message}}
-    response = httpx2.Response(status, request=request, json=body, headers=headers)
-    client = anthropic.Anthropic(api_key="x", base_url="http://127.0.0.1:9")
-    return client._make_status_error(message, body=body, response=response)
+    return sdk_error("anthropic", Fault.status(status, body, headers))
 
 
 def _google(status: int, name: str, message: str, *details: dict[str, Any]) -> Exception:
     body = {"error": {"code": status, "status": name, "message": message, "details": list(details)}}
-    kind = genai_errors.ClientError if status < 500 else genai_errors.ServerError
-    return kind(status, body)
+    return sdk_error("google", Fault.status(status, body))
 
 
 def _openai_connect_error() -> Exception:
@@ -135,7 +127,8 @@ CASES: list[Case] = [
      "provider_server_error", True, None, None, "openai"),
     ("anthropic-529", lambda: _anthropic_status(529, "overloaded_error", "Overloaded"),
      "provider_overloaded", True, None, 529, "anthropic"),
-    ("anthropic-in-stream-200", lambda: _anthropic_status(200, "overloaded_error", "Overloaded"),
+    ("anthropic-in-stream-200", lambda: sdk_error("anthropic", Fault.stream_overloaded(),
+                                                  stream=True),
      "provider_overloaded", True, None, 200, "anthropic"),
     ("anthropic-credit-balance",
      lambda: _anthropic_status(400, "invalid_request_error",
@@ -239,12 +232,9 @@ def test_request_id_and_upstream_type_are_kept() -> None:
 
 
 def test_the_body_request_id_is_kept_when_the_headers_have_none() -> None:
-    request = httpx2.Request("POST", ANTHROPIC_URL)
     body = {"type": "error", "error": {"type": "api_error", "message": "x"}, "request_id": "req_b"}
-    response = httpx2.Response(500, request=request, json=body)
-    client = anthropic.Anthropic(api_key="x", base_url="http://127.0.0.1:9")
-    error = client._make_status_error("x", body=body, response=response)
-    assert error.request_id is None
+    error = sdk_error("anthropic", Fault.status(500, body))
+    assert error.request_id is None  # type: ignore[attr-defined]
     assert rc.classify(error).details == {"request_id": "req_b", "error_type": "api_error"}
 
 

@@ -65,3 +65,25 @@ def test_openai_2x_errors_classify_the_same(
     )  # fmt: skip
     # Even the bare 2.x text, pasted into `recoverable classify`, reads the same.
     assert out["from_text"] == code
+
+
+OFFLINE_SCRIPT = """
+import json, recoverable as rc
+from recoverable.testing import Fault, sdk_error
+error = sdk_error("openai", Fault.rate_limited(retry_after=7), model="gpt-4o")
+detail = rc.classify(error)
+print(json.dumps({"type": type(error).__name__, "str": str(error), "code": detail.code,
+                  "retry_after_ms": detail.retry_after_ms}))
+"""
+
+
+def test_sdk_error_builds_the_2x_exception_with_2x_httpx() -> None:
+    if not PYTHON.exists():
+        pytest.fail(f"{PYTHON} is missing: run `bash scripts/test`, which makes it")
+    result = subprocess.run([str(PYTHON), "-c", OFFLINE_SCRIPT], capture_output=True, text=True,
+                            timeout=60, check=True)  # fmt: skip
+    out = json.loads(result.stdout)
+    assert (out["type"], out["code"], out["retry_after_ms"]) == (
+        "RateLimitError", "provider_rate_limited", 7000,
+    )  # fmt: skip
+    assert out["str"].startswith("Error code: 429 - {")  # the 2.x format

@@ -18,7 +18,7 @@ from google import genai
 from google.genai import types as genai_types
 
 import recoverable as rc
-from recoverable.testing import FakeProvider, Fault
+from recoverable.testing import FakeProvider, Fault, sdk_error
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -37,7 +37,7 @@ def _clean(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _openai(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
-    client = openai.OpenAI(api_key="sk-test", base_url=fake.openai_url, max_retries=0,
+    client = openai.OpenAI(api_key="sk-fake", base_url=fake.openai_url, max_retries=0,
                            timeout=timeout)  # fmt: skip
     if stream:
         chunks = client.chat.completions.create(
@@ -52,7 +52,7 @@ def _openai(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
 
 
 def _anthropic(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
-    client = anthropic.Anthropic(api_key="sk-ant-test", base_url=fake.url, max_retries=0,
+    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0,
                                  timeout=timeout)  # fmt: skip
     kwargs: dict[str, Any] = {"model": "claude-opus-4-8", "max_tokens": 64, "messages": MESSAGES}
     if stream:
@@ -64,7 +64,7 @@ def _anthropic(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
 
 def _google(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
     options = genai_types.HttpOptions(base_url=fake.url, timeout=int(timeout * 1000))
-    client = genai.Client(api_key="test-key", http_options=options)
+    client = genai.Client(api_key="fake", http_options=options)
     if stream:
         for _ in client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"):
             pass
@@ -156,6 +156,51 @@ def test_sdk_against_the_fake_provider(
         code, retryable, retry_after_ms, status, sdk,
     )  # fmt: skip
     assert [r.fault for r in fake.requests] == [fault.name]
+
+
+MODELS = {"openai": "gpt-4o", "anthropic": "claude-opus-4-8", "google": "gemini-2.5-flash"}
+
+
+@pytest.mark.parametrize(
+    ("sdk", "fault", "stream", "code", "retryable", "retry_after_ms", "status"),
+    CASES,
+    ids=[f"{c[0]}-{c[1].name}{'-stream' if c[2] else ''}" for c in CASES],
+)
+def test_sdk_error_is_what_the_sdk_raises_against_the_fake_provider(
+    fake: FakeProvider,
+    sdk: str,
+    fault: Fault,
+    stream: bool,
+    code: str,
+    retryable: bool,
+    retry_after_ms: int | None,
+    status: int | None,
+) -> None:
+    offline = sdk_error(sdk, fault, stream=stream, model=MODELS[sdk])  # type: ignore[arg-type]
+    fake.fail(fault)
+    online = _raised(lambda: CALLS[sdk](fake, stream))
+    assert (type(offline), str(offline)) == (type(online), str(online))  # keys as sdk_error's
+    detail = rc.classify(offline)
+    assert (detail.code, detail.retryable, detail.retry_after_ms, detail.status, detail.source) == (
+        code, retryable, retry_after_ms, status, sdk,
+    )  # fmt: skip
+
+
+def test_sdk_error_turns_a_hang_into_the_sdks_timeout() -> None:
+    errors = {sdk: sdk_error(sdk, Fault.hang()) for sdk in ("openai", "anthropic", "google")}  # type: ignore[arg-type]
+    assert [type(e).__name__ for e in errors.values()] == [
+        "APITimeoutError", "APITimeoutError", "ReadTimeout",
+    ]  # fmt: skip
+    assert {sdk: rc.classify(e).code for sdk, e in errors.items()} == dict.fromkeys(
+        errors, "provider_timeout"
+    )
+
+
+def test_sdk_error_refuses_what_is_not_an_error() -> None:
+    with pytest.raises(ValueError, match="google answers 'content_policy' with success"):
+        sdk_error("google", Fault.content_policy())
+    with pytest.raises(ValueError, match="unknown sdk 'mistral'"):
+        sdk_error("mistral", Fault.overloaded())  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic", "google"])

@@ -79,6 +79,15 @@ requested model. Error bodies have each provider's shape and wording, with
 `Fault.status(code, body, hdrs)` any status, a JSON (dict) or text (str) body, extra headers
 ===============================  =================================================================
 
+Without a server: `sdk_error(sdk, fault, *, model="fake-model")` returns the exception
+the ``openai``, ``anthropic`` or ``google`` client raises for ``fault`` on a
+non-streaming call. The SDK's real client sends its request through an in-memory httpx
+transport that answers exactly as `FakeProvider` does (no socket), so a unit test gets
+the production exception object, built by the SDK::
+
+    error = sdk_error("anthropic", Fault.overloaded())   # anthropic.OverloadedError, 529
+    assert recoverable.classify(error).code == "provider_overloaded"
+
 Agent loops: ``Reply.tool_call(name, arguments, then="final text")`` answers a request
 that already carries a tool result (``tool_result``, ``role: tool``,
 ``function_call_output``, ``functionResponse``) with the text ``then``, so an agent runs
@@ -105,6 +114,15 @@ the base URL and serves until Ctrl-C or SIGTERM.
 
 from ._clis import CliSetup, cli_setup
 from ._faults import Fault, Reply
+from ._sdk_errors import sdk_error
 from ._server import FakeProvider, RecordedRequest
 
-__all__ = ["CliSetup", "FakeProvider", "Fault", "RecordedRequest", "Reply", "cli_setup"]
+__all__ = [
+    "CliSetup",
+    "FakeProvider",
+    "Fault",
+    "RecordedRequest",
+    "Reply",
+    "cli_setup",
+    "sdk_error",
+]

@@ -347,16 +347,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._hang(fault.seconds)
             self.close_connection = True
             return
-        ctx = _wire.Context(
-            seq=seq,
-            created=int(time.time()),
-            method=self.command,
-            path=split.path,
-            input_tokens=max(1, len(body) // 4),
-            include_usage=_include_usage(doc),
-            api_key=_api_key(headers),
-            tool_result=_wire.carries_tool_result(route.api, doc),
-        )
+        ctx = _wire.context(route, seq, int(time.time()), self.command, split.path, headers,
+                            body, doc)  # fmt: skip
         try:
             answer = _wire.render(route, ctx, fault, reply)
         except Exception as exc:  # a bug here must reach the test, not hang the client
@@ -461,19 +453,3 @@ def _parse_json(body: bytes) -> Any:
         return json.loads(body)
     except ValueError:
         return None
-
-
-def _include_usage(doc: Any) -> bool:
-    """Whether an OpenAI chat stream asked for a final usage chunk."""
-    if not isinstance(doc, dict):
-        return False
-    options = doc.get("stream_options")
-    return isinstance(options, dict) and options.get("include_usage") is True
-
-
-def _api_key(headers: dict[str, str]) -> str:
-    """The API key a client sent (bearer token, x-api-key or x-goog-api-key)."""
-    auth = headers.get("authorization", "")
-    if auth.lower().startswith("bearer "):
-        return auth[7:].strip()
-    return headers.get("x-api-key") or headers.get("x-goog-api-key") or ""

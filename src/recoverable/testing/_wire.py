@@ -21,6 +21,7 @@ __all__ = [
     "Context",
     "Route",
     "carries_tool_result",
+    "context",
     "render",
     "route",
 ]
@@ -110,6 +111,45 @@ def route(method: str, path: str, headers: Mapping[str, str], body: Any) -> Rout
         api: Api = "anthropic" if "anthropic-version" in headers else "openai_models"
         return Route(api, "list_models", None, False)
     return Route("unknown", "not_found", model, False)
+
+
+def context(
+    route: Route,
+    seq: int,
+    created: int,
+    method: str,
+    path: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    doc: Any,
+) -> Context:
+    """The facts of one request that its answer needs (`doc` is the body's JSON, or None)."""
+    return Context(
+        seq=seq,
+        created=created,
+        method=method,
+        path=path,
+        input_tokens=max(1, len(body) // 4),
+        include_usage=_include_usage(doc),
+        api_key=_api_key(headers),
+        tool_result=carries_tool_result(route.api, doc),
+    )
+
+
+def _include_usage(doc: Any) -> bool:
+    """Whether an OpenAI chat stream asked for a final usage chunk."""
+    if not isinstance(doc, dict):
+        return False
+    options = doc.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def _api_key(headers: Mapping[str, str]) -> str:
+    """The API key a client sent (bearer token, x-api-key or x-goog-api-key)."""
+    auth = headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return headers.get("x-api-key") or headers.get("x-goog-api-key") or ""
 
 
 def carries_tool_result(api: Api, body: Any) -> bool:

@@ -1,0 +1,159 @@
+"""The exception an SDK raises for a `Fault`, made without a server.
+
+The SDK's real client sends one real request through an in-memory transport (httpx's
+`MockTransport`) that answers as `FakeProvider` would, with the same pure rendering. So the
+exception is the one the SDK raises in production, built by the SDK itself, through public
+APIs only, and no socket is opened. A unit test of error handling needs nothing more.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+from . import _wire
+from ._faults import DEFAULT_REPLY, Fault
+
+__all__ = ["sdk_error"]
+
+Sdk = Literal["openai", "anthropic", "google"]
+
+# Never contacted: the transport answers in memory. Loopback so that a mistake stays local.
+_BASE = "http://127.0.0.1:9"
+
+# How httpx words the failures that have no HTTP answer.
+_NO_ANSWER = "Server disconnected without sending a response."
+_CUT = "peer closed connection without sending complete message body (incomplete chunked read)"
+
+
+def sdk_error(
+    sdk: Sdk, fault: Fault, *, stream: bool = False, model: str = "fake-model"
+) -> Exception:
+    """What `sdk`'s client raises when a generate call meets `fault`.
+
+    `sdk` is "openai" (Chat Completions), "anthropic" (Messages) or "google" (Gemini
+    generateContent), each client with its own retries off; `stream=True` makes the
+    streaming call and reads it to the end. `Fault.drop` gives the SDK's connection error,
+    `Fault.hang` its timeout, `Fault.cut_stream` its error for a body cut short. A fault
+    the API answers with success (Gemini's `content_policy` is a 200) raises ValueError,
+    as does an unknown `sdk`.
+    """
+    call = _CALLS.get(sdk)
+    if call is None:
+        raise ValueError(f"unknown sdk {sdk!r}: expected one of {sorted(_CALLS)}")
+    try:
+        call(lambda httpx: httpx.MockTransport(_answering(httpx, fault)), model, stream)
+    except Exception as error:
+        return error
+    raise ValueError(f"{sdk} answers {fault.name!r} with success, not an error")
+
+
+def _answering(httpx: Any, fault: Fault) -> Callable[[Any], Any]:
+    """A MockTransport handler: FakeProvider's answer to the request, or its transport error."""
+
+    def handle(request: Any) -> Any:
+        if fault.name == "drop":
+            raise httpx.RemoteProtocolError(_NO_ANSWER, request=request)
+        if fault.name == "hang":
+            raise httpx.ReadTimeout("timed out", request=request)
+        method, path, headers = request.method, request.url.path, request.headers
+        body = request.content
+        doc = json.loads(body) if body else None
+        route = _wire.route(method, path, headers, doc)
+        context = _wire.context(route, 1, int(time.time()), method, path, headers, body, doc)
+        answer = _wire.render(route, context, fault, DEFAULT_REPLY)
+        if answer.events is not None:
+            chunks = list(answer.events)
+        else:  # a cut whole body stops halfway, as the server cuts it
+            chunks = [answer.body[: len(answer.body) // 2] if answer.abort else answer.body]
+        cut = httpx.RemoteProtocolError(_CUT, request=request) if answer.abort else None
+        return httpx.Response(answer.status, headers=answer.headers,
+                              stream=_body(httpx, chunks, cut))  # fmt: skip
+
+    return handle
+
+
+def _body(httpx: Any, chunks: list[bytes], cut: Exception | None) -> Any:
+    """A response body that yields `chunks`, then raises `cut` (a dropped connection) if set."""
+
+    class Body(httpx.SyncByteStream):  # type: ignore[misc]
+        def __iter__(self) -> Iterator[bytes]:
+            yield from chunks
+            if cut is not None:
+                raise cut
+
+    return Body()
+
+
+def _httpx_of(client_class: type) -> Any:
+    """The httpx flavour (httpx or httpx2) whose Client `client_class` extends."""
+    base = next(k for k in client_class.__mro__ if k.__name__ == "Client" and k is not client_class)
+    return importlib.import_module(base.__module__.partition(".")[0])
+
+
+Transport = Callable[[Any], Any]
+
+
+def _openai(transport: Transport, model: str, stream: bool) -> None:
+    import openai
+
+    http = openai.DefaultHttpxClient(transport=transport(_httpx_of(openai.DefaultHttpxClient)))
+    client = openai.OpenAI(api_key="sk-fake", base_url=f"{_BASE}/v1", max_retries=0,
+                           http_client=http)  # fmt: skip
+    messages: Any = [{"role": "user", "content": "hi"}]
+    if stream:
+        with client.chat.completions.create(model=model, messages=messages, stream=True) as chunks:
+            for _ in chunks:
+                pass
+    else:
+        client.chat.completions.create(model=model, messages=messages)
+
+
+def _anthropic(transport: Transport, model: str, stream: bool) -> None:
+    import anthropic
+
+    http = anthropic.DefaultHttpxClient(
+        transport=transport(_httpx_of(anthropic.DefaultHttpxClient))
+    )
+    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=_BASE, max_retries=0,
+                                 http_client=http)  # fmt: skip
+    messages: Any = [{"role": "user", "content": "hi"}]
+    if stream:
+        with client.messages.create(model=model, max_tokens=16, messages=messages,
+                                    stream=True) as events:  # fmt: skip
+            for _ in events:
+                pass
+    else:
+        client.messages.create(model=model, max_tokens=16, messages=messages)
+
+
+def _google(transport: Transport, model: str, stream: bool) -> None:
+    from google import genai
+    from google.genai import types
+
+    try:
+        httpx = importlib.import_module("httpx2")  # google-genai's choice when both are there
+    except ImportError:
+        httpx = importlib.import_module("httpx")
+    http = httpx.Client(transport=transport(httpx))
+    options = types.HttpOptions(base_url=_BASE, httpx_client=http)
+    client = genai.Client(api_key="fake", http_options=options)
+    if stream:
+        chunks = client.models.generate_content_stream(model=model, contents="hi")
+        try:
+            for _ in chunks:
+                pass
+        finally:  # a generator: close it here, not when the interpreter collects it
+            getattr(chunks, "close", lambda: None)()
+    else:
+        client.models.generate_content(model=model, contents="hi")
+
+
+_CALLS: dict[str, Callable[[Transport, str, bool], None]] = {
+    "openai": _openai,
+    "anthropic": _anthropic,
+    "google": _google,
+}
