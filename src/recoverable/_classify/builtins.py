@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, _replace, make, mark_exhausted
 from ._pipeline import Handler, _resolve_exception, error_message, register_handler
+from .http import client_status_error
 
 __all__: list[str] = []
 
@@ -103,6 +104,16 @@ def _choose(known: list[ErrorDetail]) -> ErrorDetail:
     return max(known, key=lambda detail: detail.retry_after_ms or 0)
 
 
+def _urllib_http_error(exc: BaseException) -> ErrorDetail | None:
+    """urllib's error status. Its body is left unread: reading it would consume the
+    caller's copy, so the status and headers decide."""
+    status = getattr(exc, "code", None)
+    if not isinstance(status, int):
+        return None
+    return client_status_error(status, getattr(exc, "headers", None), None,
+                               getattr(exc, "url", None), error_message(exc))  # fmt: skip
+
+
 def _url_error(exc: BaseException) -> ErrorDetail | None:
     reason = getattr(exc, "reason", None)
     return _resolve_exception(reason) if isinstance(reason, BaseException) else None
@@ -130,6 +141,7 @@ _HANDLERS: dict[tuple[str, str], Handler] = {
     ("builtins", "FileExistsError"): _fixed("conflict"),
     ("builtins", "OSError"): _os_error,
     ("urllib", "URLError"): _url_error,
+    ("urllib", "HTTPError"): _urllib_http_error,
     ("http", "IncompleteRead"): _fixed("network_error"),
     ("pydantic_core", "ValidationError"): _fixed("invalid_input"),
     ("tenacity", "RetryError"): _retry_error,

@@ -479,6 +479,43 @@ def provider_detail(
     return from_row(row, message, hint, status, source, details)
 
 
+# --- error statuses from HTTP client libraries (httpx, requests, urllib) ---------------------
+
+_LLM_HOSTS = {
+    "api.openai.com": "openai",
+    "api.anthropic.com": "anthropic",
+    "generativelanguage.googleapis.com": "google",
+}
+
+
+def client_status_error(
+    status: int, headers: object, body: object, url: object, message: str
+) -> ErrorDetail | None:
+    """An error status a client library raised: an LLM API's answer when the URL's host or
+    the body's shape says so, else a plain HTTP status (None for 500 and the unknown ones)."""
+    host = _host(url)
+    source = _LLM_HOSTS.get(host) if host is not None else None
+    parsed = ProviderBody.read(body)
+    if source is not None or parsed.type or parsed.google_status or parsed.code:
+        return from_http(status, headers, body, source=source)
+    return generic_from_status(status, message, headers)
+
+
+def _host(url: object) -> str | None:
+    """The host of httpx's URL object, or of a URL as text (requests, urllib)."""
+    host = getattr(url, "host", None)
+    if isinstance(host, str):
+        return host
+    if not isinstance(url, str):
+        return None
+    from urllib.parse import urlsplit  # only text URLs need it
+
+    try:
+        return urlsplit(url).hostname
+    except ValueError:
+        return None
+
+
 # --- statuses with no provider behind them ----------------------------------------------------
 
 _GENERIC_STATUS = {

@@ -9,16 +9,16 @@ and the MRO puts them first; pydantic-ai, claude-agent-sdk and httpx/httpx2 have
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .._detail import ErrorDetail, _replace, make, with_details
 from ._pipeline import Handler, _by_class, error_message, package_of, register_handler
 from .http import (
     ProviderBody,
+    client_status_error,
     decide,
     from_http,
-    generic_from_status,
     hint_ms,
     message_code,
     provider_detail,
@@ -27,13 +27,14 @@ from .http import (
 
 __all__: list[str] = []
 
-# Transport classes (httpx and httpx2 share the names) by the phase they failed in: nothing
-# sent (connect), or maybe sent (read).
+# Transport classes (httpx and httpx2 share the names; then urllib3's, under requests) by the
+# phase they failed in: nothing sent (connect), or maybe sent (read).
 _PHASES = {
-    **dict.fromkeys(("ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol"),
-                    "connect"),
+    **dict.fromkeys(("ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol",
+                     "NewConnectionError", "ConnectTimeoutError"), "connect"),
     **dict.fromkeys(("ReadError", "ReadTimeout", "WriteError", "WriteTimeout",
-                     "RemoteProtocolError", "CloseError"), "read"),
+                     "RemoteProtocolError", "CloseError", "ProtocolError", "ReadTimeoutError"),
+                    "read"),
 }  # fmt: skip
 _phase_by_type: dict[type, str | None] = {}
 
@@ -47,16 +48,22 @@ def _phase_of_type(kind: type) -> str | None:
     return phase
 
 
-def _phase_of(exc: BaseException) -> str | None:
-    """`connect` when the request never left, `read` when it may have; None when unknown."""
+def _links(exc: BaseException) -> Iterator[BaseException]:
+    """The error and what it wraps, through `__cause__` or `__context__`, at most 8."""
     link: BaseException | None = exc
     for _ in range(8):
         if link is None:
-            break
+            return
+        yield link
+        link = link.__cause__ or link.__context__
+
+
+def _phase_of(exc: BaseException) -> str | None:
+    """`connect` when the request never left, `read` when it may have; None when unknown."""
+    for link in _links(exc):
         phase = _phase_of_type(type(link))
         if phase is not None:
             return phase
-        link = link.__cause__ or link.__context__
     return None
 
 
@@ -366,28 +373,30 @@ def _claude_result_error(exc: BaseException) -> ErrorDetail:
 
 # --- httpx and httpx2 ------------------------------------------------------------------------
 
-_LLM_HOSTS = {
-    "api.openai.com": "openai",
-    "api.anthropic.com": "anthropic",
-    "generativelanguage.googleapis.com": "google",
-}
 
-
-def _http_status_error(exc: BaseException) -> ErrorDetail | None:
+def _httpx_status_error(exc: BaseException) -> ErrorDetail | None:
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
     if not isinstance(status, int):
         return None
-    host = getattr(getattr(getattr(response, "request", None), "url", None), "host", None)
-    source = _LLM_HOSTS.get(host) if isinstance(host, str) else None
+    url = getattr(getattr(response, "request", None), "url", None)
     try:
         body: object = response.content  # type: ignore[union-attr]
     except Exception:  # a streamed response that was never read
         body = None
-    parsed = ProviderBody.read(body)
-    if source is not None or parsed.type or parsed.google_status or parsed.code:
-        return from_http(status, response.headers, body, source=source)  # type: ignore[union-attr]
-    return generic_from_status(status, error_message(exc), response.headers)  # type: ignore[union-attr]
+    return client_status_error(status, response.headers, body, url, error_message(exc))  # type: ignore[union-attr]
+
+
+def _requests_status_error(exc: BaseException) -> ErrorDetail | None:
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    if not isinstance(status, int):
+        return None
+    body = getattr(response, "_content", None)  # what was read; `.content` would read a stream
+    return client_status_error(
+        status, getattr(response, "headers", None), body if isinstance(body, bytes) else None,
+        getattr(response, "url", None), error_message(exc),
+    )  # fmt: skip
 
 
 # Where a transport error escapes an SDK unwrapped (anthropic's stream iterator, google-genai),
@@ -441,8 +450,34 @@ _HTTPX_CLASSES: dict[str, Handler] = {
     "TimeoutException": _transport(*_TIMEOUT, None),
     "UnsupportedProtocol": _transport("invalid_input", "invalid_input", None),
     "InvalidURL": _transport("invalid_input", "invalid_input", None),
-    "HTTPStatusError": _http_status_error,
+    "HTTPStatusError": _httpx_status_error,
 }
+
+
+def _requests_connection_error(exc: BaseException) -> ErrorDetail:
+    """requests raises one class for both phases: urllib3's error in the chain tells them apart."""
+    phase = _phase_of(exc)
+    return make("network_error", error_message(exc), details={"phase": phase} if phase else None)
+
+
+def _requests_tls_error(exc: BaseException) -> ErrorDetail:
+    # A certificate that does not verify will not verify on the next try either.
+    names = {klass.__name__ for link in _links(exc) for klass in type(link).__mro__}
+    code = "precondition_failed" if "SSLCertVerificationError" in names else "network_error"
+    return make(code, error_message(exc), details={"phase": "tls"})
+
+
+_REQUESTS_CLASSES: dict[str, Handler] = {
+    "ConnectionError": _requests_connection_error,
+    "ConnectTimeout": _transport(*_CONNECT, "connect"),
+    "ReadTimeout": _transport(*_TIMEOUT, "read"),
+    "Timeout": _transport(*_TIMEOUT, None),
+    "SSLError": _requests_tls_error,
+    "ChunkedEncodingError": _transport(*_READ, "read"),
+    "HTTPError": _requests_status_error,
+    **dict.fromkeys(("InvalidURL", "MissingSchema", "InvalidSchema", "URLRequired",
+                     "InvalidHeader"), _fixed("invalid_input", None)),
+}  # fmt: skip
 
 # google-genai's async streams run on aiohttp.
 _AIOHTTP_CLASSES: dict[str, Handler] = {
@@ -479,6 +514,8 @@ def _table() -> dict[tuple[str, str], Handler]:
     for package in ("httpx", "httpx2"):
         for name, handler in _HTTPX_CLASSES.items():
             table[(package, name)] = handler
+    for name, handler in _REQUESTS_CLASSES.items():
+        table[("requests", name)] = handler
     for name, handler in _AIOHTTP_CLASSES.items():
         table[("aiohttp", name)] = handler
     return table
