@@ -1,8 +1,8 @@
-"""requests and urllib, the HTTP clients tools use most, against FakeProvider on 127.0.0.1.
+"""requests, urllib and aiohttp, the HTTP clients tools use most, against FakeProvider.
 
-Each case makes a real call, catches what the library really raises and asserts the exact
-classification. An error body is read when the library already holds it (requests);
-urllib's is left unread, so its statuses decide there.
+Each case makes a real call to 127.0.0.1, catches what the library really raises and asserts
+the exact classification. An error body is read when the library already holds it
+(requests); urllib's is left unread and aiohttp's is released, so their statuses decide.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import aiohttp
 import pytest
 import requests
 
@@ -178,3 +179,37 @@ def test_an_llm_host_names_the_source_without_a_body() -> None:
     )  # type: ignore[arg-type]
     detail = rc.classify(error)
     assert (detail.code, detail.source, detail.status) == ("provider_rate_limited", "openai", 429)
+
+
+async def test_aiohttp_against_the_fake_provider(fake: FakeProvider) -> None:
+    async def post(session: aiohttp.ClientSession) -> None:
+        async with session.post(f"{fake.openai_url}/chat/completions", json=CHAT) as reply:
+            reply.raise_for_status()
+
+    async def raised(session: aiohttp.ClientSession) -> BaseException:
+        try:
+            await post(session)
+        except Exception as exc:
+            return exc
+        raise AssertionError("nothing was raised")
+
+    async with aiohttp.ClientSession() as session:
+        fake.fail(Fault.rate_limited(retry_after=2))
+        assert _facts(await raised(session)) == ("rate_limited", True, 2000, 429, None)
+        fake.fail(Fault.status(404, "no such item"))
+        assert _facts(await raised(session)) == ("not_found", False, None, 404, None)
+        fake.fail(Fault.drop())
+        dropped = await raised(session)
+        assert (type(dropped), _facts(dropped)) == (
+            aiohttp.ServerDisconnectedError, ("network_error", True, None, None, "read"),
+        )  # fmt: skip
+
+
+def test_aiohttp_names_an_llm_host() -> None:
+    import yarl
+
+    url = yarl.URL("https://api.anthropic.com/v1/messages")
+    info = aiohttp.RequestInfo(url, "POST", {}, url)  # type: ignore[arg-type]
+    error = aiohttp.ClientResponseError(info, (), status=529, message="Overloaded")
+    detail = rc.classify(error)
+    assert (detail.code, detail.source, detail.status) == ("provider_overloaded", "anthropic", 529)

@@ -479,8 +479,20 @@ _REQUESTS_CLASSES: dict[str, Handler] = {
                      "InvalidHeader"), _fixed("invalid_input", None)),
 }  # fmt: skip
 
+
+def _aiohttp_status_error(exc: BaseException) -> ErrorDetail | None:
+    """aiohttp's `raise_for_status()`: the body is already released, so status and host decide."""
+    status = getattr(exc, "status", None)
+    if not isinstance(status, int):
+        return None
+    url = getattr(getattr(exc, "request_info", None), "real_url", None)
+    return client_status_error(status, getattr(exc, "headers", None), None, url,
+                               error_message(exc))  # fmt: skip
+
+
 # google-genai's async streams run on aiohttp.
 _AIOHTTP_CLASSES: dict[str, Handler] = {
+    "ClientResponseError": _aiohttp_status_error,
     "ClientConnectorError": _transport(*_CONNECT, "connect"),
     "ConnectionTimeoutError": _transport(*_CONNECT, "connect"),
     "ServerDisconnectedError": _transport(*_READ, "read"),
