@@ -1,9 +1,10 @@
-"""Handlers for the provider SDKs' exceptions, matched by (package, class name) over the MRO.
+"""Handlers for the provider SDKs' and HTTP clients' exceptions, by (package, class name).
 
 No SDK is imported: each handler reads the attributes the SDK documents (`status_code`,
 `body`, `response.headers`, Google `code` / `status` / `details`, ...) and hands them to the
 same HTTP decision tables a raw HTTP answer goes through. litellm's classes subclass openai's,
-and the MRO puts them first; pydantic-ai, claude-agent-sdk and httpx/httpx2 have their own.
+and the MRO puts them first; pydantic-ai, claude-agent-sdk and the HTTP client libraries
+(httpx/httpx2, requests, aiohttp) have their own.
 """
 
 from __future__ import annotations
@@ -371,7 +372,7 @@ def _claude_result_error(exc: BaseException) -> ErrorDetail:
     return with_details(ErrorDetail.create(code, error_message(exc), source="claude"), **extra)
 
 
-# --- httpx and httpx2 ------------------------------------------------------------------------
+# --- HTTP client libraries: httpx and httpx2, requests, aiohttp -------------------------------
 
 
 def _httpx_status_error(exc: BaseException) -> ErrorDetail | None:
