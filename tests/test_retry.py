@@ -155,6 +155,30 @@ def test_the_deadline_stops_before_a_wait_that_would_cross_it() -> None:
     assert info.value.detail.details["gave_up"] == "deadline"
 
 
+def test_the_decorator_counts_the_deadline_from_the_first_attempt() -> None:
+    clock = Clock()
+    calls: list[float] = []
+
+    @retrying(clock, attempts=5, deadline=60)
+    def slow() -> None:
+        calls.append(clock.now)
+        clock.now += 50  # each attempt takes 50 s
+        raise ConnectionResetError()
+
+    with pytest.raises(rc.RecoverableError) as info:
+        slow()
+    # Counted from the first call: at 101 s a second wait would cross 60 s, so two attempts
+    # (counted from the first failure, as the success path once did, it made three).
+    assert (calls, clock.sleeps) == ([0.0, 51.0], [1.0])
+    assert info.value.detail.details["gave_up"] == "deadline"
+
+
+def test_fallback_needs_a_candidate_whatever_the_container() -> None:
+    for empty in ({}, [], ()):
+        with pytest.raises(ValueError, match="at least one candidate"):
+            rc.fallback(empty)  # type: ignore[arg-type]
+
+
 def test_hooks_see_each_attempt_and_failure() -> None:
     clock = Clock()
     seen: list[object] = []
@@ -350,10 +374,15 @@ async def test_a_stream_that_already_produced_output_is_not_retried() -> None:
     opener = _stream_factory([["a", ConnectionResetError()], ["never"]])
     items = [i async for i in retrying(clock).stream(opener, on_error=lambda d: ("error", d.code))]
     assert items == ["a", ("error", "network_error")]
+    reset = rc.RecoverableError("network_error", "reset", details={"request_id": "req_5"})
     with pytest.raises(rc.RecoverableError) as info:
-        async for _ in retrying(clock).stream(_stream_factory([["a", ConnectionResetError()]])):
+        async for _ in retrying(clock).stream(_stream_factory([["a", reset]])):
             pass
-    assert info.value.detail.details["output_started"] is True
+    # Stopped for good (an outer retry must not replay the output), its own details kept.
+    assert (info.value.code, info.value.retryable) == ("network_error", False)
+    assert info.value.detail.details == {
+        "request_id": "req_5", "attempts": 1, "retries_exhausted": True, "output_started": True,
+    }  # fmt: skip
 
 
 # --- fallback ------------------------------------------------------------------------------

@@ -223,7 +223,8 @@ class Retrying:
     def __call__(self, fn: Callable[P, T], /) -> Callable[P, T]: ...
     def __call__(self, fn: Callable[P, Any], /) -> Callable[P, Any]:
         """Decorate `fn` (sync or async)."""
-        fast = self.before_attempt is None and self.cancel is None
+        # The fast path reads no clock until a failure: only right when no deadline counts.
+        fast = self.before_attempt is None and self.cancel is None and self.policy.deadline is None
         if inspect.iscoroutinefunction(fn):
             acall = self.acall
 
@@ -351,9 +352,9 @@ class Retrying:
                 wait_s = 0.0
                 try:
                     if produced and not retry_after_output:
-                        raise RecoverableError(
-                            classify(exc), details={"output_started": True}
-                        ) from exc
+                        # Not retryable from here: an outer layer must not replay it either.
+                        stopped = mark_exhausted(classify(exc), attempt)
+                        raise RecoverableError(with_details(stopped, output_started=True)) from exc
                     wait_s = self._after_failure(exc, attempt, started)
                 except Exception as final:
                     terminal = final
@@ -439,13 +440,13 @@ Candidates = (
 
 def _named(candidates: Candidates) -> list[tuple[str, Callable[..., Any]]]:
     if isinstance(candidates, Mapping):
-        return list(candidates.items())
-    named = []
-    for candidate in candidates:
-        if isinstance(candidate, tuple):
-            named.append(candidate)
-        else:
-            named.append((getattr(candidate, "__name__", repr(candidate)), candidate))
+        named = list(candidates.items())
+    else:
+        named = [
+            candidate if isinstance(candidate, tuple)
+            else (getattr(candidate, "__name__", repr(candidate)), candidate)
+            for candidate in candidates
+        ]  # fmt: skip
     if not named:
         raise ValueError("fallback needs at least one candidate")
     return named
