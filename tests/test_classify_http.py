@@ -12,6 +12,7 @@ import pytest
 
 import recoverable as rc
 from recoverable._classify.http import MESSAGE_PHRASES, message_code
+from recoverable._classify.phrases import PhraseTable
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -192,3 +193,14 @@ def test_every_message_phrase_names_its_own_code() -> None:
 @pytest.mark.parametrize("body", [b'{"error": ', "{not json", b"\xff\xfe", 42, [1, 2], {"a": 1}])
 def test_from_http_takes_garbage_bodies(body: Any) -> None:
     assert rc.from_http(500, None, body).code == "provider_server_error"
+
+
+def test_a_phrase_table_names_the_branch_that_matched() -> None:
+    table = PhraseTable([(r"^first\b", "a"), (r"^second \d+", "b")])
+    assert [table.code(t) for t in ("First thing", " SECOND 42", "the second 42", "")] == [
+        "a", "b", None, None,
+    ]  # fmt: skip
+    assert table.in_lines("noise\nsecond 7 failed \nfirst") == ("b", "second 7 failed")
+    assert table.in_lines("no phrase here") is None
+    with pytest.raises(ValueError, match="capturing group"):
+        PhraseTable([(r"^(own) group", "a")]).code("own group")

@@ -10,13 +10,13 @@ only then the HTTP status. Quota is never a rate limit.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._codes import Code, codes
 from .._detail import ErrorDetail, from_row
+from .phrases import PhraseTable
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -376,25 +376,12 @@ MESSAGE_PHRASES = (
 )
 
 
-_MESSAGE_CODES = tuple(code for _, code in MESSAGE_PHRASES)
-_message_regex: re.Pattern[str] | None = None
-
-
-def _compile_message_regex() -> re.Pattern[str]:
-    # One alternation, compiled on first use: one match call, and a fast `import recoverable`.
-    # Each phrase is one group (the phrases have none of their own): `lastindex` names it.
-    global _message_regex  # noqa: PLW0603 -- compiled once, on first use
-    _message_regex = re.compile("|".join(f"({pattern})" for pattern, _ in MESSAGE_PHRASES),
-                                re.IGNORECASE)  # fmt: skip
-    return _message_regex
+_PROVIDER_PHRASES = PhraseTable(MESSAGE_PHRASES)
 
 
 def message_code(message: str | None) -> str | None:
     """The code an upstream message names in its opening words, if any."""
-    if not message:
-        return None
-    match = (_message_regex or _compile_message_regex()).match(message.lstrip())
-    return None if match is None else _MESSAGE_CODES[match.lastindex - 1]  # type: ignore[operator]
+    return _PROVIDER_PHRASES.code(message) if message else None
 
 
 def _decide(status: int | None, body: ProviderBody) -> str:

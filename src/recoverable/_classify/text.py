@@ -7,11 +7,11 @@ message mentioning a rate limit) never matches.
 
 from __future__ import annotations
 
-import functools
 import re
 
 from .._detail import ErrorDetail, make
 from .http import MESSAGE_PHRASES, from_http
+from .phrases import PhraseTable
 
 __all__ = ["classify_text"]
 
@@ -30,17 +30,16 @@ _PHRASES = (
 )
 
 
-@functools.cache
-def _compiled() -> tuple[re.Pattern[str], re.Pattern[str], tuple[str, ...]]:
-    # One alternation of every phrase, compiled on first use: one match call per text, and
-    # `import recoverable` stays fast.
-    phrases = (*MESSAGE_PHRASES, *_PHRASES)
-    branches = "|".join(f"(?P<p{index}>{pattern})" for index, (pattern, _) in enumerate(phrases))
-    return (
-        re.compile(_SDK_STATUS_LINE, re.IGNORECASE | re.DOTALL),
-        re.compile(branches, re.IGNORECASE),
-        tuple(code for _, code in phrases),
-    )
+# The providers' phrases first: a text is classified as its upstream would be.
+_TEXT_PHRASES = PhraseTable((*MESSAGE_PHRASES, *_PHRASES))
+_status_line: re.Pattern[str] | None = None
+
+
+def _status_line_match(text: str) -> re.Match[str] | None:
+    global _status_line  # noqa: PLW0603 -- compiled once, on first use
+    if _status_line is None:
+        _status_line = re.compile(_SDK_STATUS_LINE, re.IGNORECASE | re.DOTALL)
+    return _status_line.match(text)
 
 
 def _body_of(text: str | None) -> object:
@@ -62,12 +61,9 @@ def classify_text(text: str) -> ErrorDetail | None:
         return None
     if len(text) > _MAX_TEXT:
         text = text[:_MAX_TEXT]
-    status_line, phrases, phrase_codes = _compiled()
     if text[:10].lower() == "error code":
-        match = status_line.match(text)
+        match = _status_line_match(text)
         if match:
             return from_http(int(match.group(1)), body=_body_of(match.group(2)))
-    found = phrases.match(text)
-    if found is None or found.lastgroup is None:
-        return None
-    return make(phrase_codes[int(found.lastgroup[1:])], text)
+    code = _TEXT_PHRASES.code(text)
+    return None if code is None else make(code, text)
