@@ -194,7 +194,7 @@ class ProviderBody(NamedTuple):
             if error is None and ("message" in data or "code" in data or "type" in data):
                 error = data  # already the inner object (openai's `APIError.body`)
             else:
-                error = _inner_error(data, error)
+                error = _inner_error(error)
         details = error.get("details")
         reason = retry_delay = None
         quota_ids: tuple[str, ...] = ()
@@ -225,7 +225,7 @@ class ProviderBody(NamedTuple):
         )
 
 
-def _inner_error(data: Mapping[str, Any], error: object) -> Mapping[str, Any]:
+def _inner_error(error: object) -> Mapping[str, Any]:
     """The error object of a body whose `error` member is not one."""
     if isinstance(error, Mapping):
         return error
@@ -234,10 +234,6 @@ def _inner_error(data: Mapping[str, Any], error: object) -> Mapping[str, Any]:
     if isinstance(error, str):
         return {"message": error}
     return {}  # nothing we know
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _text(body: object) -> str | None:
@@ -426,13 +422,23 @@ def from_http(
     now: float | datetime | None = None,
 ) -> ErrorDetail:
     """Classify an LLM API's HTTP answer (status, headers, body as bytes, str or dict)."""
-    parsed = ProviderBody.read(body)
-    row = decide(status, parsed)
-    hint = hint_ms(headers, parsed, now) if row.retryable else None
+    return parsed_http(status, headers, ProviderBody.read(body), source, now)
+
+
+def parsed_http(
+    status: int | None,
+    headers: object,
+    body: ProviderBody,
+    source: str | None,
+    now: float | datetime | None = None,
+) -> ErrorDetail:
+    """`from_http` over a body already read."""
+    row = decide(status, body)
+    hint = hint_ms(headers, body, now) if row.retryable else None
     request_id = (
-        _header(headers, "x-request-id") or _header(headers, "request-id") or parsed.request_id
+        _header(headers, "x-request-id") or _header(headers, "request-id") or body.request_id
     )
-    return provider_detail(row, status, parsed, source, hint, request_id)
+    return provider_detail(row, status, body, source, hint, request_id)
 
 
 def decide(status: int | None, body: ProviderBody) -> Code:
@@ -484,7 +490,7 @@ def client_status_error(
     source = _LLM_HOSTS.get(host) if host is not None else None
     parsed = ProviderBody.read(body)
     if source is not None or parsed.type or parsed.google_status or parsed.code:
-        return from_http(status, headers, body, source=source)
+        return parsed_http(status, headers, parsed, source)
     return generic_from_status(status, message, headers)
 
 
@@ -522,12 +528,11 @@ _GENERIC_STATUS = {
 }
 
 
-def generic_from_status(
-    status: int, message: str, headers: object = None, *, source: str | None = None
-) -> ErrorDetail | None:
+def generic_from_status(status: int, message: str, headers: object = None) -> ErrorDetail | None:
     """An HTTP status from a service that is not an LLM API (None for 500 and the unknown)."""
     code = _GENERIC_STATUS.get(status)
     if code is None:
         return None
-    hint = retry_after_ms(headers) if code in ("rate_limited", "unavailable") else None
-    return ErrorDetail.create(code, message, retry_after_ms=hint, status=status, source=source)
+    row = codes._rows[code]
+    hint = hint_ms(headers, None, None) if row.retryable else None
+    return from_row(row, message, hint, status, None, None)

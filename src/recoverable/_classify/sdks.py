@@ -22,6 +22,7 @@ from .http import (
     from_http,
     hint_ms,
     message_code,
+    parsed_http,
     provider_detail,
     retry_after_ms,
 )
@@ -105,11 +106,10 @@ def _stream_error(source: str) -> Handler:
     """An error event inside a stream: a body and no status (openai's bare APIError)."""
 
     def handler(exc: BaseException) -> ErrorDetail:
-        body = getattr(exc, "body", None)
-        detail = from_http(None, None, body, source=source)
-        if not ProviderBody.read(body).message:
-            detail = _replace(detail, message=error_message(exc))
-        return detail
+        body = ProviderBody.read(getattr(exc, "body", None))
+        if not body.message:
+            body = body._replace(message=error_message(exc))
+        return parsed_http(None, None, body, source)
 
     return handler
 
