@@ -77,32 +77,38 @@ def add_classifier(stage: Stage, *, first: bool = True) -> Callable[[], None]:
     global _user_stages  # noqa: PLW0603 -- copy-on-write tuple keeps the hot path lock-free
     with _lock:
         _user_stages = (stage, *_user_stages) if first else (*_user_stages, stage)
+        _routes.clear()
 
     def remove() -> None:
         global _user_stages  # noqa: PLW0603
         with _lock:
             _user_stages = tuple(s for s in _user_stages if s is not stage)
+            _routes.clear()
 
     return remove
 
 
 class _Route(NamedTuple):
-    """What the by-class stages do with one exception class (cached per class)."""
+    """What the stages do with one exception class (cached per class; any registration
+    clears the cache)."""
 
     own: bool  # carries our marker: read its detail before anything else
     handlers: tuple[Handler, ...]  # by-name handlers over the MRO, most derived first
+    stages: tuple[Handler, ...]  # users' stages, then `handlers`, then the fallback stages
 
 
 def _route_for(kind: type) -> _Route:
     route = _routes.get(kind)
-    if route is None:
+    if route is not None:
+        return route
+    with _lock:  # a registration meanwhile must not leave a stale route behind
         handlers = []
         for klass in kind.__mro__:
             handler = _by_name.get((package_of(klass.__module__), klass.__name__))
             if handler is not None:
                 handlers.append(handler)
         own = getattr(kind, "__recoverable_error__", None) is not None
-        route = _Route(own, tuple(handlers))
+        route = _Route(own, tuple(handlers), (*_user_stages, *handlers, *_fallback_stages))
         if len(_routes) >= _CACHE_LIMIT:  # dynamically made classes must not grow it forever
             _routes.clear()
         _routes[kind] = route
@@ -120,41 +126,24 @@ def error_message(exc: BaseException) -> str:
 def _classify_link(exc: BaseException) -> ErrorDetail | None:
     """Every stage but text, on one exception."""
     kind = type(exc)
-    own, handlers = _routes.get(kind) or _route_for(kind)  # the hot path: one dict lookup
-    if own:
+    route = _routes.get(kind) or _route_for(kind)  # the hot path: one dict lookup
+    if route.own:
         detail = foreign_detail(exc)
         if detail is not None:
             return detail
-    if _user_stages:
-        for stage in _user_stages:
-            try:
-                detail = stage(exc)
-            except Exception:
-                detail = None
-            if detail is not None:
-                return detail
-    for handler in handlers:
-        try:
-            detail = handler(exc)
-        except Exception:
-            detail = None
-        if detail is not None:
-            return detail
-    for handler in _fallback_stages:
-        try:
-            detail = handler(exc)
-        except Exception:
-            detail = None
-        if detail is not None:
-            return detail
-    return None
+    return _first_answer(route.stages, exc)
 
 
 def _by_class(exc: BaseException) -> ErrorDetail | None:
-    """Only the handlers matched by class name (no generic attribute reading)."""
-    for handler in _route_for(type(exc)).handlers:
+    """Only the handlers matched by class name (no users' stages, no generic attributes)."""
+    return _first_answer(_route_for(type(exc)).handlers, exc)
+
+
+def _first_answer(stages: tuple[Handler, ...], exc: BaseException) -> ErrorDetail | None:
+    """The first stage's detail; a stage that raises is skipped (it is not the error's fault)."""
+    for stage in stages:
         try:
-            detail = handler(exc)
+            detail = stage(exc)
         except Exception:
             detail = None
         if detail is not None:
@@ -305,4 +294,6 @@ def _set_text_stage(stage: Callable[[str], ErrorDetail | None]) -> None:
 
 
 def _add_fallback_stage(stage: Handler) -> None:
-    _fallback_stages.append(stage)
+    with _lock:
+        _fallback_stages.append(stage)
+        _routes.clear()
