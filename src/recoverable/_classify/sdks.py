@@ -10,11 +10,11 @@ and the MRO puts them first; pydantic-ai, claude-agent-sdk and the HTTP client l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._detail import ErrorDetail, _replace, make, with_details
-from ._pipeline import Handler, _by_class, error_message, package_of, register_handler
+from ._pipeline import Handler, _by_class, _chain, error_message, package_of, register_handler
 from .http import (
     ProviderBody,
     client_status_error,
@@ -50,19 +50,9 @@ def _phase_of_type(kind: type) -> str | None:
     return phase
 
 
-def _links(exc: BaseException) -> Iterator[BaseException]:
-    """The error and what it wraps, through `__cause__` or `__context__`, at most 8."""
-    link: BaseException | None = exc
-    for _ in range(8):
-        if link is None:
-            return
-        yield link
-        link = link.__cause__ or link.__context__
-
-
 def _phase_of(exc: BaseException) -> str | None:
     """`connect` when the request never left, `read` when it may have; None when unknown."""
-    for link in _links(exc):
+    for link in _chain(exc):
         phase = _phase_of_type(type(link))
         if phase is not None:
             return phase
@@ -325,10 +315,10 @@ def _claude_process_error(exc: BaseException) -> ErrorDetail:
     exit_code = getattr(exc, "exit_code", None)
     stderr = getattr(exc, "stderr", None)
     details: dict[str, Any] = {"exit_code": exit_code}
-    killed = isinstance(exit_code, int) and exit_code < 0
     if isinstance(exit_code, int) and exit_code < 0:
         # subprocess reports a signal death as -N: that is a signal, not an exit code.
         details = {"signal": -exit_code}
+    killed = "signal" in details
     # claude-agent-sdk puts a placeholder here, not the stderr (its issue #798).
     if isinstance(stderr, str) and stderr and stderr != "Check stderr output for details":
         details["stderr_tail"] = stderr[-2000:]
@@ -463,7 +453,7 @@ def _requests_connection_error(exc: BaseException) -> ErrorDetail:
 
 def _requests_tls_error(exc: BaseException) -> ErrorDetail:
     # A certificate that does not verify will not verify on the next try either.
-    names = {klass.__name__ for link in _links(exc) for klass in type(link).__mro__}
+    names = {klass.__name__ for link in _chain(exc) for klass in type(link).__mro__}
     code = "precondition_failed" if "SSLCertVerificationError" in names else "network_error"
     return make(code, error_message(exc), details={"phase": "tls"})
 
