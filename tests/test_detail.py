@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 import recoverable as rc
-from recoverable._detail import MAX_CAUSE_DEPTH
+from recoverable._detail import _FIELDS, MAX_CAUSE_DEPTH
 
 SRC = Path(rc.__file__).parent
 
@@ -184,11 +184,12 @@ def test_the_detail_is_frozen_hashable_and_pickles() -> None:
 def test_a_classified_detail_is_the_same_frozen_value_as_a_constructed_one() -> None:
     # classify builds details through a fast path (`_build`); the result must be a plain
     # ErrorDetail in every respect.
+    # `_build` fills a same-layout class in `_FIELDS` order: that order must be the dataclass's.
+    assert tuple(field.name for field in dataclasses.fields(rc.ErrorDetail)) == _FIELDS
     detail = rc.classify(ConnectionRefusedError(111, "refused"))
     assert type(detail) is rc.ErrorDetail
-    assert detail == rc.ErrorDetail(
-        **{f.name: getattr(detail, f.name) for f in dataclasses.fields(detail)}
-    )
+    assert detail == rc.ErrorDetail.create("network_error", "[Errno 111] refused")
+    assert hash(detail) == hash(rc.ErrorDetail.create("network_error", "[Errno 111] refused"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         detail.message = "changed"  # type: ignore[misc]
     assert pickle.loads(pickle.dumps(detail)) == detail
