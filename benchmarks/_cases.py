@@ -4,10 +4,11 @@ Each case names the right answer in our vocabulary (a registry code) and the cla
 would raise if it got the kind right. The peer tables below map a peer's class to our
 vocabulary, which is how `bench_classify.py` decides right or wrong.
 
-The HTTP errors come from `recoverable.testing.sdk_error`: each SDK's real client makes the
-call through an in-memory transport that answers as FakeProvider does (its `Fault.status`
-passes a body and headers through), so the exception is the one the SDK raises in
-production. No socket is opened; the clients name 127.0.0.1:9.
+The HTTP errors and the timeout come from `recoverable.testing.sdk_error`: each SDK's real
+client makes the call through an in-memory transport that answers as FakeProvider does (its
+`Fault.status` passes a body and headers through; `Fault.hang` times out), so the exception
+is the one the SDK raises in production. No socket is opened; the clients name 127.0.0.1:9.
+The refused connection has no Fault (a listening fake cannot refuse), so it is built here.
 """
 
 from __future__ import annotations
@@ -70,10 +71,6 @@ def _openai_connect_error() -> BaseException:
         return error
 
 
-def _openai_timeout() -> BaseException:
-    return openai.APITimeoutError(request=httpx2.Request("POST", OPENAI_URL))
-
-
 GEMINI_RETRY = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "38s"}
 GEMINI_PER_DAY = {
     "@type": "type.googleapis.com/google.rpc.QuotaFailure",
@@ -121,7 +118,7 @@ CASES: list[Case] = [
     Case("openai APIConnectionError (httpx2.ConnectError)", _openai_connect_error,
          "provider_unreachable", "openai", GPT,
          "APIConnectionError", "ModelConnectionError", None),
-    Case("openai APITimeoutError", _openai_timeout,
+    Case("openai APITimeoutError", lambda: sdk_error("openai", Fault.hang()),
          "provider_timeout", "openai", GPT,
          "Timeout", "ModelTimeoutError", None),
     Case("anthropic 529 overloaded",

@@ -318,7 +318,7 @@ def run_imports() -> list[dict[str, Any]]:
         for i, (_label, code) in enumerate(IMPORTS):
             if round_ < runs[i]:
                 times[i].append(once(code))
-    out = [
+    out: list[dict[str, Any]] = [
         {"what": label, "runs": runs[i], "median_ms": statistics.median(times[i]) * 1000}
         for i, (label, _code) in enumerate(IMPORTS)
     ]

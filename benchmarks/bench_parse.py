@@ -36,6 +36,7 @@ from typing import Any
 from recoverable import agents
 from recoverable.agents import _claude, _runner
 from recoverable.agents._parsing import ParseState
+from recoverable.agents._running import Stop
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "cli" / "claude"
@@ -118,7 +119,7 @@ class _Maker:
         return self.line(data)
 
     def message_start(self, msg_id: str) -> str:
-        message = {"id": msg_id, "type": "message", "role": "assistant",
+        message: dict[str, Any] = {"id": msg_id, "type": "message", "role": "assistant",
                    "model": "claude-opus-4-8", "content": [], "stop_reason": None,
                    "stop_sequence": None,
                    "usage": {"input_tokens": self.rng.randint(19_000, 150_000),
@@ -276,7 +277,7 @@ def path_run_reader(data: bytes) -> Pass:
         state = ParseState("claude")
         events: list[Any] = []
         start = time.perf_counter_ns()
-        async for event in _runner._read(_claude, state, process, options, _runner._Stop(), None):  # type: ignore[arg-type]
+        async for event in _runner._read(_claude, state, process, options, Stop(), None):  # type: ignore[arg-type]
             events.append(event)
         return len(events), time.perf_counter_ns() - start
 

@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -318,8 +318,6 @@ def host_rss(target: Target, fake: Any, root: str) -> tuple[float, float]:
 
 # -- one CLI ------------------------------------------------------------------------------------
 
-STEPS = ("python", "bare", "in_process", "recoverable", "recoverable_plain")
-
 
 def _median(values: list[float | None]) -> float | None:
     present = [v for v in values if v is not None]
@@ -327,12 +325,12 @@ def _median(values: list[float | None]) -> float | None:
 
 
 def rounds(target: Target, fake: Any, root: str, runs: int) -> dict[str, Any]:
-    """`runs` interleaved rounds of the four steps (after a warm-up round), summarised.
+    """`runs` interleaved rounds of the steps (after a warm-up round), summarised.
 
     *added_ms* is the median over rounds of (step - bare) in the same round: the rounds
     share whatever load the machine had, so the pairs cancel more of it than two medians.
     """
-    steps = {
+    steps: dict[str, Callable[[], Sample]] = {
         "python": lambda: run_python(root),
         "bare": lambda: run_bare(target, fake, root),
         "in_process": lambda: run_in_process(target, fake, root),

@@ -119,7 +119,7 @@ CASES: list[Case] = [
     ("openai-connect-refused", _openai_connect_error,
      "provider_unreachable", True, None, None, "openai"),
     ("openai-timeout",
-     lambda: openai.APITimeoutError(request=httpx2.Request("POST", OPENAI_URL)),
+     lambda: sdk_error("openai", Fault.hang()),
      "provider_timeout", True, None, None, "openai"),
     ("openai-stream-error",
      lambda: openai.APIError("stream failed", httpx2.Request("POST", OPENAI_URL),

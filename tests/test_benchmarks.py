@@ -1,0 +1,28 @@
+"""The benchmarks still run against the current code (mypy checks them too).
+
+Speed is not asserted here (that is what the benchmarks print); only that each measured
+path runs and handles every line of a small stream, so a refactor cannot leave one broken.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def test_bench_parse_runs_every_path_over_every_line() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_parse.py"), "--mb", "0.05", "--json"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    assert report["lines"] > 100
+    assert set(report["rows"]) == {
+        "json_loads", "json_loads_kept", "ours_replay", "ours_parse_line", "ours_run_path",
+        "sdk_sync", "sdk_transport",
+    }  # fmt: skip
+    assert {row["count"] for row in report["rows"].values()} == {report["lines"]}
