@@ -30,7 +30,8 @@ from .http import (
 __all__: list[str] = []
 
 # Transport classes (httpx and httpx2 share the names; then urllib3's, under requests) by the
-# phase they failed in: nothing sent (connect), or maybe sent (read).
+# one question a wrapper's error needs answered: nothing sent (connect), or maybe sent (read).
+# The handlers below name the finer phase of an error raised bare (pool, write).
 _PHASES = {
     **dict.fromkeys(("ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol",
                      "NewConnectionError", "ConnectTimeoutError"), "connect"),
