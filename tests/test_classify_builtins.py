@@ -18,6 +18,8 @@ import tenacity
 
 import recoverable as rc
 
+from .provider_support import free_port
+
 GENERIC = rc.codes["unknown"].user_message
 
 
@@ -77,11 +79,8 @@ def test_pydantic_validation_error_is_invalid_input() -> None:
 
 
 def test_a_real_refused_connection_on_loopback() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     with pytest.raises(ConnectionRefusedError) as info:
-        socket.create_connection(("127.0.0.1", port), timeout=2)
+        socket.create_connection(("127.0.0.1", free_port()), timeout=2)
     detail = rc.classify(info.value)
     assert (detail.code, detail.retryable, detail.details) == ("network_error", True, {})
 

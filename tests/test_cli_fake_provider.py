@@ -23,6 +23,8 @@ from typing import Any
 import openai
 import pytest
 
+from recoverable.agents import CLI_NAMES, RunOptions
+from recoverable.agents._clis import module_for
 from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _wire, cli_setup
 
 from .cli_support import (
@@ -74,14 +76,10 @@ def run_cli(
     faults = [(fault, None)] if fault else []
     with FakeProvider(faults=faults, reply=reply) as fake:
         setup = cli_setup(cli, fake, home)
-        if cli == "claude":
-            argv = [binary, "-p", prompt, "--output-format", "stream-json", "--verbose"]
-            argv += [*setup.args, *extra]
-        elif cli == "codex":
-            argv = [binary, "exec", "--json", "--skip-git-repo-check", "--ephemeral"]
-            argv += [*setup.args, *extra, prompt]
-        else:
-            argv = [binary, "-p", prompt, "-o", "stream-json", *setup.args, *extra]
+        # The headless argv `agents.run` builds; Codex also keeps no session files.
+        ephemeral = ("--ephemeral",) if cli == "codex" else ()
+        options = RunOptions(extra_args=(*ephemeral, *setup.args, *extra))
+        argv = module_for(cli).build_argv(binary, prompt, options)
         proc = subprocess.Popen(
             argv,
             cwd=work,
@@ -157,10 +155,7 @@ def final_text(run: Run, cli: str) -> str:
     )
 
 
-CLIS = ("claude", "codex", "gemini")
-
-
-@pytest.mark.parametrize("cli", CLIS)
+@pytest.mark.parametrize("cli", CLI_NAMES)
 def test_text_run(cli: str, cli_bin_dir: Path | None, tmp_path: Path) -> None:
     text = f"Hello from FakeProvider to {cli}."
     run = run_cli(cli, cli_bin_dir, tmp_path, reply=Reply.text(text))
@@ -170,7 +165,7 @@ def test_text_run(cli: str, cli_bin_dir: Path | None, tmp_path: Path) -> None:
     assert run.requests[0].fault is None
 
 
-@pytest.mark.parametrize("cli", CLIS)
+@pytest.mark.parametrize("cli", CLI_NAMES)
 def test_tool_run(cli: str, cli_bin_dir: Path | None, tmp_path: Path) -> None:
     name, arguments = TOOL_CALLS[cli]
     done = f"The tool printed {TOOL_OUTPUT}."
@@ -369,7 +364,7 @@ DATA = REPO / "tests" / "data" / "cli"
 
 def test_captured_cli_output_is_complete_and_machine_neutral() -> None:
     docs = sorted(DATA.glob("*/*.json"))
-    assert {p.parent.name for p in docs} == set(CLIS)
+    assert {p.parent.name for p in docs} == set(CLI_NAMES)
     for path in docs:
         doc = json.loads(path.read_text())
         assert doc["cli"] == path.parent.name
@@ -383,7 +378,7 @@ def test_captured_cli_output_is_complete_and_machine_neutral() -> None:
             assert not re.search(rb"(127\.0\.0\.1|localhost|\[::1\]):\d", data), (path, suffix)
             for leak in (str(REPO).encode(), b"cli-capture-", b"/root/"):
                 assert leak not in data, (path, suffix, leak)
-    for cli in CLIS:
+    for cli in CLI_NAMES:
         for name in ("text", "tool"):
             doc = json.loads((DATA / cli / f"{name}.json").read_text())
             assert doc["exit_code"] == 0, (cli, name)

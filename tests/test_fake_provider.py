@@ -34,27 +34,6 @@ HELLO = "Hello from FakeProvider."
 RPC = "type.googleapis.com/google.rpc."
 
 
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The SDKs honour proxy variables; loopback traffic must never leave the machine.
-    for name in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,::1,localhost")
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as provider:
-        yield provider
-
-
 def oai(fake: FakeProvider, timeout: float = 5.0) -> openai.OpenAI:
     return openai.OpenAI(
         api_key="sk-test-abcdef123456", base_url=fake.openai_url, max_retries=0, timeout=timeout
@@ -862,7 +841,9 @@ def test_hang_with_seconds_then_close(fake: FakeProvider) -> None:
     started = time.monotonic()
     with pytest.raises(anthropic.APIConnectionError) as info:
         claude(fake, timeout=5).messages.create(model="claude-x", max_tokens=8, messages=MSGS)
-    assert time.monotonic() - started < 2.0
+    elapsed = time.monotonic() - started
+    # The server held the request its 0.2 s (its deadline starts after `started`), no more.
+    assert 0.2 <= elapsed < 2.0
     assert not isinstance(info.value, anthropic.APITimeoutError)
 
 
@@ -1186,3 +1167,34 @@ def test_cli_rejects_a_public_host() -> None:
     with pytest.raises(SystemExit) as info:
         main(["--host", "0.0.0.0"])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "http"])
+def test_cli_rejects_a_port_out_of_range(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from recoverable.testing._cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--port", port])
+    assert info.value.code == 2
+    assert f"expected a port number 0-65535, got {port!r}" in capsys.readouterr().err
+
+
+def test_fault_named_builds_each_argument_free_fault() -> None:
+    from recoverable.testing._faults import FAULT_NAMES
+
+    assert "status" not in FAULT_NAMES  # it needs a code
+    for name in FAULT_NAMES:
+        assert Fault.named(name) == getattr(Fault, name)()
+    with pytest.raises(ValueError, match="unknown fault 'status'"):
+        Fault.named("status")
+
+
+def test_a_cut_whole_body_sends_its_first_half() -> None:
+    ctx = _wire.Context(seq=1, created=0)
+    route = _wire.route("POST", "/v1/chat/completions", {}, {"model": "m"})
+    whole = _wire.render(route, ctx, None, Reply.text(HELLO)).body
+    graceful = _wire.render(route, ctx, Fault.cut_stream(graceful=True), Reply.text(HELLO))
+    aborted = _wire.render(route, ctx, Fault.cut_stream(), Reply.text(HELLO))
+    assert graceful.body == graceful.sent_body == whole[: len(whole) // 2]
+    assert aborted.body == whole  # its Content-Length promises the whole body
+    assert aborted.sent_body == whole[: len(whole) // 2]

@@ -8,11 +8,9 @@ the exact classification. An error body is read when the library already holds i
 from __future__ import annotations
 
 import json
-import socket
 import ssl
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiohttp
@@ -22,41 +20,15 @@ import requests
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault
 
+from .provider_support import free_port, raised
+
 CHAT = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake.reset()
-    for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(proxy, raising=False)
-
-
-def _raised(call: Callable[[], object]) -> BaseException:
-    try:
-        call()
-    except Exception as exc:
-        return exc
-    raise AssertionError("nothing was raised")
 
 
 def _facts(error: BaseException) -> tuple[Any, ...]:
     detail = rc.classify(error)
     return (detail.code, detail.retryable, detail.retry_after_ms, detail.status,
             detail.details.get("phase"))  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def _requests_post(fake: FakeProvider, timeout: float = 5) -> None:
@@ -96,20 +68,20 @@ def test_requests_against_the_fake_provider(
     phase: str | None,
 ) -> None:
     fake.fail(fault)
-    error = _raised(lambda: _requests_post(fake))
+    error = raised(lambda: _requests_post(fake))
     assert type(error).__name__ == kind
     assert _facts(error) == (code, retryable, retry_after_ms, status, phase)
 
 
 def test_requests_timeout_refused_and_cut_body(fake: FakeProvider) -> None:
     fake.fail(Fault.hang(5))
-    timeout = _raised(lambda: _requests_post(fake, timeout=0.3))
+    timeout = raised(lambda: _requests_post(fake, timeout=0.3))
     # The request was sent: side effects unknown, so not retried blindly.
     assert (type(timeout), _facts(timeout)) == (
         requests.ReadTimeout, ("timeout", False, None, None, "read"),
     )  # fmt: skip
-    port = _free_port()
-    refused = _raised(lambda: requests.get(f"http://127.0.0.1:{port}/", timeout=2))
+    port = free_port()
+    refused = raised(lambda: requests.get(f"http://127.0.0.1:{port}/", timeout=2))
     assert (type(refused), _facts(refused)) == (
         requests.ConnectionError, ("network_error", True, None, None, "connect"),
     )  # fmt: skip
@@ -121,7 +93,7 @@ def test_requests_timeout_refused_and_cut_body(fake: FakeProvider) -> None:
             for _ in reply.iter_content(chunk_size=None):
                 pass
 
-    cut = _raised(read_cut_stream)
+    cut = raised(read_cut_stream)
     assert (type(cut), _facts(cut)) == (
         requests.exceptions.ChunkedEncodingError, ("network_error", True, None, None, "read"),
     )  # fmt: skip
@@ -129,12 +101,12 @@ def test_requests_timeout_refused_and_cut_body(fake: FakeProvider) -> None:
 
 def test_requests_tls_and_bad_urls(fake: FakeProvider) -> None:
     # TLS spoken to a plain-HTTP port: a handshake failure.
-    handshake = _raised(lambda: requests.get(fake.url.replace("http:", "https:"), timeout=5))
+    handshake = raised(lambda: requests.get(fake.url.replace("http:", "https:"), timeout=5))
     assert (type(handshake), _facts(handshake)) == (
         requests.exceptions.SSLError, ("network_error", True, None, None, "tls"),
     )  # fmt: skip
     for url in ("127.0.0.1:9/items", "ftp://127.0.0.1:9/items", "http://"):
-        error = _raised(lambda url=url: requests.get(url, timeout=2))  # type: ignore[misc]
+        error = raised(lambda url=url: requests.get(url, timeout=2))  # type: ignore[misc]
         assert _facts(error) == ("invalid_input", False, None, None, None), url
 
 
@@ -157,17 +129,17 @@ def test_urllib_against_the_fake_provider(fake: FakeProvider) -> None:
         urllib.request.urlopen(request, timeout=timeout)
 
     fake.fail(Fault.rate_limited(retry_after=2))
-    limited = _raised(post)
+    limited = raised(post)
     assert isinstance(limited, urllib.error.HTTPError)
     # The body stays unread for the caller: the status and Retry-After decide.
     assert _facts(limited) == ("rate_limited", True, 2000, 429, None)
     assert json.loads(limited.read())["error"]["code"] == "rate_limit_exceeded"
     fake.fail(Fault.status(404, "no such item"))
-    assert _facts(_raised(post)) == ("not_found", False, None, 404, None)
+    assert _facts(raised(post)) == ("not_found", False, None, 404, None)
     fake.fail(Fault.hang(5))
-    assert _facts(_raised(lambda: post(timeout=0.3))) == ("timeout", False, None, None, None)
-    port = _free_port()
-    refused = _raised(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2))
+    assert _facts(raised(lambda: post(timeout=0.3))) == ("timeout", False, None, None, None)
+    port = free_port()
+    refused = raised(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2))
     assert (type(refused), _facts(refused)) == (
         urllib.error.URLError, ("network_error", True, None, None, None),
     )  # fmt: skip

@@ -6,8 +6,7 @@ classification: code, retryable, retry_after_ms, status and source.
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -20,20 +19,9 @@ from google.genai import types as genai_types
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault, sdk_error
 
+from .provider_support import free_port, raised
+
 MESSAGES = [{"role": "user", "content": "hi"}]
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _clean(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake.reset()
-    for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(proxy, raising=False)
 
 
 # The clients send the same keys and models as `sdk_error`'s, so the two errors read the same.
@@ -77,14 +65,6 @@ def _google(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
 
 CALLS: dict[str, Callable[..., None]] = {"openai": _openai, "anthropic": _anthropic,
                                          "google": _google}  # fmt: skip
-
-
-def _raised(call: Callable[[], None]) -> BaseException:
-    try:
-        call()
-    except Exception as exc:
-        return exc
-    raise AssertionError("the SDK raised nothing")
 
 
 # (sdk, fault, stream, code, retryable, retry_after_ms, status)
@@ -156,7 +136,7 @@ def test_sdk_against_the_fake_provider_and_sdk_error(
     status: int | None,
 ) -> None:
     fake.fail(fault)
-    online = _raised(lambda: CALLS[sdk](fake, stream))
+    online = raised(lambda: CALLS[sdk](fake, stream))
     assert [r.fault for r in fake.requests] == [fault.name]
     # The same failure without the server: the same exception, word for word.
     offline = sdk_error(sdk, fault, stream=stream, model=MODELS[sdk])  # type: ignore[arg-type]
@@ -187,15 +167,13 @@ def test_sdk_error_refuses_what_is_not_an_error() -> None:
 @pytest.mark.parametrize("sdk", ["openai", "anthropic", "google"])
 def test_a_hang_past_the_client_timeout_is_a_provider_timeout(fake: FakeProvider, sdk: str) -> None:
     fake.fail(Fault.hang(5))
-    detail = rc.classify(_raised(lambda: CALLS[sdk](fake, False, timeout=0.5)))
+    detail = rc.classify(raised(lambda: CALLS[sdk](fake, False, timeout=0.5)))
     assert (detail.code, detail.retryable, detail.source) == ("provider_timeout", True, sdk)
 
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic"])
 def test_nothing_listening_is_unreachable(sdk: str) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     client: Any
     if sdk == "openai":
         client = openai.OpenAI(api_key="x", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
@@ -203,7 +181,7 @@ def test_nothing_listening_is_unreachable(sdk: str) -> None:
         client = anthropic.Anthropic(
             api_key="x", base_url=f"http://127.0.0.1:{port}", max_retries=0
         )
-    detail = rc.classify(_raised(client.models.list))
+    detail = rc.classify(raised(client.models.list))
     assert (detail.code, detail.retryable, detail.details["phase"]) == (
         "provider_unreachable", True, "connect",
     )  # fmt: skip
@@ -211,7 +189,7 @@ def test_nothing_listening_is_unreachable(sdk: str) -> None:
 
 def test_the_request_id_and_upstream_type_reach_the_detail(fake: FakeProvider) -> None:
     fake.fail(Fault.overloaded())
-    detail = rc.classify(_raised(lambda: _anthropic(fake, False)))
+    detail = rc.classify(raised(lambda: _anthropic(fake, False)))
     assert detail.details["request_id"] == "req_fake_0001"
     assert detail.details["error_type"] == "overloaded_error"
 
@@ -254,7 +232,7 @@ def test_litellm_against_the_fake_provider(
     fake: FakeProvider, model: str, fault: Fault, code: str, status: int, litellm_class: str
 ) -> None:
     fake.fail(fault, times=None)
-    error = _raised(lambda: _litellm(fake, model))
+    error = raised(lambda: _litellm(fake, model))
     assert type(error).__name__ == litellm_class  # what litellm itself says
     detail = rc.classify(error)
     assert (detail.code, detail.status) == (code, status)
@@ -298,7 +276,7 @@ def test_pydantic_ai_against_the_fake_provider(
             "claude-opus-4-8", provider=AnthropicProvider(anthropic_client=aclient)
         )
     fake.fail(fault)
-    detail = rc.classify(_raised(lambda: Agent(model).run_sync("hi") and None))
+    detail = rc.classify(raised(lambda: Agent(model).run_sync("hi") and None))
     assert (detail.code, detail.retry_after_ms, detail.status, detail.source) == (
         code, retry_after_ms, status, provider,
     )  # fmt: skip

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -18,12 +17,6 @@ import recoverable as rc
 from recoverable.testing import FakeProvider, Fault
 
 MESSAGES: Any = [{"role": "user", "content": "hi"}]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider() as server:
-        yield server
 
 
 def ask_openai(fake: FakeProvider) -> str:

@@ -79,11 +79,15 @@ requested model. Error bodies have each provider's shape and wording, with
 `Fault.status(code, body, hdrs)` any status, a JSON (dict) or text (str) body, extra headers
 ===============================  =================================================================
 
-Without a server: `sdk_error(sdk, fault, *, model="fake-model")` returns the exception
-the ``openai``, ``anthropic`` or ``google`` client raises for ``fault`` on a
-non-streaming call. The SDK's real client sends its request through an in-memory httpx
-transport that answers exactly as `FakeProvider` does (no socket), so a unit test gets
-the production exception object, built by the SDK::
+``Fault.named(name)`` builds any of these but ``status`` from its name, with default
+arguments (what the ``--fault`` flags take).
+
+Without a server: `sdk_error(sdk, fault, *, stream=False, model="fake-model")` returns
+the exception the ``openai``, ``anthropic`` or ``google`` client raises for ``fault`` on a
+non-streaming call (``stream=True``: a streaming call, read to the end). The SDK's real
+client sends its request through an in-memory httpx transport that answers exactly as
+`FakeProvider` does (no socket), so a unit test gets the production exception object,
+built by the SDK::
 
     error = sdk_error("anthropic", Fault.overloaded())   # anthropic.OverloadedError, 529
     assert recoverable.classify(error).code == "provider_overloaded"

@@ -13,6 +13,17 @@ from ._faults import FAULT_NAMES, Fault, Reply
 from ._server import LOOPBACK_HOSTS, FakeProvider
 
 
+def _port(text: str) -> int:
+    """A TCP port number, 0-65535; argparse shows the error as a usage message."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}")
+    return port
+
+
 def _parser() -> argparse.ArgumentParser:
     """The command line: --host, --port, --fault (repeatable), --times, --reply."""
     parser = argparse.ArgumentParser(
@@ -20,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Fault-injecting fake LLM provider (Anthropic, OpenAI, Gemini) on loopback.",
     )
     parser.add_argument("--host", default="127.0.0.1", choices=LOOPBACK_HOSTS)
-    parser.add_argument("--port", type=int, default=0, help="0 (default): a free port")
+    parser.add_argument("--port", type=_port, default=0, help="0 (default): a free port")
     parser.add_argument(
         "--fault",
         action="append",
@@ -47,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         print("--times must be >= 0", file=sys.stderr)
         return 2
     times = None if args.times == 0 else args.times
-    faults = [(getattr(Fault, name)(), times) for name in args.fault]
+    faults = [(Fault.named(name), times) for name in args.fault]
     reply = Reply.text(args.reply) if args.reply is not None else None
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 __all__ = ["FAULT_NAMES", "Fault", "FaultName", "Reply"]
 
@@ -47,6 +47,13 @@ class Fault:
     status_code: int | None = None
     body: Mapping[str, Any] | str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def named(cls, name: str) -> Fault:
+        """The fault called `name` (one of FAULT_NAMES), with its default arguments."""
+        if name not in FAULT_NAMES:
+            raise ValueError(f"unknown fault {name!r}; expected one of {', '.join(FAULT_NAMES)}")
+        return cast(Fault, getattr(cls, name)())
 
     @classmethod
     def rate_limited(

@@ -9,7 +9,6 @@ APIs only, and no socket is opened. A unit test of error handling needs nothing 
 from __future__ import annotations
 
 import importlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
@@ -30,7 +29,7 @@ _CUT = "peer closed connection without sending complete message body (incomplete
 
 
 def sdk_error(
-    sdk: Sdk, fault: Fault, *, stream: bool = False, model: str = "fake-model"
+    sdk: Sdk, fault: Fault, *, stream: bool = False, model: str = _wire.DEFAULT_MODEL
 ) -> Exception:
     """What `sdk`'s client raises when a generate call meets `fault`.
 
@@ -61,14 +60,11 @@ def _answering(httpx: Any, fault: Fault) -> Callable[[Any], Any]:
             raise httpx.ReadTimeout("timed out", request=request)
         method, path, headers = request.method, request.url.path, request.headers
         body = request.content
-        doc = json.loads(body) if body else None
+        doc = _wire.parse_json(body)
         route = _wire.route(method, path, headers, doc)
         context = _wire.context(route, 1, int(time.time()), method, path, headers, body, doc)
         answer = _wire.render(route, context, fault, DEFAULT_REPLY)
-        if answer.events is not None:
-            chunks = list(answer.events)
-        else:  # a cut whole body stops halfway, as the server cuts it
-            chunks = [answer.body[: len(answer.body) // 2] if answer.abort else answer.body]
+        chunks = list(answer.events) if answer.events is not None else [answer.sent_body]
         cut = httpx.RemoteProtocolError(_CUT, request=request) if answer.abort else None
         return httpx.Response(answer.status, headers=answer.headers,
                               stream=_body(httpx, chunks, cut))  # fmt: skip

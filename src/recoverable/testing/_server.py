@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import logging
 import select
 import socket
@@ -131,6 +129,8 @@ class FakeProvider:
 
     async def __aenter__(self) -> FakeProvider:
         """Start serving from async code; returns self."""
+        import asyncio  # here, not at the top: `recoverable run --fake` must not load asyncio
+
         return await asyncio.to_thread(self.start)
 
     async def __aexit__(
@@ -140,15 +140,12 @@ class FakeProvider:
         tb: TracebackType | None,
     ) -> None:
         """Stop serving from async code."""
+        import asyncio  # see __aenter__
+
         # stop() joins threads: keep that off the event loop.
         await asyncio.to_thread(self.stop)
 
     # -- addresses -------------------------------------------------------------------------
-
-    @property
-    def host(self) -> str:
-        """The loopback address served."""
-        return self._host
 
     @property
     def port(self) -> int:
@@ -318,7 +315,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         split = urlsplit(self.path)
         headers = {k.lower(): v for k, v in self.headers.items()}
-        doc = _parse_json(body)
+        doc = _wire.parse_json(body)
         route = _wire.route(self.command, split.path, headers, doc)
         partial = {
             "method": self.command,
@@ -433,8 +430,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
             self.end_headers()
             if answer.events is None:
-                body = answer.body[: len(answer.body) // 2] if answer.abort else answer.body
-                self.wfile.write(body)
+                self.wfile.write(answer.sent_body)
                 return
             for event in answer.events:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
@@ -443,13 +439,3 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError as exc:  # the client hung up mid-answer
             log.debug("client left during the answer: %r", exc)
             self.close_connection = True
-
-
-def _parse_json(body: bytes) -> Any:
-    """The body as JSON, or None when it is empty or not JSON."""
-    if not body:
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None

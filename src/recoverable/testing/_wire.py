@@ -22,6 +22,8 @@ __all__ = [
     "Route",
     "carries_tool_result",
     "context",
+    "first_half",
+    "parse_json",
     "render",
     "route",
 ]
@@ -46,7 +48,7 @@ class Route:
     api: Api
     op: Op
     model: str | None
-    stream: bool
+    stream: bool  # only a "generate" op streams
     version: str = ""  # Gemini API version from the path ("v1beta")
     action: str = ""  # Gemini method from the path ("generateContent")
 
@@ -84,6 +86,29 @@ class Answer:
     events: tuple[bytes, ...] | None = None
     abort: bool = False  # stop mid-body and close, as a dropped connection does
     close: bool = False  # send `Connection: close` and close after the answer
+
+    @property
+    def sent_body(self) -> bytes:
+        """The part of the whole body actually sent: its first half when aborted.
+
+        `body` stays whole because its length is the Content-Length the answer declares.
+        """
+        return first_half(self.body) if self.abort else self.body
+
+
+def first_half(body: bytes) -> bytes:
+    """The part of a non-streamed body that `Fault.cut_stream` sends, graceful or not."""
+    return body[: len(body) // 2]
+
+
+def parse_json(body: bytes) -> Any:
+    """A request body as JSON, or None when it is empty or not JSON."""
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
 
 def route(method: str, path: str, headers: Mapping[str, str], body: Any) -> Route:
@@ -196,16 +221,16 @@ def render(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> Ans
     if name == "status":
         return _raw(fault)
     if name == "cut_stream":
-        if route.stream and route.op == "generate":
+        if route.stream:
             return _stream(route, ctx, reply, cut=fault.after, graceful=fault.graceful)
         whole = _success(route, ctx, reply)
         if fault.graceful:
             # A clean HTTP answer whose JSON stops halfway (Content-Length matches).
-            half = whole.body[: len(whole.body) // 2]
-            return Answer(whole.status, whole.headers, half, close=True)
+            return Answer(whole.status, whole.headers, first_half(whole.body), close=True)
+        # Declares the whole body's length, then sends only `sent_body`.
         return Answer(whole.status, whole.headers, whole.body, abort=True)
     if name == "stream_overloaded":
-        if route.stream and route.op == "generate":
+        if route.stream:
             return _stream(route, ctx, reply, cut=1, in_stream_error=True)
         return _error(route, ctx, Fault.overloaded())
     if name == "content_policy" and route.api == "gemini":
