@@ -38,37 +38,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "src"))
+# The library from src/, and the tests' own helpers (tests/cli_support.py) from the repo root.
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]
 
-from recoverable.agents._clis import module_for  # noqa: E402
+from tests.cli_support import (  # noqa: E402
+    REPO,
+    TIMEOUT,
+    TOOL_ARGS,
+    TOOL_CALLS,
+    TOOL_OUTPUT,
+    cli_bin_dir,
+    locate_cli,
+    missing_cli,
+    processes_with,
+)
+
+from recoverable.agents import CLI_NAMES  # noqa: E402
 from recoverable.testing import CliSetup, FakeProvider, Fault, Reply, cli_setup  # noqa: E402
 
-CLIS = ("claude", "codex", "gemini")
-TIMEOUT = 60.0  # per run
 SIGNAL_GRACE = 20.0  # how long a signalled CLI gets to exit before SIGKILL
 MAX_FILE = 200 * 1024  # larger captures are truncated (and the .json says so)
 
 PROMPT = "Say hello."
-TOOL_PROMPT = "Run `echo hi-from-tool` with your shell tool, then tell me what it printed."
-FINAL_TEXT = "The tool printed hi-from-tool."
-TOOL_CALLS = {
-    "claude": Reply.tool_call(
-        "Bash", {"command": "echo hi-from-tool", "description": "Print a marker"}, then=FINAL_TEXT
-    ),
-    "codex": Reply.tool_call("exec_command", {"cmd": "echo hi-from-tool"}, then=FINAL_TEXT),
-    "gemini": Reply.tool_call(
-        "run_shell_command",
-        {"command": "echo hi-from-tool", "description": "Print a marker"},
-        then=FINAL_TEXT,
-    ),
-}
-# What lets each CLI run the shell tool headless.
-TOOL_ARGS = {
-    "claude": ("--allowedTools", "Bash(echo *)"),
-    "codex": (),  # the default read-only sandbox runs `echo`
-    "gemini": ("--approval-mode", "yolo"),
-}
+TOOL_PROMPT = f"Run `echo {TOOL_OUTPUT}` with your shell tool, then tell me what it printed."
+FINAL_TEXT = f"The tool printed {TOOL_OUTPUT}."
 
 
 @dataclass(frozen=True)
@@ -81,7 +75,7 @@ class Scenario:
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)  # merged into gemini settings
     send: signal.Signals | None = None
-    only: tuple[str, ...] = CLIS
+    only: tuple[str, ...] = CLI_NAMES
 
 
 def _always(fault: Fault) -> tuple[tuple[Fault, int | None], ...]:
@@ -113,7 +107,7 @@ SCENARIOS = (
         settings={"model": {"maxSessionTurns": 1}},
         only=("claude", "gemini"),  # codex has no turn limit
     ),
-    Scenario("bad_flags", extra={cli: ("--bogus-flag",) for cli in CLIS}),
+    Scenario("bad_flags", extra={cli: ("--bogus-flag",) for cli in CLI_NAMES}),
     Scenario("sigint", _always(Fault.hang()), send=signal.SIGINT),
     Scenario("sigterm", _always(Fault.hang()), send=signal.SIGTERM),
 )
@@ -122,23 +116,11 @@ SCENARIOS = (
 # -- binaries ---------------------------------------------------------------------------------
 
 
-def bin_dir(given: str | None) -> Path | None:
-    """Where the CLIs are: --bin-dir, $RECOVERABLE_CLI_BIN_DIR, ./node_modules/.bin, or None."""
-    for candidate in (given, os.environ.get("RECOVERABLE_CLI_BIN_DIR")):
-        if candidate:
-            return Path(candidate)
-    local = REPO / "node_modules" / ".bin"
-    return local if local.is_dir() else None
-
-
 def find_cli(cli: str, where: Path | None) -> str:
     """The path of `cli`, or exit with how to install it."""
-    found = shutil.which(cli, path=str(where)) if where else shutil.which(cli)
+    found = locate_cli(cli, where)
     if found is None:
-        place = f"in {where}" if where else "on PATH"
-        sys.exit(
-            f"{cli} not found {place}: install it with `npm install {module_for(cli).PACKAGE}`"
-        )
+        sys.exit(missing_cli(cli, where))
     return found
 
 
@@ -166,18 +148,6 @@ def argv_for(
         return [binary, *head, *setup.args, *extra, prompt]
     head = ["-p", prompt, "-o", "stream-json", "--skip-trust", "-m", "gemini-2.5-flash"]
     return [binary, *head, *setup.args, *extra]
-
-
-def processes_with(marker: bytes) -> list[int]:
-    """Pids whose environment mentions `marker` (our scratch dir): the run's processes."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        with contextlib.suppress(OSError):
-            if marker in (entry / "environ").read_bytes():
-                found.append(int(entry.name))
-    return found
 
 
 def kill_leftovers(pgid: int, marker: bytes) -> list[int]:
@@ -350,7 +320,7 @@ def capture(
     cli: str, binary: str, scenario: Scenario, out_dir: Path, version: str
 ) -> dict[str, Any]:
     """Run one scenario for one CLI and write its three files; returns the .json document."""
-    reply = TOOL_CALLS[cli] if scenario.tool else None
+    reply = Reply.tool_call(*TOOL_CALLS[cli], then=FINAL_TEXT) if scenario.tool else None
     prompt = TOOL_PROMPT if scenario.tool else PROMPT
     extra = (*(TOOL_ARGS[cli] if scenario.tool else ()), *scenario.extra.get(cli, ()))
     with scratch() as tmp, FakeProvider(faults=scenario.faults, reply=reply) as fake:
@@ -406,18 +376,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin-dir", help="folder holding claude, codex and gemini")
     parser.add_argument("--out", default=str(REPO / "tests" / "data" / "cli"))
-    parser.add_argument("--cli", action="append", choices=CLIS, help="only this CLI (repeatable)")
+    parser.add_argument(
+        "--cli", action="append", choices=CLI_NAMES, help="only this CLI (repeatable)"
+    )
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     args = parser.parse_args()
     for name in list(os.environ):
         if name.lower() in ("http_proxy", "https_proxy", "all_proxy"):
             del os.environ[name]  # loopback only, never through a proxy
-    where = bin_dir(args.bin_dir)
+    where = Path(args.bin_dir) if args.bin_dir else cli_bin_dir()
     names = {s.name for s in SCENARIOS}
     unknown = set(args.scenario or ()) - names
     if unknown:
         parser.error(f"unknown scenario(s) {sorted(unknown)}; known: {sorted(names)}")
-    for cli in args.cli or CLIS:
+    for cli in args.cli or CLI_NAMES:
         binary = find_cli(cli, where)
         with scratch() as tmp, FakeProvider() as fake:
             setup = cli_setup(cli, fake, tmp / "home")

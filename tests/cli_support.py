@@ -1,5 +1,6 @@
-"""What the tests that drive the real AI CLIs share: finding the binaries, their tool calls,
-and finding processes a run left behind."""
+"""What the tests that drive the real AI CLIs share (and scripts/capture_cli_lines.py, which
+imports this without pytest): finding the binaries, their tool calls, and finding processes a
+run left behind."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import contextlib
 import os
 import shutil
 from pathlib import Path
-
-import pytest
 
 from recoverable.agents._clis import module_for
 
@@ -19,7 +18,10 @@ TOOL_OUTPUT = "hi-from-tool"
 TOOL_CALLS = {
     "claude": ("Bash", {"command": f"echo {TOOL_OUTPUT}", "description": "Print a marker"}),
     "codex": ("exec_command", {"cmd": f"echo {TOOL_OUTPUT}"}),
-    "gemini": ("run_shell_command", {"command": f"echo {TOOL_OUTPUT}", "description": "Print"}),
+    "gemini": (
+        "run_shell_command",
+        {"command": f"echo {TOOL_OUTPUT}", "description": "Print a marker"},
+    ),
 }
 # What lets the shell tool run headless: Claude's allow-list, Gemini's yolo mode; Codex's
 # default read-only sandbox runs `echo`.
@@ -40,24 +42,36 @@ def cli_bin_dir() -> Path | None:
     return local if local.is_dir() else None
 
 
+def locate_cli(cli: str, where: Path | None) -> str | None:
+    """The path of `cli` in `where` (None: on PATH), or None."""
+    return shutil.which(cli, path=str(where)) if where else shutil.which(cli)
+
+
+def missing_cli(cli: str, where: Path | None) -> str:
+    """Why `cli` was not found, and how to install it."""
+    place = f"in RECOVERABLE_CLI_BIN_DIR={where}" if where else "on PATH"
+    return (
+        f"the {cli} CLI was not found {place}. Install it with `npm install"
+        f" {module_for(cli).PACKAGE}` in {REPO} (giving node_modules/.bin/{cli}), or point"
+        " RECOVERABLE_CLI_BIN_DIR at the folder holding claude, codex and gemini."
+    )
+
+
 def find_cli(cli: str, where: Path | None) -> str:
-    found = shutil.which(cli, path=str(where)) if where else shutil.which(cli)
+    """The path of `cli`, or the test fails with how to install it."""
+    found = locate_cli(cli, where)
     if found is None:
-        place = f"in RECOVERABLE_CLI_BIN_DIR={where}" if where else "on PATH"
-        pytest.fail(
-            f"the {cli} CLI was not found {place}. Install it with `npm install"
-            f" {module_for(cli).PACKAGE}` in {REPO} (giving node_modules/.bin/{cli}), or point"
-            " RECOVERABLE_CLI_BIN_DIR at the folder holding claude, codex and gemini.",
-            pytrace=False,
-        )
+        import pytest  # here, not at the top: the capture script imports this module too
+
+        pytest.fail(missing_cli(cli, where), pytrace=False)
     return found
 
 
 def processes_with(marker: bytes) -> list[int]:
-    """Pids whose environment mentions `marker` (the run's throwaway home)."""
+    """Pids whose environment mentions `marker` (the run's throwaway home), ours excepted."""
     found = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
             with contextlib.suppress(OSError):
                 if marker in (entry / "environ").read_bytes():
                     found.append(int(entry.name))

@@ -12,14 +12,19 @@ import pytest
 
 from recoverable import agents
 from recoverable.agents._discovery import choose, inspect
+from recoverable.testing._clis import _DROP_PREFIXES
 
 from .cli_support import cli_bin_dir, find_cli
 
 
 def _env(home: Path, with_clis: bool = True) -> dict[str, str]:
     """A clean environment: a throwaway HOME, no credentials; the CLIs on PATH if asked."""
-    secrets = ("ANTHROPIC_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_")
-    keep = {key: value for key, value in os.environ.items() if not key.startswith(secrets)}
+    # The variables cli_setup drops too: credentials, endpoints, a CLI's own settings.
+    keep = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.upper().startswith(_DROP_PREFIXES)
+    }
     where = cli_bin_dir()
     path = "/usr/bin:/bin"
     if with_clis:
@@ -32,7 +37,7 @@ def _recoverable(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Compl
                           text=True, env=env, cwd=cwd, timeout=120, check=False)  # fmt: skip
 
 
-@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("cli", agents.CLI_NAMES)
 def test_run_fake_succeeds_with_the_real_cli(cli: str, tmp_path: Path) -> None:
     done = _recoverable("run", "Say hello", "--cli", cli, "--fake", env=_env(tmp_path),
                         cwd=tmp_path)  # fmt: skip

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from recoverable import ErrorDetail
 from recoverable.agents import _claude, _codex, _gemini
 from recoverable.agents._events import (
     Done,
@@ -552,7 +553,7 @@ def test_parse_line_state() -> None:
         '{"type":"system","subtype":"init","session_id":"dc95e2c5","model":"claude-opus-4-8[1m]"}',
         state,
     )
-    assert (state.session_id, state.model) == ("dc95e2c5", "claude-opus-4-8[1m]")
+    assert state.session_id == "dc95e2c5"
     retry = _claude.parse_line(
         '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,'
         '"retry_delay_ms":1000,"error_status":429,"error":"rate_limit"}',
@@ -573,7 +574,7 @@ def test_parse_line_state() -> None:
 
     gemini = ParseState("gemini")
     _gemini.parse_line('{"type":"init","session_id":"0c10021f","model":"gemini-2.5-flash"}', gemini)
-    assert (gemini.session_id, gemini.model) == ("0c10021f", "gemini-2.5-flash")
+    assert gemini.session_id == "0c10021f"
 
 
 def test_claude_synthetic_error_line_is_not_text() -> None:
@@ -722,6 +723,53 @@ def test_ten_megabyte_line_is_an_error_event_and_the_stream_goes_on() -> None:
     assert bad.detail.details["bytes"] <= 200  # the sample, not the line
     assert result.success
     assert result.text == "Hello from FakeProvider."
+
+
+def test_replay_cuts_lines_as_the_runners_do() -> None:
+    # One Lines for both: \r\n endings (the last line's too) and the same oversize message.
+    crlf = CLAUDE_TEXT.rstrip(b"\n").replace(b"\n", b"\r\n") + b"\r\nplain\r"
+    result = replay("claude", crlf)
+    assert (result.success, result.text) == (True, "Hello from FakeProvider.")
+    assert _types(result.events) == [*_types(replay("claude", CLAUDE_TEXT).events), "raw"]
+    assert result.events[-1] == Raw("claude", "plain")
+    init, rest = CLAUDE_TEXT.split(b"\n", 1)
+    over = replay("claude", init + b"\n" + b"y" * 2000 + b"\n" + rest, max_line_bytes=1000)
+    warning = over.events[1]
+    assert isinstance(warning, Error)
+    assert warning.detail.message == "line of 2000 bytes over the 1000-byte cap"
+
+
+def test_only_a_clis_own_retry_report_is_a_retry() -> None:
+    claude = _claude.parse_line(
+        '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,'
+        '"retry_delay_ms":1000,"error_status":429,"error":"rate_limit"}',
+        ParseState("claude"),
+    )
+    codex = _codex.parse_line(
+        '{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}',
+        ParseState("codex"),
+    )
+    unreadable = _codex.parse_line('{"type":"x', ParseState("codex"))
+    warnings = [e for e in (*claude, *codex, *unreadable) if isinstance(e, Error)]
+    assert [(e.severity, e.is_retry) for e in warnings] == [("warning", True)] * 2 + [
+        ("warning", False)
+    ]
+
+
+@pytest.mark.parametrize("cli", sorted(MODULES))
+def test_provider_messages_are_read_by_every_cli(cli: str) -> None:
+    # The provider's own sentence, passed on by the CLI: message_code's, for all three.
+    line = {
+        "claude": '{"type":"result","subtype":"success","is_error":true,'
+        '"result":"Your credit balance is too low to access the API"}',
+        "codex": '{"type":"turn.failed","error":{"message":"Your credit balance is too low"}}',
+        "gemini": '{"type":"result","status":"error","error":{"type":"unknown",'
+        '"message":"Your credit balance is too low"}}',
+    }[cli]
+    state = ParseState(cli)
+    MODULES[cli].parse_line(line, state)
+    assert isinstance(state.terminal, ErrorDetail)
+    assert state.terminal.code == "provider_quota_exceeded"
 
 
 @pytest.mark.parametrize("cli", sorted(MODULES))
@@ -953,4 +1001,4 @@ def test_parsers_never_raise_on_odd_json() -> None:
                 state = ParseState(cli)
                 for event in MODULES[cli].parse_line(_with(data, key_path, value), state):
                     assert isinstance(event, Event)
-                MODULES[cli].outcome(state, 1, None, "")
+                MODULES[cli].outcome(state, 1, "")

@@ -24,6 +24,7 @@ import pytest
 import recoverable as rc
 from recoverable.agents import Done, Error, RunOptions, RunResult, TextDelta, ToolEnd, ToolStart
 from recoverable.agents._parsing import ParseState, read_json
+from recoverable.agents._replay import STDERR_TAIL_CHARS
 from recoverable.agents._runner import run_process
 from recoverable.agents._runner_sync import run_process_sync
 
@@ -35,25 +36,18 @@ def _parse_line(line: str, state: ParseState) -> list[Any]:
         state.text_parts.append(data["text"])
         return [TextDelta(data["text"])]
     if kind == "tool_start":
-        state.tool_started = True
+        state.start_tool(data["id"], "sh")
         return [ToolStart(data["id"], "sh")]
     if kind == "tool_end":
-        if data["ok"]:
-            state.consecutive_tool_failures = 0
-        else:
-            state.consecutive_tool_failures += 1
-            state.last_failed_tool = "sh"
+        state.end_tool(data["id"], data["ok"])
         return [ToolEnd(data["id"], data["ok"])]
     if kind == "done":
         state.terminal = "success"
     return []
 
 
-def _outcome(state: ParseState, exit_code: int | None, sig: int | None, tail: str) -> Any:
-    if state.terminal == "success":
-        return None
-    if sig is not None:
-        return rc.ErrorDetail.create("cli_killed", "killed", source="fake", details={"signal": sig})
+def _outcome(state: ParseState, exit_code: int | None, tail: str) -> Any:
+    # Only for a run without a terminal event or signal: `finish` decides those itself.
     return rc.ErrorDetail.create("cli_crashed", "crashed", source="fake",
                                  details={"exit_code": exit_code})  # fmt: skip
 
@@ -141,7 +135,7 @@ async def test_stderr_keeps_a_bounded_tail(tmp_path: Path) -> None:
         say(type="done")
     """))  # fmt: skip
     assert result.stderr_tail.endswith("THE END")
-    assert len(result.stderr_tail) == 8192
+    assert len(result.stderr_tail) == STDERR_TAIL_CHARS
 
 
 async def test_an_oversize_line_is_an_error_event_and_the_stream_goes_on(tmp_path: Path) -> None:

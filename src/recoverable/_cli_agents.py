@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from . import agents
+from ._codes import codes
 from ._detail import ErrorDetail
 
 __all__ = ["cmd_doctor", "cmd_run"]
@@ -66,7 +67,7 @@ def _fake_setup(cli: str, fault: str, times: int) -> Iterator[tuple[str, dict[st
     name = choose(agents.CLI_NAMES if cli == "auto" else (cli,), need_auth=False).name
     with FakeProvider() as fake, tempfile.TemporaryDirectory(prefix="recoverable-") as home:
         if fault:
-            fake.fail(getattr(Fault, fault)(), times=times or None)
+            fake.fail(Fault.named(fault), times=times or None)
         setup = cli_setup(name, fake, home)
         work = os.path.join(home, "work")
         os.makedirs(work, exist_ok=True)
@@ -83,22 +84,28 @@ def _print_event(event: agents.Event, out: TextIO, err: TextIO) -> None:
     elif isinstance(event, agents.ToolEnd):
         print(f"[tool] {'ok' if event.success else 'failed'}", file=err)
     elif isinstance(event, agents.Error):
-        detail: ErrorDetail = event.detail
-        label = "retrying after" if event.severity == "warning" else "failed:"
-        print(f"\n[{event.severity}] {label} {detail.code} - {detail.message[:300]}", file=err)
+        detail = event.detail
+        if event.is_retry:
+            label = "retrying after "
+        else:  # a warning that is not a retry (an unreadable line, say) is just what it says
+            label = "failed: " if event.severity == "error" else ""
+        print(f"\n[{event.severity}] {label}{detail.code} - {detail.message[:300]}", file=err)
     elif isinstance(event, agents.Done):
-        result = event.result
-        if result.success:
+        if event.result.error is None:
             print(file=out)
         else:
-            assert result.error is not None
-            error = result.error
-            print(f"\n{error.code} (retryable: {str(error.retryable).lower()}) - "
-                  f"{error.user_message}", file=err)  # fmt: skip
-            if error.fix_required:
-                print(f"fix: {error.fix_required}", file=err)
-            if error.fix_command:
-                print(f"run: {error.fix_command}", file=err)
+            print(file=err)
+            _print_failure(event.result.error, err)
+
+
+def _print_failure(error: ErrorDetail, err: TextIO) -> None:
+    """How a run failed, for a person: the code, whether a retry may help, and the fix."""
+    print(f"{error.code} (retryable: {str(error.retryable).lower()}) - {error.user_message}",
+          file=err)  # fmt: skip
+    if error.fix_required:
+        print(f"fix: {error.fix_required}", file=err)
+    if error.fix_command:
+        print(f"run: {error.fix_command}", file=err)
 
 
 def _run(args: argparse.Namespace, cli: str, options: dict[str, Any], out: TextIO) -> int:
@@ -115,8 +122,8 @@ def _run(args: argparse.Namespace, cli: str, options: dict[str, Any], out: TextI
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    options: dict[str, Any] = {"idle_timeout": args.idle_timeout}
-    for name in ("model", "cwd", "timeout", "max_turns"):
+    options: dict[str, Any] = {}
+    for name in ("model", "cwd", "timeout", "idle_timeout", "max_turns"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
     try:
@@ -130,16 +137,13 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         with _fake_setup(args.cli, args.fake, args.times) as (name, fake_options):
             return _run(args, name, {**fake_options, **options}, out)
     except KeyboardInterrupt:
-        return 130
+        return codes["run_cancelled"].exit_code
     except Exception as exc:  # a failure before the run: typed, never a traceback
         from ._classify import classify
 
         detail = classify(exc)
         if args.json:
-            print(json.dumps({"type": "error", "severity": "error",
-                              "detail": detail.to_dict()}), file=out)  # fmt: skip
+            print(json.dumps(agents.event_to_dict(agents.Error(detail))), file=out)
         else:
-            print(f"{detail.code} - {detail.user_message}", file=sys.stderr)
-            if detail.fix_command:
-                print(f"run: {detail.fix_command}", file=sys.stderr)
+            _print_failure(detail, sys.stderr)
         return detail.exit_code

@@ -148,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _lazy(name: str) -> Callable[[argparse.Namespace, TextIO], int]:
-    """A command of `_cli_agents`, imported when it runs (it needs asyncio)."""
+    """A command of `_cli_agents`, imported when it runs (it loads the agents package)."""
 
     def command(args: argparse.Namespace, out: TextIO) -> int:
         from . import _cli_agents
@@ -176,7 +176,8 @@ def _add_agent_commands(sub: Any) -> None:
     p_run.add_argument("--model")
     p_run.add_argument("--cwd")
     p_run.add_argument("--timeout", type=float, help="total seconds")
-    p_run.add_argument("--idle-timeout", type=float, default=300.0)
+    p_run.add_argument("--idle-timeout", type=float,
+                       help="seconds without any event before the run is stopped")  # fmt: skip
     p_run.add_argument("--max-turns", type=int)
     p_run.set_defaults(run=_lazy("cmd_run"))
     p_doctor = sub.add_parser("doctor", help="which AI CLIs are installed and usable")

@@ -12,15 +12,27 @@ from collections.abc import Callable
 from typing import Any
 
 from .._classify.http import from_http
+from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, make
-from ._events import Error, Event, Raw, TextDelta, ThinkingDelta, ToolEnd, ToolStart, TurnEnd
+from ._events import (
+    RETRYING,
+    Error,
+    Event,
+    Raw,
+    TextDelta,
+    ThinkingDelta,
+    ToolEnd,
+    ToolStart,
+    TurnEnd,
+)
 from ._options import RunOptions
 from ._parsing import (
     ParseState,
-    PhraseTable,
     as_dict,
+    as_int,
     as_str,
     dispatch,
+    phrase_code,
     unexplained_exit,
 )
 
@@ -61,7 +73,8 @@ def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
 # --- classification tables -----------------------------------------------------------------
 
 # Claude's own sentences (result text, `errors[]`, stderr), anchored at the start of the text
-# or of a stderr line; the first matching row wins, so specific rows come first.
+# or of a stderr line; the first matching row wins, so specific rows come first. The provider
+# messages it passes on ("Prompt is too long", ...) are `message_code`'s (see `phrase_code`).
 _PHRASES: tuple[tuple[str, str], ...] = (
     (r"not logged in\b", "cli_not_authenticated"),
     (r"(?:please run /login|oauth token revoked|oauth token has expired)\b",
@@ -69,8 +82,8 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (r"invalid api key\b", "provider_auth_failed"),
     (r"failed to authenticate\b", "provider_auth_failed"),
     (r"your anthropic_api_key belongs to a disabled organization\b", "provider_auth_failed"),
-    (r"prompt is too long\b", "provider_context_too_long"),
-    (r"(?:your )?credit balance is too low\b", "provider_quota_exceeded"),
+    # The API's "Your credit balance is too low" is message_code's; Claude also drops "Your".
+    (r"credit balance is too low\b", "provider_quota_exceeded"),
     (r"there's an issue with the selected model\b", "provider_model_not_found"),
     (r"server is temporarily limiting requests\b", "provider_rate_limited"),
     (r"(?:api error: )?request timed out\b", "provider_timeout"),
@@ -120,16 +133,10 @@ _TERMINAL_REASONS = {
     "aborted_tools": "cli_killed",
 }
 
-# 128 + signal: claude's own SIGTERM handler exits 143.
 _PHRASE_TABLE = PhraseTable(_PHRASES)
-_SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 
 
 # --- small readers ---------------------------------------------------------------------------
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _content_text(content: object) -> str | None:
@@ -158,7 +165,6 @@ def _system(data: dict[str, Any], state: ParseState) -> list[Event]:
     subtype = data.get("subtype")
     if subtype == "init":
         state.session_id = as_str(data.get("session_id")) or state.session_id
-        state.model = as_str(data.get("model")) or state.model
     elif subtype == "api_retry":
         return [Error(_retry_detail(data), severity="warning")]
     return [Raw(NAME, data)]
@@ -166,13 +172,13 @@ def _system(data: dict[str, Any], state: ParseState) -> list[Event]:
 
 def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
     """What Claude is retrying: its status, else the literal; no status means a network error."""
-    status = _int(data.get("error_status"))
+    status = as_int(data.get("error_status"))
     literal = as_str(data.get("error"))
     if status is not None:
         code = from_http(status, source=NAME).code
     else:
         code = _STRONG_LITERALS.get(literal or "") or "provider_connection_lost"
-    attempt, most = _int(data.get("attempt")), _int(data.get("max_retries"))
+    attempt, most = as_int(data.get("attempt")), as_int(data.get("max_retries"))
     delay = data.get("retry_delay_ms")
     hint = math.ceil(delay) if isinstance(delay, (int, float)) and delay >= 0 else None
     details = {
@@ -180,6 +186,7 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
         for key in ("attempt", "max_retries", "retry_delay_ms", "error")
         if data.get(key) is not None
     }
+    details[RETRYING] = True
     message = f"claude retries after {literal or 'an API error'}"
     if status is not None:
         message += f" (HTTP {status})"
@@ -237,8 +244,7 @@ def _delta(state: ParseState, kind: str, text: object) -> list[Event]:
 def _tool_start(state: ParseState, block: dict[str, Any]) -> ToolStart:
     tool_id = as_str(block.get("id")) or ""
     name = as_str(block.get("name")) or "tool"
-    state.tool_started = True
-    state.extra.setdefault("tools", {})[tool_id] = name
+    state.start_tool(tool_id, name)
     return ToolStart(tool_id, name, block.get("input"))
 
 
@@ -259,12 +265,9 @@ def _user(data: dict[str, Any], state: ParseState) -> list[Event]:
 def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
     tool_id = as_str(block.get("tool_use_id")) or ""
     text = _content_text(block.get("content"))
-    if not block.get("is_error"):
-        state.consecutive_tool_failures = 0
-        return ToolEnd(tool_id, True, output=text)
-    state.consecutive_tool_failures += 1
-    state.last_failed_tool = state.extra.get("tools", {}).get(tool_id, tool_id)
-    return ToolEnd(tool_id, False, error=text)
+    success = not block.get("is_error")
+    state.end_tool(tool_id, success)
+    return ToolEnd(tool_id, True, output=text) if success else ToolEnd(tool_id, False, error=text)
 
 
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
@@ -329,10 +332,7 @@ def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
         if not state.text_parts and answer:  # no assistant text arrived: the result has it
             events[:0] = _delta(state, "text", answer)
         return events
-    detail = _result_error(data, state)
-    state.terminal = detail
-    state.errors.append(detail)
-    events.append(Error(detail))
+    events.append(state.terminal_failure(_result_error(data, state)))
     return events
 
 
@@ -342,12 +342,12 @@ def _result_error(data: dict[str, Any], state: ParseState) -> ErrorDetail:
     listed = data.get("errors")
     errors = [item for item in listed if isinstance(item, str)] if isinstance(listed, list) else []
     text = as_str(data.get("result")) or "; ".join(errors) or f"claude result {subtype}"
-    status = _int(data.get("api_error_status"))
+    status = as_int(data.get("api_error_status"))
     literal = state.extra.get("api_error")
     reason = as_str(data.get("terminal_reason"))
     code = (
         _SUBTYPES.get(subtype)
-        or _PHRASE_TABLE.code(text)
+        or phrase_code(_PHRASE_TABLE, text)
         or _TERMINAL_REASONS.get(reason or "")
         or _STRONG_LITERALS.get(literal or "")
         or (from_http(status, body=text, source=NAME).code if status is not None else None)
@@ -374,10 +374,8 @@ _HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
 # --- outcome ---------------------------------------------------------------------------------
 
 
-def outcome(
-    state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
-) -> ErrorDetail | None:
-    """How the run ended: the `result` line decides; else the signal, stderr and exit code."""
+def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+    """How a run without a `result` line ended: its stderr, else its exit code."""
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     if found is not None:
         return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
@@ -386,4 +384,4 @@ def outcome(
         code = _STRONG_LITERALS.get(literal) or _WEAK_LITERALS.get(literal) or "unknown"
         return make(code, f"claude reported {literal} and exited without a result line",
                     source=NAME, details={"error": literal, "exit_code": exit_code})  # fmt: skip
-    return unexplained_exit(NAME, exit_code, "before its result line", _SIGNAL_EXITS)
+    return unexplained_exit(NAME, exit_code, "before its result line")

@@ -16,15 +16,26 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .._classify.http import from_http
+from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, make
-from ._events import Error, Event, Raw, TextDelta, ThinkingDelta, ToolEnd, ToolStart, TurnEnd
+from ._events import (
+    RETRYING,
+    Error,
+    Event,
+    Raw,
+    TextDelta,
+    ThinkingDelta,
+    ToolEnd,
+    ToolStart,
+    TurnEnd,
+)
 from ._options import RunOptions
 from ._parsing import (
     ParseState,
-    PhraseTable,
     as_dict,
     as_str,
     dispatch,
+    phrase_code,
     refuse_unsupported,
     unexplained_exit,
 )
@@ -111,7 +122,6 @@ _RECONNECTING = re.compile(
 _REQUEST_ID = re.compile(r", request id: (\S+)$")
 
 _PHRASE_TABLE = PhraseTable(_PHRASES)
-_SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 
 
 def _classify_message(message: str, details: dict[str, Any] | None = None) -> ErrorDetail:
@@ -128,21 +138,17 @@ def _classify_message(message: str, details: dict[str, Any] | None = None) -> Er
     request_id = _REQUEST_ID.search(text)
     if request_id is not None:
         extra["request_id"] = request_id.group(1)
-    return make(_PHRASE_TABLE.code(text) or "unknown", text, source=NAME, details=extra)
+    code = phrase_code(_PHRASE_TABLE, text) or "unknown"
+    return make(code, text, source=NAME, details=extra)
 
 
-def _warning(message: str) -> ErrorDetail:
-    """A top-level `error` that is a retry report: classify what is being retried."""
-    found = _RECONNECTING.match(message.strip())
-    if found is None:
-        return _classify_message(message)
-    details: dict[str, Any] = {"reconnecting": message.strip()}
-    if found.group(1):
-        details["attempt"], details["max_attempts"] = int(found.group(1)), int(found.group(2))
-    return _classify_message(found.group(3), details)
-
-
-# --- small readers ---------------------------------------------------------------------------
+def _retry(reconnecting: re.Match[str]) -> ErrorDetail:
+    """A `Reconnecting... N/M (reason)` report: what is being retried, classified."""
+    details: dict[str, Any] = {"reconnecting": reconnecting.group(0), RETRYING: True}
+    if reconnecting.group(1):
+        details["attempt"] = int(reconnecting.group(1))
+        details["max_attempts"] = int(reconnecting.group(2))
+    return _classify_message(reconnecting.group(3), details)
 
 
 # --- parse_line ------------------------------------------------------------------------------
@@ -159,12 +165,13 @@ def _thread_started(data: dict[str, Any], state: ParseState) -> list[Event]:
 
 
 def _top_level_error(data: dict[str, Any], state: ParseState) -> list[Event]:
-    message = as_str(data.get("message")) or ""
-    if _RECONNECTING.match(message.strip()):
-        return [Error(_warning(message), severity="warning")]
+    message = (as_str(data.get("message")) or "").strip()
+    reconnecting = _RECONNECTING.match(message)
+    if reconnecting is not None:
+        return [Error(_retry(reconnecting), severity="warning")]
     # Usually the fatal message again, just before turn.failed: kept for a run that ends
     # without one, not sent twice.
-    state.extra["last_error"] = _classify_message(message)
+    state.errors.append(_classify_message(message))
     return [Raw(NAME, data)]
 
 
@@ -178,10 +185,7 @@ def _turn_completed(data: dict[str, Any], state: ParseState) -> list[Event]:
 
 def _turn_failed(data: dict[str, Any], state: ParseState) -> list[Event]:
     message = as_str(as_dict(data.get("error")).get("message")) or "turn failed"
-    detail = _classify_message(message)
-    state.terminal = detail
-    state.errors.append(detail)
-    return [Error(detail)]
+    return [state.terminal_failure(_classify_message(message))]
 
 
 def _item(data: dict[str, Any], state: ParseState) -> list[Event]:
@@ -204,24 +208,15 @@ def _item(data: dict[str, Any], state: ParseState) -> list[Event]:
         return [Raw(NAME, data)]
     item_id = as_str(item.get("id")) or ""
     events: list[Event] = []
-    started = state.extra.setdefault("tools", {})
-    if item_id not in started:  # some items (a declined command, a patch) only complete
-        state.tool_started = True
-        started[item_id] = tool.name(item)
-        events.append(ToolStart(item_id, started[item_id], tool.input(item)))
+    if item_id not in state.tool_names:  # some items (a declined command, a patch) only complete
+        name = tool.name(item)
+        state.start_tool(item_id, name)
+        events.append(ToolStart(item_id, name, tool.input(item)))
     if phase == "item.completed":
-        events.append(_tool_end(state, item_id, item, tool))
+        success, output, error = tool.end(item)
+        state.end_tool(item_id, success)
+        events.append(ToolEnd(item_id, success, output=output, error=error))
     return events
-
-
-def _tool_end(state: ParseState, item_id: str, item: dict[str, Any], tool: _Tool) -> ToolEnd:
-    success, output, error = tool.end(item)
-    if success:
-        state.consecutive_tool_failures = 0
-    else:
-        state.consecutive_tool_failures += 1
-        state.last_failed_tool = state.extra["tools"].get(item_id, item_id)
-    return ToolEnd(item_id, success, output=output, error=error)
 
 
 # --- tool items ------------------------------------------------------------------------------
@@ -299,17 +294,15 @@ _HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
 # --- outcome ---------------------------------------------------------------------------------
 
 
-def outcome(
-    state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
-) -> ErrorDetail | None:
-    """How the run ended: turn.completed / turn.failed decide; else signal, stderr, exit."""
+def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+    """How a run without turn.completed / turn.failed ended: exit 2, a top-level error,
+    stderr, else the exit code."""
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     if exit_code == 2:  # clap rejects its arguments with exit 2
         message = found[1] if found is not None else "codex rejected its arguments (exit 2)"
         return make("cli_invalid_arguments", message, source=NAME, details={"exit_code": 2})
-    last_error = state.extra.get("last_error")
-    if isinstance(last_error, ErrorDetail):
-        return last_error
+    if state.errors:  # a top-level error, then no turn.failed
+        return state.errors[-1]
     if found is not None:
         return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
-    return unexplained_exit(NAME, exit_code, "before the turn ended", _SIGNAL_EXITS)
+    return unexplained_exit(NAME, exit_code, "before the turn ended")

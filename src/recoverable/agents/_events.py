@@ -73,13 +73,22 @@ class TurnEnd:
     type: ClassVar[str] = "turn_end"
 
 
+# The details key of a warning that reports a retry the CLI makes on its own.
+RETRYING = "retrying"
+
+
 @dataclass(frozen=True, slots=True)
 class Error:
-    """A failure or warning, classified. A `warning` never fails the run."""
+    """A failure or warning, classified. A `warning` never fails the run; one whose detail
+    says `retrying: true` reports a retry the CLI makes on its own (of `detail.code`)."""
 
     detail: ErrorDetail
     severity: Severity = "error"
     type: ClassVar[str] = "error"
+
+    @property
+    def is_retry(self) -> bool:
+        return self.severity == "warning" and self.detail.details.get(RETRYING) is True
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,21 +10,23 @@ Refused: `max_turns` (only the setting `model.maxSessionTurns`) and `system_prom
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from .._classify.http import from_http, message_code
+from .._classify.http import from_http
+from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, make
 from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
 from ._options import RunOptions
 from ._parsing import (
     ParseState,
-    PhraseTable,
     as_dict,
+    as_int,
     as_str,
     dispatch,
+    phrase_code,
+    read_json,
     refuse_unsupported,
     unexplained_exit,
 )
@@ -110,7 +112,6 @@ _STDERR_API = re.compile(r"^(?:Error when talking to Gemini API|Attempt \d+ fail
 _STDERR_BODY = re.compile(r"_ApiError: (\{.*\})\s*$", re.MULTILINE)
 
 _PHRASE_TABLE = PhraseTable(_PHRASES)
-_SIGNAL_EXITS = {137: "SIGKILL", 143: "SIGTERM"}  # 130 is gemini's own cancellation
 
 # A retried stream is re-sent from its start with no marker in the output: a repeat of the
 # whole previous attempt, chunk for chunk, is recognised from this many chunks on.
@@ -126,28 +127,14 @@ def _classify(kind: str | None, message: str) -> ErrorDetail:
         return make(fatal, message or str(kind), source=NAME, details=details)
     api = _API_ERROR.match(message)
     inner = api.group(1).strip() if api is not None else message.strip()
-    body = _json_object(inner)
+    body = read_json(inner)
     if body is not None:
-        error = body.get("error")
-        code = error.get("code") if isinstance(error, dict) else None
-        status = code if isinstance(code, int) and not isinstance(code, bool) else None
+        status = as_int(as_dict(body.get("error")).get("code"))
         found = from_http(status, body=body, source=NAME)
         return make(found.code, message, retry_after_ms=found.retry_after_ms, status=status,
                     source=NAME, details={**found.details, **details})  # fmt: skip
-    code = (
-        _PHRASE_TABLE.code(inner) or (message_code(inner) if api is not None else None) or "unknown"
-    )
+    code = phrase_code(_PHRASE_TABLE, inner) or "unknown"
     return make(code, message, retry_after_ms=_retry_in(inner), source=NAME, details=details)
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        data, _ = json.JSONDecoder().raw_decode(text)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _retry_in(text: str) -> int | None:
@@ -157,9 +144,6 @@ def _retry_in(text: str) -> int | None:
         return None
     value = float(found.group(1))
     return round(value if found.group(2).lower() == "ms" else value * 1000)
-
-
-# --- small readers ---------------------------------------------------------------------------
 
 
 # --- parse_line ------------------------------------------------------------------------------
@@ -172,7 +156,6 @@ def parse_line(line: str, state: ParseState) -> list[Event]:
 
 def _init(data: dict[str, Any], state: ParseState) -> list[Event]:
     state.session_id = as_str(data.get("session_id")) or state.session_id
-    state.model = as_str(data.get("model")) or state.model
     return [Raw(NAME, data)]
 
 
@@ -198,7 +181,6 @@ def _assistant_text(state: ParseState, chunk: str) -> list[Event]:
         if candidate == segment[: len(candidate)]:
             if len(candidate) == len(segment):
                 held.clear()
-                state.extra["retried_streams"] = state.extra.get("retried_streams", 0) + 1
             else:
                 held.append(chunk)
             return []
@@ -228,8 +210,7 @@ def _tool_use(data: dict[str, Any], state: ParseState) -> list[Event]:
     events = _flush(state, new_segment=True)
     tool_id = as_str(data.get("tool_id")) or ""
     name = as_str(data.get("tool_name")) or "tool"
-    state.tool_started = True
-    state.extra.setdefault("tools", {})[tool_id] = name
+    state.start_tool(tool_id, name)
     return [*events, ToolStart(tool_id, name, data.get("parameters"))]
 
 
@@ -237,11 +218,10 @@ def _tool_result(data: dict[str, Any], state: ParseState) -> list[Event]:
     events = _flush(state, new_segment=True)
     tool_id = as_str(data.get("tool_id")) or ""
     output = as_str(data.get("output"))
-    if data.get("status") == "success":
-        state.consecutive_tool_failures = 0
+    success = data.get("status") == "success"
+    state.end_tool(tool_id, success)
+    if success:
         return [*events, ToolEnd(tool_id, True, output=output)]
-    state.consecutive_tool_failures += 1
-    state.last_failed_tool = state.extra.get("tools", {}).get(tool_id, tool_id)
     error = as_dict(data.get("error"))
     reason = as_str(error.get("message")) or as_str(error.get("type")) or "failed"
     return [*events, ToolEnd(tool_id, False, output=output, error=reason)]
@@ -273,9 +253,7 @@ def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
         return events
     else:
         detail = make("unknown", "gemini ended with status error and no reason", source=NAME)
-    state.terminal = detail
-    state.errors.append(detail)
-    events.append(Error(detail))
+    events.append(state.terminal_failure(detail))
     return events
 
 
@@ -291,10 +269,8 @@ _HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
 # --- outcome ---------------------------------------------------------------------------------
 
 
-def outcome(
-    state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
-) -> ErrorDetail | None:
-    """How the run ended: the `result` line decides; else signal, exit code, stream, stderr."""
+def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+    """How a run without a `result` line ended: a fatal exit code, an error event, stderr."""
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     fatal = _FATAL.get(exit_code) if exit_code is not None else None
     if fatal is not None:
@@ -306,16 +282,15 @@ def outcome(
         return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
     if exit_code in _API_EXIT_STATUS and _STDERR_API.search(stderr_tail):
         return _api_exit(exit_code, stderr_tail)
-    return unexplained_exit(NAME, exit_code, "before its result line", _SIGNAL_EXITS)
+    # 130 never gets here: it is gemini's own cancellation (_FATAL), not a SIGINT death.
+    return unexplained_exit(NAME, exit_code, "before its result line")
 
 
 def _api_exit(exit_code: int, stderr: str) -> ErrorDetail:
     """An API error shown on stderr only: the body when it is there, else the exit status."""
     bodies = _STDERR_BODY.findall(stderr)
-    body = _json_object(bodies[-1]) if bodies else None
-    error = as_dict(body.get("error")) if body is not None else {}
-    code = error.get("code")
-    status = code if isinstance(code, int) and not isinstance(code, bool) else None
+    body = read_json(bodies[-1]) if bodies else None
+    status = as_int(as_dict(body.get("error")).get("code")) if body is not None else None
     status = status or _API_EXIT_STATUS[exit_code]
     found = from_http(status, body=body, source=NAME)
     message = (

@@ -1,20 +1,21 @@
 """What the three CLI parsers share: their state, the line reader and the module contract.
 
 A CLI module is pure: `parse_line(line, state) -> list[Event]` maps one stdout line (plus the
-state it keeps) to events, and `outcome(state, exit_code, signal, stderr_tail)` decides how a
-finished run ended. The terminal event decides; the exit code and stderr only explain what
-the stream did not.
+state it keeps) to events, and `outcome(state, exit_code, stderr_tail)` decides how a finished
+run ended. The terminal event decides; the exit code and stderr only explain what the stream
+did not.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import signal as signals
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .._classify.http import message_code
+from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, make
 from ._events import Error, Event, Raw
 from ._options import RunOptions
@@ -22,12 +23,13 @@ from ._options import RunOptions
 __all__ = [
     "CliModule",
     "ParseState",
-    "PhraseTable",
     "as_dict",
+    "as_int",
     "as_str",
     "bad_line",
     "dispatch",
     "killed",
+    "phrase_code",
     "read_json",
     "refuse_unsupported",
     "signal_name",
@@ -41,22 +43,45 @@ class ParseState:
 
     cli: str
     session_id: str | None = None
-    model: str | None = None
     text_parts: list[str] = field(default_factory=list)
     usage: dict[str, Any] | None = None
     cost_usd: float | None = None
     # The terminal event: None until seen; then "success" or the failure it reported.
     terminal: ErrorDetail | str | None = None
-    tool_started: bool = False  # a tool ran: a timeout is no longer safe to retry
+    tool_names: dict[str, str] = field(default_factory=dict)  # tool id -> name, once started
     consecutive_tool_failures: int = 0
     last_failed_tool: str | None = None
-    errors: list[ErrorDetail] = field(default_factory=list)  # error-severity events seen
+    # Failures the stream reported, fatal or not yet: the last one explains a run that ends
+    # without its terminal event.
+    errors: list[ErrorDetail] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # per-CLI bookkeeping
 
     @property
     def text(self) -> str:
         """The assistant's answer so far."""
         return "".join(self.text_parts)
+
+    @property
+    def tool_started(self) -> bool:
+        """A tool ran: a timeout is no longer safe to retry (the tool may have changed things)."""
+        return bool(self.tool_names)
+
+    def start_tool(self, tool_id: str, name: str) -> None:
+        self.tool_names[tool_id] = name
+
+    def end_tool(self, tool_id: str, success: bool) -> None:
+        """Count consecutive failures for the guardrail (a success resets the count)."""
+        if success:
+            self.consecutive_tool_failures = 0
+        else:
+            self.consecutive_tool_failures += 1
+            self.last_failed_tool = self.tool_names.get(tool_id, tool_id)
+
+    def terminal_failure(self, detail: ErrorDetail) -> Error:
+        """The terminal event reported `detail`: the run failed; its error event."""
+        self.terminal = detail
+        self.errors.append(detail)
+        return Error(detail)
 
 
 class CliModule(Protocol):
@@ -69,9 +94,7 @@ class CliModule(Protocol):
 
     def parse_line(self, line: str, state: ParseState) -> list[Event]: ...
 
-    def outcome(
-        self, state: ParseState, exit_code: int | None, signal: int | None, stderr_tail: str
-    ) -> ErrorDetail | None:
+    def outcome(self, state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
         """How a run with no terminal event and no signal ended (`_replay` decides the rest)."""
 
 
@@ -102,10 +125,13 @@ def read_json(line: str) -> dict[str, Any] | None:
 
 
 def bad_line(cli: str, line: str, why: str) -> Error:
-    """An unreadable stdout line: an error event (the stream goes on), the line kept short."""
+    """An unreadable stdout line: an error event (the stream goes on), the line kept short.
+
+    An oversize line comes with no sample (its bytes were skipped, never kept)."""
     sample = line if len(line) <= 200 else line[:200] + "..."
+    message = f"{why}: {sample}" if sample else why
     return Error(
-        make("cli_output_invalid", f"{why}: {sample}", source=cli, details={"bytes": len(line)}),
+        make("cli_output_invalid", message, source=cli, details={"bytes": len(line)}),
         severity="warning",
     )
 
@@ -116,6 +142,11 @@ def bad_line(cli: str, line: str, why: str) -> Error:
 def as_str(value: object) -> str | None:
     """`value` when it is a string."""
     return value if isinstance(value, str) else None
+
+
+def as_int(value: object) -> int | None:
+    """`value` when it is an integer (JSON's true and false are not)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def as_dict(value: object) -> dict[str, Any]:
@@ -137,37 +168,10 @@ def dispatch(line: str, state: ParseState, cli: str, handlers: Handlers) -> list
     return handler(data, state) if handler is not None else [Raw(cli, data)]
 
 
-class PhraseTable:
-    """Anchored, case-insensitive opening phrases -> codes, one alternation compiled lazily."""
-
-    def __init__(self, phrases: Sequence[tuple[str, str]]) -> None:
-        self.phrases = tuple(phrases)
-        self._pattern: re.Pattern[str] | None = None
-
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        if self._pattern is None:
-            branches = "|".join(
-                f"(?P<p{i}>{pattern})" for i, (pattern, _) in enumerate(self.phrases)
-            )
-            self._pattern = re.compile(f"^(?:{branches})", re.IGNORECASE | re.MULTILINE)
-        return self._pattern
-
-    def code(self, text: str) -> str | None:
-        """The code `text` names in its opening words, if any."""
-        match = self.pattern.match(text.lstrip())
-        return None if match is None or match.lastgroup is None else self._code(match)
-
-    def in_lines(self, text: str) -> tuple[str, str] | None:
-        """(code, line) of the first line of `text` that opens with a known phrase."""
-        match = self.pattern.search(text)
-        if match is None or match.lastgroup is None:
-            return None
-        end = text.find("\n", match.start())
-        return self._code(match), text[match.start() : end if end >= 0 else len(text)].strip()
-
-    def _code(self, match: re.Match[str]) -> str:
-        return self.phrases[int(str(match.lastgroup)[1:])][1]
+def phrase_code(table: PhraseTable, text: str) -> str | None:
+    """The code `text` names in its opening words: the CLI's own sentences first, then the
+    provider messages it passes on (the ones every SDK's errors carry too)."""
+    return table.code(text) or message_code(text)
 
 
 def signal_name(number: int) -> str:
@@ -184,16 +188,18 @@ def killed(cli: str, signal: int, before: str) -> ErrorDetail:
                 source=cli, details={"signal": signal})  # fmt: skip
 
 
-def unexplained_exit(
-    cli: str, exit_code: int | None, before: str, signal_exits: Mapping[int, str]
-) -> ErrorDetail:
+# 128 + signal: how a CLI that handles the signal itself exits (claude's SIGTERM handler: 143).
+_SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
+
+
+def unexplained_exit(cli: str, exit_code: int | None, before: str) -> ErrorDetail:
     """An end the stream and stderr do not explain: never a success without a terminal event."""
     if exit_code == 0:
         return make("provider_bad_response", "stream ended without a terminal event",
                     source=cli, details={"exit_code": 0})  # fmt: skip
-    if exit_code is not None and exit_code in signal_exits:
+    if exit_code is not None and exit_code in _SIGNAL_EXITS:
         return make("cli_killed",
-                    f"{cli} exited {exit_code} (128+{signal_exits[exit_code]}) {before}",
+                    f"{cli} exited {exit_code} (128+{_SIGNAL_EXITS[exit_code]}) {before}",
                     source=cli, details={"exit_code": exit_code})  # fmt: skip
     return make("cli_crashed", f"{cli} exited with code {exit_code} {before}",
                 source=cli, details={"exit_code": exit_code})  # fmt: skip

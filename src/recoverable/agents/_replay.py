@@ -1,33 +1,90 @@
-"""From a finished (or replayed) process's output to events and a RunResult: pure."""
+"""From a process's output to events and a RunResult: pure.
+
+The runners feed stdout here chunk by chunk as it comes; `replay` feeds a finished process's
+whole stdout as one chunk. Either way the lines are cut and capped by the same `Lines`.
+"""
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 from .._detail import ErrorDetail
 from ._events import Done, Error, Event, RunResult
 from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import CliModule, ParseState, bad_line, killed
 
-__all__ = ["decode_line", "finish", "replay"]
+__all__ = ["Lines", "decode_line", "finish", "replay"]
 
 STDERR_TAIL_CHARS = 8192  # the end of stderr kept on a RunResult
 
 
-def decode_line(
-    raw: bytes, module: CliModule, state: ParseState, max_line_bytes: int
-) -> list[Event]:
-    """One stdout line (without its newline) to events; a bad line is an error event."""
-    if len(raw) > max_line_bytes:
-        why = f"line of {len(raw)} bytes over the {max_line_bytes}-byte cap"
-        return [bad_line(module.NAME, raw[:200].decode("utf-8", "replace"), why)]
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return [bad_line(module.NAME, raw.decode("utf-8", "replace"), "invalid UTF-8")]
-    if not line or line.isspace():
+class Lines:
+    """Splits stdout into lines with a per-line cap; an oversize line is skipped, reported.
+
+    A line loses its newline and a trailing `\r`. Bounded memory: the bytes of an oversize
+    line are counted, not kept."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self.max = max_line_bytes
+        self.buffer = bytearray()
+        self.skipping = 0  # bytes of an oversize line dropped so far
+
+    def feed(self, chunk: bytes) -> list[bytes | int]:
+        """Complete lines, and for each oversize line its size (an int) instead."""
+        out: list[bytes | int] = []
+        *lines, rest = chunk.split(b"\n")
+        for line in lines:
+            if not self.buffer and not self.skipping and len(line) <= self.max:
+                out.append(line.rstrip(b"\r"))  # the common case: a whole line in the chunk
+            else:
+                self._take(line, out, complete=True)
+        self._take(rest, out, complete=False)
+        return out
+
+    def _take(self, piece: bytes, out: list[bytes | int], *, complete: bool) -> None:
+        if self.skipping:
+            self.skipping += len(piece)
+            if complete:
+                out.append(self.skipping)
+                self.skipping = 0
+            return
+        self.buffer += piece
+        if len(self.buffer) > self.max:
+            self.skipping = len(self.buffer)
+            self.buffer.clear()
+            if complete:
+                out.append(self.skipping)
+                self.skipping = 0
+            return
+        if complete:
+            out.append(bytes(self.buffer).rstrip(b"\r"))
+            self.buffer.clear()
+
+    def close(self) -> list[bytes | int]:
+        """What is left at EOF: a last line without a newline."""
+        if self.skipping:
+            size, self.skipping = self.skipping, 0
+            return [size]
+        if self.buffer:
+            line = bytes(self.buffer).rstrip(b"\r")
+            self.buffer.clear()
+            return [line]
         return []
-    return module.parse_line(line, state)
+
+
+def decode_line(
+    line: bytes | int, module: CliModule, state: ParseState, max_line_bytes: int
+) -> list[Event]:
+    """One line from `Lines` to events: its bytes (without the newline), or the size of an
+    oversize line it skipped. A bad line is an error event; the stream goes on."""
+    if isinstance(line, int):
+        why = f"line of {line} bytes over the {max_line_bytes}-byte cap"
+        return [bad_line(module.NAME, "", why)]
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return [bad_line(module.NAME, line.decode("utf-8", "replace"), "invalid UTF-8")]
+    if not text or text.isspace():
+        return []
+    return module.parse_line(text, state)
 
 
 def finish(
@@ -75,17 +132,8 @@ def _outcome(
     if isinstance(state.terminal, ErrorDetail):
         return state.terminal
     if signal is not None:
-        before = "before its terminal event"
-        return killed(module.NAME, signal, before)
-    return module.outcome(state, exit_code, signal, tail)
-
-
-def _lines(stdout: bytes | str) -> Iterable[bytes]:
-    data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return (line.rstrip(b"\r") for line in lines)
+        return killed(module.NAME, signal, "before its terminal event")
+    return module.outcome(state, exit_code, tail)
 
 
 def replay(
@@ -103,7 +151,9 @@ def replay(
     module = module_for(cli)
     state = ParseState(module.NAME)
     events: list[Event] = []
-    for raw in _lines(stdout):
-        events.extend(decode_line(raw, module, state, max_line_bytes))
+    data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
+    lines = Lines(max_line_bytes)
+    for line in [*lines.feed(data), *lines.close()]:
+        events.extend(decode_line(line, module, state, max_line_bytes))
     tail = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     return finish(module, state, events, exit_code, signal, tail[-STDERR_TAIL_CHARS:])

@@ -15,12 +15,11 @@ from collections.abc import AsyncGenerator
 from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule, ParseState
-from ._replay import finish
+from ._replay import Lines, finish
 from ._running import (
     CHUNK,
     GRACE_S,
     POLL_S,
-    Lines,
     StderrTail,
     Stop,
     Watch,

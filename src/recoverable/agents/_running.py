@@ -1,7 +1,7 @@
 """What both process runners share (the async one and the sync one): no I/O loop here.
 
-Spawn errors, the child's environment, signalling its group, framing stdout into capped
-lines, our deadlines and the tool-failure guardrail.
+Spawn errors, the child's environment, signalling its group, stdout chunks to events (the
+lines cut by `_replay.Lines`), our deadlines and the tool-failure guardrail.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from .._detail import ErrorDetail, make
 from ._events import Event, ToolEnd
 from ._options import RunOptions
-from ._parsing import CliModule, ParseState, bad_line
-from ._replay import STDERR_TAIL_CHARS, decode_line
+from ._parsing import CliModule, ParseState
+from ._replay import STDERR_TAIL_CHARS, Lines, decode_line
 
 __all__: list[str] = []
 
@@ -73,66 +73,6 @@ class StderrTail:
 def signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-
-
-class Lines:
-    """Splits stdout into lines with a per-line cap; an oversize line is skipped, reported."""
-
-    def __init__(self, max_line_bytes: int) -> None:
-        self.max = max_line_bytes
-        self.buffer = bytearray()
-        self.skipping = 0  # bytes of an oversize line dropped so far
-
-    def feed(self, chunk: bytes) -> list[bytes | int]:
-        """Complete lines, and for each oversize line its size (an int) instead."""
-        out: list[bytes | int] = []
-        *lines, rest = chunk.split(b"\n")
-        for line in lines:
-            if not self.buffer and not self.skipping and len(line) <= self.max:
-                out.append(line.rstrip(b"\r"))  # the common case: a whole line in the chunk
-            else:
-                self._take(line, out, complete=True)
-        self._take(rest, out, complete=False)
-        return out
-
-    def _take(self, piece: bytes, out: list[bytes | int], *, complete: bool) -> None:
-        if self.skipping:
-            self.skipping += len(piece)
-            if complete:
-                out.append(self.skipping)
-                self.skipping = 0
-            return
-        self.buffer += piece
-        if len(self.buffer) > self.max:
-            self.skipping = len(self.buffer)
-            self.buffer.clear()
-            if complete:
-                out.append(self.skipping)
-                self.skipping = 0
-            return
-        if complete:
-            out.append(bytes(self.buffer).rstrip(b"\r"))
-            self.buffer.clear()
-
-    def close(self) -> list[bytes | int]:
-        """What is left at EOF: a last line without a newline."""
-        if self.skipping:
-            size, self.skipping = self.skipping, 0
-            return [size]
-        if self.buffer:
-            line = bytes(self.buffer)
-            self.buffer.clear()
-            return [line]
-        return []
-
-
-def events_of(
-    piece: bytes | int, module: CliModule, state: ParseState, options: RunOptions
-) -> list[Event]:
-    if isinstance(piece, int):
-        return [bad_line(module.NAME, "", f"line of {piece} bytes over the "
-                                           f"{options.max_line_bytes}-byte cap")]  # fmt: skip
-    return decode_line(piece, module, state, options.max_line_bytes)
 
 
 class Watch:
@@ -196,12 +136,12 @@ def chunk_events(
 ) -> Iterator[Event]:
     """The events of one stdout chunk (b"" at EOF); ends early at the tool-failure guardrail,
     with the reason in `stop`."""
-    for piece in lines.feed(chunk) if chunk else lines.close():
-        for event in events_of(piece, module, state, options):
+    for line in lines.feed(chunk) if chunk else lines.close():
+        for event in decode_line(line, module, state, options.max_line_bytes):
             watch.event(clock())
             yield event
             if isinstance(event, ToolEnd) and too_many_failures(state, options):
-                stop.detail = tool_failures(state, options, module)
+                stop.detail = tool_failures(state, module)
                 return
 
 
@@ -215,7 +155,7 @@ def too_many_failures(state: ParseState, options: RunOptions) -> bool:
     return limit is not None and state.consecutive_tool_failures >= limit
 
 
-def tool_failures(state: ParseState, options: RunOptions, module: CliModule) -> ErrorDetail:
+def tool_failures(state: ParseState, module: CliModule) -> ErrorDetail:
     return make(
         "run_tool_failures",
         f"tool {state.last_failed_tool!r} failed {state.consecutive_tool_failures} times in a row",
