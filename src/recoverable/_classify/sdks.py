@@ -26,6 +26,7 @@ from .http import (
     provider_detail,
     retry_after_ms,
 )
+from .text import status_line
 
 __all__: list[str] = []
 
@@ -156,7 +157,6 @@ _LITELLM_PREFIX = "litellm."
 
 
 _GENERIC_PROVIDER_CODES = frozenset({"provider_invalid_request", "provider_server_error"})
-_STATUS_PREFIX = re.compile(r"^error code: \d{3} - ", re.IGNORECASE)
 
 
 def _litellm(default: str) -> Handler:
@@ -190,7 +190,8 @@ def _litellm_structured(
     status = getattr(inner, "status_code", None)
     if isinstance(status, int):  # litellm's wrapper of the provider's raw answer
         text = getattr(inner, "message", None)
-        body = _STATUS_PREFIX.sub("", text) if isinstance(text, str) else None
+        found = status_line(text) if isinstance(text, str) else None
+        body = found[1] if found is not None else text
         return from_http(status, getattr(inner, "headers", None), body, source=source)
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)

@@ -35,11 +35,16 @@ _TEXT_PHRASES = PhraseTable((*MESSAGE_PHRASES, *_PHRASES))
 _status_line: re.Pattern[str] | None = None
 
 
-def _status_line_match(text: str) -> re.Match[str] | None:
+def status_line(text: str) -> tuple[int, object] | None:
+    """The status and body of an SDK's `Error code: NNN - {body}` line (openai 2.x prints the
+    body as a Python repr, litellm keeps that text); None for any other text."""
     global _status_line  # noqa: PLW0603 -- compiled once, on first use
+    if text[:10].lower() != "error code":
+        return None
     if _status_line is None:
         _status_line = re.compile(_SDK_STATUS_LINE, re.IGNORECASE | re.DOTALL)
-    return _status_line.match(text)
+    match = _status_line.match(text)
+    return None if match is None else (int(match.group(1)), _body_of(match.group(2)))
 
 
 def _body_of(text: str | None) -> object:
@@ -61,9 +66,8 @@ def classify_text(text: str) -> ErrorDetail | None:
         return None
     if len(text) > _MAX_TEXT:
         text = text[:_MAX_TEXT]
-    if text[:10].lower() == "error code":
-        match = _status_line_match(text)
-        if match:
-            return from_http(int(match.group(1)), body=_body_of(match.group(2)))
+    found = status_line(text)
+    if found is not None:
+        return from_http(found[0], body=found[1])
     code = _TEXT_PHRASES.code(text)
     return None if code is None else make(code, text)
