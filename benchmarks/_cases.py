@@ -155,7 +155,10 @@ CASES: list[Case] = [
 
 
 # -- peers' vocabulary -> ours ------------------------------------------------------------
-# Looked up over the MRO of the peer's class, most derived first.
+# Looked up over the MRO of the peer's class, most derived first. Not the library's own litellm
+# table (`_classify/sdks.py`): that one reads the provider error litellm keeps inside, which
+# would credit litellm with our work; this one grades the class litellm raised, as its callers
+# see it (so `APIConnectionError` counts as unreachable and a bare `APIError` names nothing).
 
 LITELLM_TO_OURS: dict[str, str] = {
     "ContextWindowExceededError": "provider_context_too_long",
