@@ -160,7 +160,7 @@ def test_register_code_validates_and_adds_a_row() -> None:
         replaced = rc.register_code("billing_card_declined", user_message="Declined.", replace=True)
         assert rc.codes["billing_card_declined"] is replaced
     finally:
-        rc.codes._rows.pop("billing_card_declined", None)
+        rc.codes.unregister("billing_card_declined")
 
 
 @pytest.mark.parametrize(
@@ -217,3 +217,19 @@ def test_install_commands_name_each_clis_own_package() -> None:
         expected = f"npm install -g {module_for(cli).PACKAGE}"
         assert rc.codes["cli_not_found"].fix_command_for(cli) == expected
         assert rc.codes["cli_version_unsupported"].fix_command_for(cli) == expected
+
+
+def test_unregister_removes_a_users_code_and_refuses_a_built_in_one() -> None:
+    rc.register_code("my_temporary_code", user_message="Temporary.")
+    rc.codes.unregister("my_temporary_code")
+    assert "my_temporary_code" not in rc.codes
+    assert rc.codes.resolve("my_temporary_code") is rc.codes["unknown"]
+    with pytest.raises(ValueError, match="built in"):
+        rc.codes.unregister("provider_rate_limited")
+    assert "provider_rate_limited" in rc.codes
+
+
+def test_a_rows_fix_commands_cannot_be_changed() -> None:
+    row = rc.codes["cli_not_found"]
+    with pytest.raises(TypeError):
+        row.fix_commands["claude"] = "something else"  # type: ignore[index]

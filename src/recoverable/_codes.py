@@ -28,16 +28,30 @@ class Code:
     """One row of the table."""
 
     code: str
+    """The stable lower_snake name, category first (`provider_rate_limited`)."""
     category: str
+    """The family the code belongs to (`provider`, `cli`, `run`, `tool`, `caller`, ...)."""
     retryable: bool
+    """Whether the identical call may succeed if repeated (the default of a detail)."""
     fallback: bool
+    """Whether another provider could succeed where this one failed."""
     exit_code: int
+    """The process exit code for this failure (cli-agent-spec)."""
     http_status: int
+    """The status our own server answers its client with."""
     user_message: str
+    """The sentence safe to show a person; never developer text."""
     fix_required: str | None = None
-    # Exact remediation commands, keyed by `source` ("" = any source).
+    """What must change before the call can succeed (the default of a detail)."""
     fix_commands: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Exact remediation commands, keyed by `source` ("" = any source); read-only."""
     when: str = ""
+    """When the code applies, for the docs."""
+
+    def __post_init__(self) -> None:
+        # A row is shared by every detail of its code: its commands must not be changed.
+        if not isinstance(self.fix_commands, MappingProxyType):
+            object.__setattr__(self, "fix_commands", MappingProxyType(dict(self.fix_commands)))
 
     def fix_command_for(self, source: str | None) -> str | None:
         """The registered command for this source, else the source-independent one."""
@@ -112,193 +126,167 @@ _INSTALL_CLI = {
 }
 
 
-def _row(
-    code: str,
-    category: str,
-    retryable: bool,
-    fallback: bool,
-    exit_code: int,
-    http_status: int,
-    user_message: str,
-    fix_required: str | None = None,
-    fix_commands: Mapping[str, str] | None = None,
-    when: str = "",
-) -> Code:
-    return Code(
-        code=code,
-        category=category,
-        retryable=retryable,
-        fallback=fallback,
-        exit_code=exit_code,
-        http_status=http_status,
-        user_message=user_message,
-        fix_required=fix_required,
-        fix_commands=MappingProxyType(dict(fix_commands or {})),
-        when=when,
-    )
-
-
 Y, N = True, False
 
 # code, category, R, F, exit, http, user sentence, fix_required, fix_commands, when
 _TABLE: tuple[Code, ...] = (
-    _row("provider_rate_limited", "provider", Y, Y, 11, 503,
+    Code("provider_rate_limited", "provider", Y, Y, 11, 503,
          "The AI service is busy right now. Please try again in a moment.",
          when="429 rate limit (not quota)"),
-    _row("provider_overloaded", "provider", Y, Y, 12, 503,
+    Code("provider_overloaded", "provider", Y, Y, 12, 503,
          "The AI service is overloaded right now. Please try again in a moment.",
          when="503/529, in-stream overloaded_error (status 200)"),
-    _row("provider_server_error", "provider", Y, Y, 12, 503,
+    Code("provider_server_error", "provider", Y, Y, 12, 503,
          "The AI service had a problem. Please try again in a moment.",
          when="other 5xx"),
-    _row("provider_timeout", "provider", Y, Y, 10, 503,
+    Code("provider_timeout", "provider", Y, Y, 10, 503,
          "The AI service took too long to answer. Please try again.",
          when="408, SDK request timeout"),
-    _row("provider_unreachable", "provider", Y, Y, 12, 503,
+    Code("provider_unreachable", "provider", Y, Y, 12, 503,
          "The AI service could not be reached. Please try again in a moment.",
          when="connect failed, nothing sent"),
-    _row("provider_connection_lost", "provider", Y, Y, 12, 503,
+    Code("provider_connection_lost", "provider", Y, Y, 12, 503,
          "The connection to the AI service was lost. Please try again.",
          when="dropped after the request was sent or mid-stream"),
-    _row("provider_bad_response", "provider", Y, Y, 12, 503,
+    Code("provider_bad_response", "provider", Y, Y, 12, 503,
          "The AI service sent an incomplete answer. Please try again.",
          when="empty/malformed reply, stream ended without finish"),
-    _row("provider_quota_exceeded", "provider", N, Y, 9, 502,
+    Code("provider_quota_exceeded", "provider", N, Y, 9, 502,
          "The AI service account has run out of credit or quota.",
          "Add credit or raise the quota of the provider account, or use another provider",
          when="billing: insufficient_quota, 402, credit balance, Gemini PerDay"),
-    _row("provider_auth_failed", "provider", N, Y, 8, 502,
+    Code("provider_auth_failed", "provider", N, Y, 8, 502,
          "The AI service did not accept our credentials.",
          "Configure a valid API key or log in to the provider again",
          when="401, invalid key"),
-    _row("provider_permission_denied", "provider", N, Y, 7, 502,
+    Code("provider_permission_denied", "provider", N, Y, 7, 502,
          "The AI service account is not allowed to do this.",
          "Grant the account access to this model or feature, or use another provider",
          when="403"),
-    _row("provider_model_not_found", "provider", N, Y, 5, 502,
+    Code("provider_model_not_found", "provider", N, Y, 5, 502,
          "The requested AI model is not available.",
          "Choose a model name this account can use",
          when="unknown or inaccessible model"),
-    _row("provider_invalid_request", "provider", N, N, 2, 500,
+    Code("provider_invalid_request", "provider", N, N, 2, 500,
          "The request to the AI service was not valid.",
          "Correct the request parameters",
          when="400/422 not covered below"),
-    _row("provider_context_too_long", "provider", N, Y, 2, 400,
+    Code("provider_context_too_long", "provider", N, Y, 2, 400,
          "The conversation is too long for the AI model. Please shorten it or start a new one.",
          "Shorten the input or use a model with a larger context window",
          when="context window exceeded"),
-    _row("provider_content_filtered", "provider", N, Y, 2, 400,
+    Code("provider_content_filtered", "provider", N, Y, 2, 400,
          "The request was blocked by the AI service's content policy.",
          "Change the content of the request",
          when="content policy"),
-    _row("provider_refused", "provider", N, Y, 1, 422,
+    Code("provider_refused", "provider", N, Y, 1, 422,
          "The AI model declined to answer this request.",
          when="the model refused"),
-    _row("provider_output_truncated", "provider", N, N, 3, 502,
+    Code("provider_output_truncated", "provider", N, N, 3, 502,
          "The answer was cut off because it was too long.",
          "Raise the output token limit or ask for a shorter answer",
          when="stopped at max output tokens"),
-    _row("cli_not_found", "cli", N, Y, 4, 500,
+    Code("cli_not_found", "cli", N, Y, 4, 500,
          "The AI assistant tool is not installed.",
          "Install the CLI", _INSTALL_CLI,
          when="binary missing (spawn ENOENT)"),
-    _row("cli_not_authenticated", "cli", N, Y, 8, 500,
+    Code("cli_not_authenticated", "cli", N, Y, 8, 500,
          "The AI assistant tool is not signed in.",
          "Log the CLI in to its provider account",
          when='"Not logged in", Gemini exit 41'),
-    _row("cli_spawn_failed", "cli", N, Y, 4, 500,
+    Code("cli_spawn_failed", "cli", N, Y, 4, 500,
          "The AI assistant tool could not be started.",
          "Make the CLI executable and runnable by this user",
          when="EACCES and other spawn errors"),
-    _row("cli_version_unsupported", "cli", N, Y, 4, 500,
+    Code("cli_version_unsupported", "cli", N, Y, 4, 500,
          "The installed AI assistant tool is too old.",
          "Upgrade the CLI", _INSTALL_CLI,
          when="older than we support"),
-    _row("cli_untrusted_workspace", "cli", N, Y, 4, 500,
+    Code("cli_untrusted_workspace", "cli", N, Y, 4, 500,
          "The AI assistant tool does not trust this folder.",
          "Mark the working directory as trusted in the CLI",
          when="Gemini exit 55"),
-    _row("cli_invalid_arguments", "cli", N, N, 2, 500,
+    Code("cli_invalid_arguments", "cli", N, N, 2, 500,
          "The AI assistant tool was started with settings it does not accept.",
          "Correct the options passed to the CLI",
          when="the CLI rejected its flags"),
-    _row("cli_crashed", "cli", N, N, 1, 500,
+    Code("cli_crashed", "cli", N, N, 1, 500,
          "The AI assistant tool stopped unexpectedly.",
          when="non-zero exit nothing explains"),
-    _row("cli_killed", "cli", N, N, 1, 500,
+    Code("cli_killed", "cli", N, N, 1, 500,
          "The AI assistant tool was stopped unexpectedly.",
          when="a signal we did not send (OOM, outside kill)"),
-    _row("cli_output_invalid", "cli", N, N, 1, 500,
+    Code("cli_output_invalid", "cli", N, N, 1, 500,
          "The AI assistant tool produced output that could not be read.",
          when="unparseable output, line over the cap"),
-    _row("run_cancelled", "run", N, N, 130, 499,
+    Code("run_cancelled", "run", N, N, 130, 499,
          "The request was cancelled.",
          when="the caller cancelled: never retried"),
-    _row("run_timeout", "run", N, N, 10, 504,
+    Code("run_timeout", "run", N, N, 10, 504,
          "The request took too long and was stopped.",
          when="our total or idle deadline; retryable only when no tool had started"),
-    _row("run_max_turns", "run", N, N, 3, 502,
+    Code("run_max_turns", "run", N, N, 3, 502,
          "The assistant reached its step limit before finishing.",
          "Raise the turn limit or split the task",
          when="turn limit reached"),
-    _row("run_budget_exceeded", "run", N, N, 3, 502,
+    Code("run_budget_exceeded", "run", N, N, 3, 502,
          "The assistant reached its spending limit before finishing.",
          "Raise the budget or split the task",
          when="cost limit reached"),
-    _row("run_tool_failures", "run", N, N, 3, 502,
+    Code("run_tool_failures", "run", N, N, 3, 502,
          "The assistant stopped after its tools failed repeatedly.",
          when="N consecutive tool failures (guardrail)"),
-    _row("tool_input_invalid", "tool", N, N, 2, 400,
+    Code("tool_input_invalid", "tool", N, N, 2, 400,
          "A tool was called with input it does not accept.",
          "Correct the tool input", when="invalid tool arguments"),
-    _row("tool_not_found", "tool", N, N, 5, 404,
+    Code("tool_not_found", "tool", N, N, 5, 404,
          "The assistant tried to use a tool that does not exist.",
          when="unknown tool"),
-    _row("tool_execution_failed", "tool", N, N, 1, 500,
+    Code("tool_execution_failed", "tool", N, N, 1, 500,
          "A tool the assistant used did not work.",
          when="the tool raised"),
-    _row("tool_timeout", "tool", N, N, 10, 504,
+    Code("tool_timeout", "tool", N, N, 10, 504,
          "A tool the assistant used took too long.",
          when="the tool exceeded its time limit"),
-    _row("invalid_input", "caller", N, N, 2, 400,
+    Code("invalid_input", "caller", N, N, 2, 400,
          "Some of the information provided is not valid.",
          "Correct the input", when="validation"),
-    _row("not_found", "caller", N, N, 5, 404,
+    Code("not_found", "caller", N, N, 5, 404,
          "The requested item could not be found.",
          when="missing resource"),
-    _row("conflict", "caller", N, N, 6, 409,
+    Code("conflict", "caller", N, N, 6, 409,
          "This conflicts with a change made elsewhere. Please reload and try again.",
          "Reload the current state and reconcile", when="conflicting state"),
-    _row("precondition_failed", "caller", N, N, 4, 412,
+    Code("precondition_failed", "caller", N, N, 4, 412,
          "This cannot be done yet because something it needs is not ready.",
          "Satisfy the precondition first", when="precondition unmet"),
-    _row("unauthenticated", "auth", N, N, 8, 401,
+    Code("unauthenticated", "auth", N, N, 8, 401,
          "Please sign in to continue.",
          "Provide credentials", when="no or invalid credentials"),
-    _row("credentials_expired", "auth", N, N, 8, 401,
+    Code("credentials_expired", "auth", N, N, 8, 401,
          "Your session has expired. Please sign in again.",
          "Refresh the credentials", when="expired credentials"),
-    _row("permission_denied", "auth", N, N, 7, 403,
+    Code("permission_denied", "auth", N, N, 7, 403,
          "You do not have permission to do this.",
          when="insufficient permission"),
-    _row("payment_required", "billing", N, N, 9, 402,
+    Code("payment_required", "billing", N, N, 9, 402,
          "This needs an active plan or more credit.",
          "Add credit or upgrade the plan", when="payment required"),
-    _row("rate_limited", "rate", Y, N, 11, 429,
+    Code("rate_limited", "rate", Y, N, 11, 429,
          "Too many requests right now. Please wait a moment and try again.",
          when="the caller's own rate"),
-    _row("unavailable", "service", Y, N, 12, 503,
+    Code("unavailable", "service", Y, N, 12, 503,
          "The service is temporarily unavailable. Please try again in a moment.",
          when="service unavailable"),
-    _row("timeout", "service", N, N, 10, 504,
+    Code("timeout", "service", N, N, 10, 504,
          "The request took too long.",
          when="generic; side effects unknown"),
-    _row("network_error", "network", Y, N, 12, 503,
+    Code("network_error", "network", Y, N, 12, 503,
          "A network problem interrupted the request. Please try again.",
          when="refused, reset, DNS, with no provider context"),
-    _row("internal_error", "internal", N, N, 1, 500,
+    Code("internal_error", "internal", N, N, 1, 500,
          GENERIC_USER_MESSAGE, when="our own bug"),
-    _row("unknown", "unknown", N, N, 1, 500,
+    Code("unknown", "unknown", N, N, 1, 500,
          GENERIC_USER_MESSAGE, when="unclassified"),
 )  # fmt: skip
 
@@ -310,10 +298,16 @@ class CodeRegistry:
         # The built-in rows are checked by the test suite, not at every import.
         self._rows: dict[str, Code] = {row.code: row for row in rows}
         self._lock = threading.Lock()
+        self._unknown = self._rows["unknown"]
 
     def get(self, code: str) -> Code | None:
         """The row for `code`, or None when it is not registered."""
         return self._rows.get(code)
+
+    def resolve(self, code: str) -> Code:
+        """The row for `code`; an unregistered code (registered only in the process that sent
+        it, say) reads as `unknown`."""
+        return self._rows.get(code) or self._unknown
 
     def __getitem__(self, code: str) -> Code:
         return self._rows[code]
@@ -327,7 +321,7 @@ class CodeRegistry:
     def __len__(self) -> int:
         return len(self._rows)
 
-    def register(
+    def register(  # noqa: PLR0913 -- one keyword per field of the row it adds
         self,
         code: str,
         *,
@@ -344,27 +338,31 @@ class CodeRegistry:
     ) -> Code:
         """Add a code (validating it and its `fix_command`) and return its row."""
         commands = {"": fix_command} if isinstance(fix_command, str) else dict(fix_command or {})
-        row = _row(
-            code,
-            category if category is not None else code.split("_", 1)[0],
-            retryable,
-            fallback,
-            exit_code,
-            http_status,
-            user_message,
-            fix_required,
-            commands,
-            when,
+        row = Code(
+            code=code,
+            category=category if category is not None else code.split("_", 1)[0],
+            retryable=retryable,
+            fallback=fallback,
+            exit_code=exit_code,
+            http_status=http_status,
+            user_message=user_message,
+            fix_required=fix_required,
+            fix_commands=commands,
+            when=when,
         )
-        return self._add(row, replace=replace)
-
-    def _add(self, row: Code, *, replace: bool) -> Code:
         check_row(row)
         with self._lock:
             if row.code in self._rows and not replace:
                 raise ValueError(f"code {row.code!r} is already registered (pass replace=True)")
             self._rows = {**self._rows, row.code: row}  # copy-on-write keeps reads lock-free
         return row
+
+    def unregister(self, code: str) -> None:
+        """Remove a code a user registered (the built-in rows stay)."""
+        if code in _BUILT_IN:
+            raise ValueError(f"code {code!r} is built in")
+        with self._lock:
+            self._rows = {name: row for name, row in self._rows.items() if name != code}
 
 
 def check_row(row: Code) -> None:
@@ -385,5 +383,6 @@ def check_row(row: Code) -> None:
         validate_fix_command(command)
 
 
+_BUILT_IN = frozenset(row.code for row in _TABLE)
 codes = CodeRegistry(_TABLE)
 register_code = codes.register
