@@ -182,9 +182,8 @@ def test_the_detail_is_frozen_hashable_and_pickles() -> None:
 
 
 def test_a_classified_detail_is_the_same_frozen_value_as_a_constructed_one() -> None:
-    # classify builds details through a fast path (`_build`); the result must be a plain
-    # ErrorDetail in every respect.
-    # `_build` fills a same-layout class in `_FIELDS` order: that order must be the dataclass's.
+    # classify builds details through a fast path (`unvalidated`, filling a same-layout class
+    # whose slots are `_FIELDS`); the result must be a plain ErrorDetail in every respect.
     assert tuple(field.name for field in dataclasses.fields(rc.ErrorDetail)) == _FIELDS
     detail = rc.classify(ConnectionRefusedError(111, "refused"))
     assert type(detail) is rc.ErrorDetail
@@ -208,6 +207,15 @@ def test_recoverable_error_carries_and_proxies_its_detail() -> None:
     )
     assert err.exit_code == 11
     assert err.recovery == "retry"
+    assert err.fallback is True
+
+
+def test_recoverable_error_reads_every_field_of_its_detail_through() -> None:
+    err = rc.RecoverableError("provider_quota_exceeded", "no credit", source="openai")
+    for name in (*_FIELDS, "recovery", "http_status", "exit_code", "fallback"):
+        assert getattr(err, name) == getattr(err.detail, name), name
+    with pytest.raises(AttributeError):
+        err.code = "other"  # type: ignore[misc]
     assert rc.RecoverableError("conflict").detail.message == rc.codes["conflict"].user_message
 
 

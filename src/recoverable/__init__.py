@@ -39,7 +39,7 @@ _EXPORTS = {
     "from_http": "._classify",
     "retry_after_ms": "._classify",
     "Answer": "._retry",
-    "RetryPolicy": "._retry",
+    "RetryPolicy": "._policy",
     "Retrying": "._retry",
     "afallback": "._retry",
     "fallback": "._retry",
@@ -89,7 +89,8 @@ if TYPE_CHECKING:
     )
     from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
     from ._detail import ErrorDetail, PayloadError, RecoverableError
-    from ._retry import Answer, Retrying, RetryPolicy, afallback, fallback, retry, set_testing
+    from ._policy import RetryPolicy
+    from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
     from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
 
 

@@ -4,6 +4,11 @@
 identical call worth repeating (`retryable`, `retry_after_ms`), what must change first
 (`fix_required`) and the exact command that changes it (`fix_command`), plus a sentence safe
 to show a person (`user_message`). It round-trips through JSON and pickle unchanged.
+
+Two ways to build one: `ErrorDetail.create` (public; checks and copies what it is given) and,
+inside the library, `unvalidated` (fills a detail from the table and skips those checks: for
+classifiers that pass a registered code, their own message and JSON-safe details). A detail
+is changed only by copying it: `copy_with`.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from ._codes import GENERIC_USER_MESSAGE, Code, codes, validate_fix_command
 __all__ = ["MAX_CAUSE_DEPTH", "ErrorDetail", "PayloadError", "RecoverableError"]
 
 MAX_CAUSE_DEPTH = 8
+MAX_MESSAGE_CHARS = 4000
+"""The longest developer text a detail keeps; longer text is clipped (`clip`)."""
 _MAX_DETAILS_DEPTH = 16
 
 Recovery = Literal["retry", "fix", "stop"]
@@ -48,23 +55,35 @@ class ErrorDetail:
     """One classified failure, as a frozen, JSON-safe value."""
 
     code: str
+    """The registry code, e.g. `provider_rate_limited`: stable, branch on it."""
     message: str
+    """The developer text (may quote upstream text); never shown to a person as is."""
     category: str
+    """The code's family, from the table (`provider`, `cli`, `run`, ...)."""
     retryable: bool
+    """True only when the identical call may succeed and nothing happened."""
     retry_after_ms: int | None = None
+    """The server's (or our) wait hint in ms; only when retryable."""
     fix_required: str | None = None
+    """What must change first; only when not retryable and correctable."""
     fix_command: str | None = None
+    """The exact, registered command that makes that change."""
     user_message: str = GENERIC_USER_MESSAGE
+    """The table's sentence for the code: safe to show a person."""
     status: int | None = None
+    """The upstream HTTP status, when there was one."""
     source: str | None = None
+    """Where the failure came from: `openai`, `anthropic`, `google`, `claude`, ..."""
     cause: ErrorDetail | str | None = None
+    """What this failure wraps: a detail (at most MAX_CAUSE_DEPTH deep) or a summary."""
     details: dict[str, Any] = field(default_factory=dict, hash=False)
+    """JSON-safe extras: exit_code, signal, stderr_tail, request_id, ..."""
 
     # A marker, so that a second installed copy of the library recognises this value.
     __recoverable_detail__: ClassVar[int] = 1
 
     @classmethod
-    def create(
+    def create(  # noqa: PLR0913 -- one keyword per field a caller may set
         cls,
         code: str,
         message: str | None = None,
@@ -79,7 +98,7 @@ class ErrorDetail:
         details: Mapping[str, Any] | None = None,
     ) -> ErrorDetail:
         """Build a detail for `code`, filling every field the caller leaves to the table."""
-        row = _row_for(code)
+        row = codes.resolve(code)
         if retryable is None:
             retryable = row.retryable
         if retryable:
@@ -93,20 +112,15 @@ class ErrorDetail:
                 fix_command = row.fix_command_for(source) if fix_required else None
             elif fix_command is not None:
                 validate_fix_command(fix_command)
-        return _build(
-            code,
-            row.user_message if message is None else message,
-            row.category,
-            retryable,
-            retry_after_ms,
-            fix_required,
-            fix_command,
-            row.user_message,
-            status,
-            source,
-            None if cause is None else _trim_cause(cause, 1),
-            _json_safe_dict(details) if details else {},
-        )
+        draft = _draft(row, row.user_message if message is None else message, status, source)
+        draft.code = code
+        draft.retryable = retryable
+        draft.retry_after_ms = retry_after_ms
+        draft.fix_required = fix_required
+        draft.fix_command = fix_command
+        draft.cause = None if cause is None else _trim_cause(cause, 1)
+        draft.details = _json_safe_dict(details) if details else {}
+        return _frozen(draft)
 
     # --- derived -----------------------------------------------------------------------
 
@@ -122,17 +136,17 @@ class ErrorDetail:
     @property
     def http_status(self) -> int:
         """The status our own server answers with for this code."""
-        return _row_for(self.code).http_status
+        return codes.resolve(self.code).http_status
 
     @property
     def exit_code(self) -> int:
         """The process exit code for this code (cli-agent-spec)."""
-        return _row_for(self.code).exit_code
+        return codes.resolve(self.code).exit_code
 
     @property
     def fallback(self) -> bool:
         """Whether another provider could succeed where this one failed."""
-        return _row_for(self.code).fallback
+        return codes.resolve(self.code).fallback
 
     # --- conversions -------------------------------------------------------------------
 
@@ -163,54 +177,19 @@ class ErrorDetail:
         """A copy with another cause (trimmed to the depth limit)."""
         if isinstance(cause, ErrorDetail):
             cause = _trim_cause(cause, 1)
-        return _build(
-            self.code, self.message, self.category, self.retryable, self.retry_after_ms,
-            self.fix_required, self.fix_command, self.user_message, self.status, self.source,
-            cause, self.details,
-        )  # fmt: skip
+        return copy_with(self, cause=cause)
 
 
-def make(
-    code: str,
-    message: str,
-    *,
-    retry_after_ms: int | None = None,
-    status: int | None = None,
-    source: str | None = None,
-    details: dict[str, Any] | None = None,
-) -> ErrorDetail:
-    """`ErrorDetail.create` for the classifiers: table defaults, details already JSON-safe."""
-    return from_row(_row_for(code), message, retry_after_ms, status, source, details)
-
-
-def from_row(
-    row: Code,
-    message: str,
-    retry_after_ms: int | None,
-    status: int | None,
-    source: str | None,
-    details: dict[str, Any] | None,
-) -> ErrorDetail:
-    """`make` for a caller that already holds the code's row."""
-    if row.retryable:
-        if retry_after_ms is not None and retry_after_ms < 0:
-            retry_after_ms = None
-        return _build(row.code, message, row.category, True, retry_after_ms, None, None,
-                      row.user_message, status, source, None, details or {})  # fmt: skip
-    fix_required = row.fix_required
-    fix_command = row.fix_command_for(source) if fix_required and row.fix_commands else None
-    return _build(row.code, message, row.category, False, None, fix_required, fix_command,
-                  row.user_message, status, source, None, details or {})  # fmt: skip
-
-
-def _replace(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
-    values = {name: getattr(detail, name) for name in _FIELDS}
-    values.update(changes)
-    return _build(**values)
+# --- building without the checks -----------------------------------------------------------
 
 
 class _Unfrozen:
-    """ErrorDetail's slots without the frozen `__setattr__`: where `_build` fills a detail."""
+    """ErrorDetail's slots without the frozen `__setattr__`: where a detail is filled in.
+
+    classify builds a detail on every call, and the frozen __init__ goes through
+    `object.__setattr__` once per field. Plain slot stores on a class of the same layout,
+    then one `__class__` assignment, cost a third of that.
+    """
 
     __slots__ = _FIELDS
 
@@ -218,56 +197,71 @@ class _Unfrozen:
 _new = object.__new__
 
 
-def _build(
-    code: str,
-    message: str,
-    category: str,
-    retryable: bool,
-    retry_after_ms: int | None,
-    fix_required: str | None,
-    fix_command: str | None,
-    user_message: str,
-    status: int | None,
-    source: str | None,
-    cause: ErrorDetail | str | None,
-    details: dict[str, Any],
-) -> ErrorDetail:
-    """The same value as `ErrorDetail(...)`, built without its __init__.
-
-    classify builds a detail on every call, and the frozen __init__ goes through
-    `object.__setattr__` once per field. Plain slot stores on a class of the same layout,
-    then one `__class__` assignment, cost a third of that.
-    """
+def _draft(row: Code, message: str, status: int | None, source: str | None) -> Any:
+    """An unfrozen detail with the fields every constructor sets the same way."""
     draft: Any = _new(_Unfrozen)
-    draft.code = code
     draft.message = message
-    draft.category = category
-    draft.retryable = retryable
-    draft.retry_after_ms = retry_after_ms
-    draft.fix_required = fix_required
-    draft.fix_command = fix_command
-    draft.user_message = user_message
+    draft.category = row.category
+    draft.user_message = row.user_message
     draft.status = status
     draft.source = source
-    draft.cause = cause
-    draft.details = details
+    return draft
+
+
+def _frozen(draft: Any) -> ErrorDetail:
     draft.__class__ = ErrorDetail
     detail: ErrorDetail = draft
     return detail
 
 
-_UNKNOWN_ROW: Code | None = None
+def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
+    code: str | Code,
+    message: str,
+    *,
+    retry_after_ms: int | None = None,
+    status: int | None = None,
+    source: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> ErrorDetail:
+    """A detail with the table's defaults for `code` (a name or its row), skipping `create`'s
+    checks and copies: `details` must already be JSON-safe and is kept as given."""
+    row = code if type(code) is Code else codes.resolve(code)  # type: ignore[arg-type]
+    draft = _draft(row, message, status, source)
+    draft.code = row.code
+    draft.cause = None
+    draft.details = details or {}
+    if row.retryable:
+        draft.retryable = True
+        draft.retry_after_ms = (
+            None if retry_after_ms is None or retry_after_ms < 0 else retry_after_ms
+        )
+        draft.fix_required = draft.fix_command = None
+        return _frozen(draft)
+    draft.retryable = False
+    draft.retry_after_ms = None
+    draft.fix_required = fix_required = row.fix_required
+    draft.fix_command = row.fix_command_for(source) if fix_required and row.fix_commands else None
+    return _frozen(draft)
 
 
-def _row_for(code: str) -> Code:
-    row = codes._rows.get(code)  # the registry's own dict: this runs on every classification
-    if row is not None:
-        return row
-    # An unregistered code (e.g. registered only in the process that sent it) reads as unknown.
-    global _UNKNOWN_ROW  # noqa: PLW0603 -- a cache of the one fallback row
-    if _UNKNOWN_ROW is None:
-        _UNKNOWN_ROW = codes["unknown"]
-    return _UNKNOWN_ROW
+def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
+    """A copy of `detail` with some fields changed (no checks: the caller keeps it consistent)."""
+    draft: Any = _new(_Unfrozen)
+    draft.code = detail.code
+    draft.message = detail.message
+    draft.category = detail.category
+    draft.retryable = detail.retryable
+    draft.retry_after_ms = detail.retry_after_ms
+    draft.fix_required = detail.fix_required
+    draft.fix_command = detail.fix_command
+    draft.user_message = detail.user_message
+    draft.status = detail.status
+    draft.source = detail.source
+    draft.cause = detail.cause
+    draft.details = detail.details
+    for name, value in changes.items():
+        setattr(draft, name, value)
+    return _frozen(draft)
 
 
 def _clean_retry_after(value: object) -> int | None:
@@ -278,6 +272,11 @@ def _clean_retry_after(value: object) -> int | None:
     if isinstance(value, float) and math.isfinite(value) and value >= 0:
         return math.ceil(value)
     return None
+
+
+def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`text`, cut to `limit` characters (marked with "...") when longer."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _summary(detail: ErrorDetail) -> str:
@@ -294,7 +293,7 @@ def _trim_cause(cause: ErrorDetail | str | None, depth: int) -> ErrorDetail | st
     if not isinstance(inner, ErrorDetail):
         return cause
     trimmed = _trim_cause(inner, depth + 1)
-    return cause if trimmed is inner else _replace(cause, cause=trimmed)
+    return cause if trimmed is inner else copy_with(cause, cause=trimmed)
 
 
 # --- reading payloads -------------------------------------------------------------------
@@ -312,7 +311,7 @@ def _from_dict(data: Mapping[str, Any], depth: int, seen: set[int]) -> ErrorDeta
         raise PayloadError("an ErrorDetail payload needs a non-empty string 'code'")
     if not isinstance(message, str):
         raise PayloadError("an ErrorDetail payload needs a string 'message'")
-    row = _row_for(code)
+    row = codes.resolve(code)
     retryable = data.get("retryable", row.retryable)
     if not isinstance(retryable, bool):
         raise PayloadError("'retryable' must be a boolean")
@@ -372,12 +371,12 @@ def _json_safe(value: object, depth: int) -> Any:
         return value if math.isfinite(value) else str(value)
     if depth >= _MAX_DETAILS_DEPTH:
         return "..."
+    if isinstance(value, ErrorDetail):
+        value = value.to_dict()
     if isinstance(value, Mapping):
         return {str(key): _json_safe(item, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_json_safe(item, depth + 1) for item in value]
-    if isinstance(value, ErrorDetail):
-        return value.to_dict()
     return safe_str(value)
 
 
@@ -391,17 +390,41 @@ def safe_str(value: object) -> str:
 
 # --- the exception ----------------------------------------------------------------------
 
+# What `RecoverableError` reads through from its detail (installed as properties below).
+_READ_THROUGH = (*_FIELDS, "recovery", "http_status", "exit_code", "fallback")
+
 
 class RecoverableError(Exception):
     """The exception the library raises; carries one `ErrorDetail` as `.detail`.
 
-    `args == (message, payload)`, so pickle and Celery's JSON result backend rebuild it whole.
+    Every field of the detail (and `recovery`, `http_status`, `exit_code`, `fallback`) reads
+    through: `err.code` is `err.detail.code`. `args == (message, payload)`, so pickle and
+    Celery's JSON result backend rebuild it whole.
     """
 
     # A marker, so that a second installed copy of the library recognises this error.
     __recoverable_error__: ClassVar[int] = 1
 
     detail: ErrorDetail
+    """The classified failure this error carries."""
+
+    # The detail's attributes, for type checkers (read-only properties at run time).
+    code: str
+    message: str
+    category: str
+    retryable: bool
+    retry_after_ms: int | None
+    fix_required: str | None
+    fix_command: str | None
+    user_message: str
+    status: int | None
+    source: str | None
+    cause: ErrorDetail | str | None
+    details: dict[str, Any]
+    recovery: Recovery
+    http_status: int
+    exit_code: int
+    fallback: bool
 
     def __init__(
         self,
@@ -410,7 +433,7 @@ class RecoverableError(Exception):
         **fields: Any,
     ) -> None:
         if isinstance(code, ErrorDetail):
-            detail = _replace(code, **fields) if fields else code
+            detail = copy_with(code, **fields) if fields else code
         elif isinstance(message, Mapping):  # rebuilt from args: (message, payload)
             detail = ErrorDetail.from_dict(message)
         else:
@@ -427,70 +450,16 @@ class RecoverableError(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.detail.message, self.detail.to_dict()))
 
-    @property
-    def code(self) -> str:
-        """The registry code."""
-        return self.detail.code
 
-    @property
-    def category(self) -> str:
-        """The code's category."""
-        return self.detail.category
+def _read_through(name: str) -> property:
+    def read(error: RecoverableError) -> Any:
+        return getattr(error.detail, name)
 
-    @property
-    def retryable(self) -> bool:
-        """Worth repeating unchanged."""
-        return self.detail.retryable
+    return property(read, doc=f"`detail.{name}`")
 
-    @property
-    def retry_after_ms(self) -> int | None:
-        """The wait hint, in ms."""
-        return self.detail.retry_after_ms
 
-    @property
-    def fix_required(self) -> str | None:
-        """What must change first."""
-        return self.detail.fix_required
-
-    @property
-    def fix_command(self) -> str | None:
-        """The command that changes it."""
-        return self.detail.fix_command
-
-    @property
-    def user_message(self) -> str:
-        """A sentence safe to show a person."""
-        return self.detail.user_message
-
-    @property
-    def status(self) -> int | None:
-        """The upstream HTTP status."""
-        return self.detail.status
-
-    @property
-    def source(self) -> str | None:
-        """Where the failure came from."""
-        return self.detail.source
-
-    @property
-    def details(self) -> dict[str, Any]:
-        """JSON-safe extras."""
-        return self.detail.details
-
-    @property
-    def recovery(self) -> Recovery:
-        """retry, fix or stop."""
-        return self.detail.recovery
-
-    @property
-    def http_status(self) -> int:
-        """The status our server answers with."""
-        return self.detail.http_status
-
-    @property
-    def exit_code(self) -> int:
-        """The process exit code."""
-        return self.detail.exit_code
+for _name in _READ_THROUGH:
+    setattr(RecoverableError, _name, _read_through(_name))
 
 
 def foreign_detail(obj: object) -> ErrorDetail | None:
@@ -512,14 +481,18 @@ def foreign_detail(obj: object) -> ErrorDetail | None:
 def with_details(detail: ErrorDetail, **extra: Any) -> ErrorDetail:
     """A copy with more (JSON-safe) details; None values are left out."""
     more = {key: value for key, value in extra.items() if value is not None}
-    return _replace(detail, details={**detail.details, **more}) if more else detail
+    return copy_with(detail, details={**detail.details, **more}) if more else detail
 
 
 def mark_exhausted(detail: ErrorDetail, attempts: int) -> ErrorDetail:
     """The detail of a retry that gave up: no longer retryable, so outer layers do not retry."""
-    return _replace(
+    return copy_with(
         detail,
         retryable=False,
         retry_after_ms=None,
         details={**detail.details, "attempts": attempts, "retries_exhausted": True},
     )
+
+
+# Until the agents and testing packages move to `unvalidated` (the house refactor).
+make = unvalidated

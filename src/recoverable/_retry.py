@@ -23,7 +23,8 @@ from types import TracebackType
 from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 from ._classify import classify
-from ._detail import ErrorDetail, RecoverableError, _replace, mark_exhausted, with_details
+from ._detail import ErrorDetail, RecoverableError, copy_with, mark_exhausted, with_details
+from ._policy import RetryPolicy
 
 __all__ = [
     "Answer",
@@ -47,33 +48,6 @@ def set_testing(on: bool = True) -> None:
     """Turn every retry wait off (tests of code that uses `retry` then run instantly)."""
     global _testing  # noqa: PLW0603 -- one process-wide switch, like stamina's
     _testing = on
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often and how long to retry. Delays are in seconds; the server hint is in ms."""
-
-    attempts: int = 4  # the first call and three retries
-    initial_delay: float = 1.0
-    backoff_factor: float = 2.0
-    max_delay: float = 30.0
-    jitter: bool = True  # full jitter: a uniform wait in [0, backoff]
-    deadline: float | None = None  # total seconds for all attempts and waits
-    # A server hint above this means: do not sleep here, give up and let a fallback act.
-    max_retry_after_ms: int = 60_000
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1:
-            raise ValueError("attempts must be at least 1")
-        if self.initial_delay < 0 or self.max_delay < 0 or self.backoff_factor < 1:
-            raise ValueError("delays must be >= 0 and backoff_factor >= 1")
-
-    def backoff(self, retry_number: int, rng: Callable[[], float] = random.random) -> float:
-        """The wait in seconds before retry `retry_number` (1 for the first retry)."""
-        ceiling = min(
-            self.max_delay, self.initial_delay * self.backoff_factor ** (retry_number - 1)
-        )
-        return ceiling * rng() if self.jitter else ceiling
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,29 +426,38 @@ def _named(candidates: Candidates) -> list[tuple[str, Callable[..., Any]]]:
     return named
 
 
-def _next_or_raise(exc: Exception, name: str, failures: list[ErrorDetail]) -> None:
-    """Record a candidate's failure; raise when no other candidate could do better."""
-    detail = with_details(classify(exc), candidate=name)
-    failures.append(detail)
-    if detail.code == "run_cancelled" or not detail.fallback:
-        raise exc
+class _FallbackRun:
+    """The bookkeeping of one `fallback` run (sync or async): who failed, and why."""
 
+    def __init__(self, candidates: Candidates, retry: Retrying | RetryPolicy | None) -> None:
+        self.candidates = _named(candidates)
+        self.retrying = Retrying(retry) if isinstance(retry, RetryPolicy) else retry
+        self.failures: list[ErrorDetail] = []
+        self.last: Exception | None = None
 
-def _total_failure(failures: list[ErrorDetail], last: Exception) -> RecoverableError:
-    """One error for the whole run: the last failure's code, every failure in its causes."""
-    chain: ErrorDetail | None = None
-    for detail in failures:  # the last failure outermost, the first one deepest
-        chain = detail if chain is None else _replace(detail, cause=chain)
-    assert chain is not None
-    names = ", ".join(f"{d.details.get('candidate')}: {d.code}" for d in failures)
-    top = _replace(
-        mark_exhausted(chain, len(failures)),
-        message=f"every candidate failed ({names})",
-        details={"candidates": [d.details.get("candidate") for d in failures]},
-    ).with_cause(chain)
-    error = RecoverableError(top)
-    error.__cause__ = last
-    return error
+    def failed(self, exc: Exception, name: str) -> None:
+        """Record a candidate's failure; re-raise it when no other could do better."""
+        detail = with_details(classify(exc), candidate=name)
+        self.failures.append(detail)
+        if detail.code == "run_cancelled" or not detail.fallback:
+            raise exc
+        self.last = exc
+
+    def total_failure(self) -> RecoverableError:
+        """One error for the whole run: the last failure's code, every failure in its causes."""
+        chain: ErrorDetail | None = None
+        for detail in self.failures:  # the last failure outermost, the first one deepest
+            chain = detail if chain is None else copy_with(detail, cause=chain)
+        assert chain is not None
+        names = ", ".join(f"{d.details.get('candidate')}: {d.code}" for d in self.failures)
+        top = copy_with(
+            mark_exhausted(chain, len(self.failures)),
+            message=f"every candidate failed ({names})",
+            details={"candidates": [d.details.get("candidate") for d in self.failures]},
+        ).with_cause(chain)
+        error = RecoverableError(top)
+        error.__cause__ = self.last
+        return error
 
 
 def fallback(
@@ -490,21 +473,18 @@ def fallback(
     candidate's retries, or at once when its retry-after exceeds the cap); stops on anything
     else (a bad request, a cancel) by re-raising it.
     """
-    retrying = Retrying(retry) if isinstance(retry, RetryPolicy) else retry
-    failures: list[ErrorDetail] = []
-    last: Exception | None = None
-    for index, (name, candidate) in enumerate(_named(candidates)):
+    run = _FallbackRun(candidates, retry)
+    for index, (name, candidate) in enumerate(run.candidates):
         try:
-            if retrying is None:
+            if run.retrying is None:
                 value = candidate(*args, **kwargs)
             else:
-                value = retrying.call(candidate, *args, **kwargs)
-            return Answer(value, name, index, tuple(failures))
+                value = run.retrying.call(candidate, *args, **kwargs)
         except Exception as exc:
-            _next_or_raise(exc, name, failures)
-            last = exc
-    assert last is not None
-    raise _total_failure(failures, last)
+            run.failed(exc, name)
+            continue
+        return Answer(value, name, index, tuple(run.failures))
+    raise run.total_failure()
 
 
 async def afallback(
@@ -515,18 +495,15 @@ async def afallback(
     **kwargs: Any,
 ) -> Answer[Any]:
     """`fallback` for async candidates."""
-    retrying = Retrying(retry) if isinstance(retry, RetryPolicy) else retry
-    failures: list[ErrorDetail] = []
-    last: Exception | None = None
-    for index, (name, candidate) in enumerate(_named(candidates)):
+    run = _FallbackRun(candidates, retry)
+    for index, (name, candidate) in enumerate(run.candidates):
         try:
-            if retrying is None:
+            if run.retrying is None:
                 value = await candidate(*args, **kwargs)
             else:
-                value = await retrying.acall(candidate, *args, **kwargs)
-            return Answer(value, name, index, tuple(failures))
+                value = await run.retrying.acall(candidate, *args, **kwargs)
         except Exception as exc:
-            _next_or_raise(exc, name, failures)
-            last = exc
-    assert last is not None
-    raise _total_failure(failures, last)
+            run.failed(exc, name)
+            continue
+        return Answer(value, name, index, tuple(run.failures))
+    raise run.total_failure()

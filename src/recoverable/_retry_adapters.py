@@ -14,11 +14,9 @@ from typing import Any
 
 from ._classify import classify
 from ._detail import ErrorDetail
+from ._policy import DEFAULT_MAX_RETRY_AFTER_MS
 
 __all__ = ["retry_if_retryable", "stamina_on", "wait_retry_after"]
-
-# A server hint above this is a reason to stop (and fall back), not to sleep.
-DEFAULT_MAX_RETRY_AFTER_MS = 60_000
 
 
 def _failure(retry_state: Any) -> BaseException | None:

@@ -1,21 +1,34 @@
-"""classify(): any error to an ErrorDetail. See `_pipeline` for the order of stages."""
+"""classify(): any error to an ErrorDetail, by stages in a fixed order.
+
+For each link of an error's cause chain (outermost first: `__cause__`, else an unsuppressed
+`__context__`; at most MAX_CAUSE_DEPTH links; cycles cut), the stages run in this order:
+
+1. our own `RecoverableError` / `ErrorDetail`, from this or another installed copy;
+2. users' stages (`add_classifier`);
+3. handlers matched by (package, class name) over the MRO, most derived first: Python's own
+   errors, cancels and exception groups (`python_errors`), the provider SDKs and the HTTP
+   client libraries (`sdks`). No SDK is imported;
+4. a generic `status_code` / `status` attribute, read as an HTTP answer (`http_answers`).
+
+The first link that any stage recognises gives the classification. Only when no link is
+recognised are anchored phrases tried on the outermost message (`text`). Anything else is
+`unknown`, never guessed. Stages 1 and 2 live in the engine (`_pipeline`); the built-in
+stages 3, 4 and the text stage are set below, and this call is the only place they are set.
+"""
 
 from __future__ import annotations
 
-from .._detail import ErrorDetail
-from . import builtins, sdks
+from . import python_errors, sdks
 from ._pipeline import (
     Handler,
     Stage,
-    _add_fallback_stage,
-    _set_text_stage,
     add_classifier,
     classify,
     classify_known,
-    error_message,
     register_handler,
+    use_stages,
 )
-from .http import from_http, generic_from_status, retry_after_ms
+from .http_answers import from_http, retry_after_ms, status_attribute
 from .text import classify_text
 
 __all__ = [
@@ -29,22 +42,8 @@ __all__ = [
     "retry_after_ms",
 ]
 
-
-def _status_attribute(exc: BaseException) -> ErrorDetail | None:
-    """An exception from any library that carries an HTTP status as `status_code`/`status`."""
-    attributes = getattr(exc, "__dict__", None)
-    if not attributes:  # most errors carry no attributes: skip three failed lookups
-        return None
-    for name in ("status_code", "status", "http_status"):
-        status = attributes.get(name)
-        if isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599:
-            response = getattr(exc, "response", None)
-            headers = getattr(exc, "headers", None) or getattr(response, "headers", None)
-            return generic_from_status(status, error_message(exc), headers)
-    return None
-
-
-builtins.install()
-sdks.install()
-_add_fallback_stage(_status_attribute)
-_set_text_stage(classify_text)
+use_stages(
+    by_name={**python_errors.HANDLERS, **sdks.HANDLERS},
+    generic=(status_attribute,),
+    text=classify_text,
+)

@@ -1,43 +1,41 @@
-"""The classify pipeline: ordered stages over an error and its cause chain.
+"""The classify engine: runs the stages over an error and its cause chain.
 
-For each link of the chain (outermost first, `__cause__` then unsuppressed `__context__`,
-at most MAX_CAUSE_DEPTH links, cycles cut) the stages run in this order:
-
-1. our own `RecoverableError` / `ErrorDetail`, from this or another installed copy;
-2. users' stages (`add_classifier`);
-3. handlers matched by (package, class name) over the MRO, most derived first: Python's own
-   errors, cancels, exception groups, the provider SDKs, httpx/httpx2. No SDK is imported;
-4. a generic `status_code` / `status` attribute read as an HTTP answer.
-
-The first link that any stage recognises gives the classification. Only when no link is
-recognised are anchored text patterns tried on the outermost message. Anything else is
-`unknown`, never guessed.
+The stages and their order are set in one place, `_classify/__init__.py` (`use_stages`);
+this module walks the chain, caches which stages apply to each exception class, and keeps
+the two registries users add to (`add_classifier`, `register_handler`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .._detail import (
     MAX_CAUSE_DEPTH,
     ErrorDetail,
     PayloadError,
-    _replace,
+    clip,
+    copy_with,
     foreign_detail,
-    make,
     safe_str,
+    unvalidated,
 )
 
 __all__ = [
     "Handler",
     "Stage",
     "add_classifier",
+    "always",
+    "cause_chain",
     "classify",
+    "classify_by_class",
     "classify_known",
     "error_message",
+    "package_of",
     "register_handler",
+    "resolve_exception",
+    "use_stages",
 ]
 
 Handler = Callable[[BaseException], ErrorDetail | None]
@@ -46,15 +44,36 @@ Handler = Callable[[BaseException], ErrorDetail | None]
 Stage = Callable[[BaseException], ErrorDetail | None]
 """A user's classifier stage: an ErrorDetail when it recognises the error, else None."""
 
-_MAX_MESSAGE = 4000
+TextStage = Callable[[str], ErrorDetail | None]
 
-_by_name: dict[tuple[str, str], Handler] = {}
-_routes: dict[type, _Route] = {}
-_user_stages: tuple[Stage, ...] = ()
-_fallback_stages: list[Handler] = []  # after the by-name handlers (generic HTTP attributes)
-_text_stage: list[Callable[[str], ErrorDetail | None]] = []
 _lock = threading.Lock()
+_by_name: dict[tuple[str, str], Handler] = {}  # (package, class name) -> handler
+_user_stages: tuple[Stage, ...] = ()
+_generic_stages: tuple[Handler, ...] = ()  # after the by-name handlers
+
+
+def _no_text_stage(text: str) -> ErrorDetail | None:
+    return None
+
+
+_text_stage: TextStage = _no_text_stage
+_routes: dict[type, _Route] = {}
 _CACHE_LIMIT = 4096
+
+
+def use_stages(
+    by_name: Mapping[tuple[str, str], Handler],
+    generic: tuple[Handler, ...],
+    text: TextStage,
+) -> None:
+    """Set the built-in stages: handlers by (package, class name), the generic stages that
+    run after them, and the text stage that runs when no link of a chain is recognised."""
+    global _generic_stages, _text_stage  # noqa: PLW0603 -- set once, where the order is read
+    with _lock:
+        _by_name.update(by_name)
+        _generic_stages = generic
+        _text_stage = text
+        _routes.clear()
 
 
 def package_of(module: str) -> str:
@@ -88,13 +107,25 @@ def add_classifier(stage: Stage, *, first: bool = True) -> Callable[[], None]:
     return remove
 
 
+def always(code: str, *, source: str | None = None, **details: Any) -> Handler:
+    """A handler that always answers `code` (with a fixed source and details)."""
+    fixed = dict(details) if details else None
+
+    def handler(exc: BaseException) -> ErrorDetail:
+        return unvalidated(
+            code, error_message(exc), source=source, details=dict(fixed) if fixed else None
+        )
+
+    return handler
+
+
 class _Route(NamedTuple):
     """What the stages do with one exception class (cached per class; any registration
     clears the cache)."""
 
     own: bool  # carries our marker: read its detail before anything else
     handlers: tuple[Handler, ...]  # by-name handlers over the MRO, most derived first
-    stages: tuple[Handler, ...]  # users' stages, then `handlers`, then the fallback stages
+    stages: tuple[Handler, ...]  # users' stages, then `handlers`, then the generic stages
 
 
 def _route_for(kind: type) -> _Route:
@@ -108,7 +139,7 @@ def _route_for(kind: type) -> _Route:
             if handler is not None:
                 handlers.append(handler)
         own = getattr(kind, "__recoverable_error__", None) is not None
-        route = _Route(own, tuple(handlers), (*_user_stages, *handlers, *_fallback_stages))
+        route = _Route(own, tuple(handlers), (*_user_stages, *handlers, *_generic_stages))
         if len(_routes) >= _CACHE_LIMIT:  # dynamically made classes must not grow it forever
             _routes.clear()
         _routes[kind] = route
@@ -117,10 +148,7 @@ def _route_for(kind: type) -> _Route:
 
 def error_message(exc: BaseException) -> str:
     """The developer text of an exception, never raising, bounded in size."""
-    text = safe_str(exc)
-    if not text:
-        text = type(exc).__name__
-    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
+    return clip(safe_str(exc) or type(exc).__name__)
 
 
 def _classify_link(exc: BaseException) -> ErrorDetail | None:
@@ -134,8 +162,8 @@ def _classify_link(exc: BaseException) -> ErrorDetail | None:
     return _first_answer(route.stages, exc)
 
 
-def _by_class(exc: BaseException) -> ErrorDetail | None:
-    """Only the handlers matched by class name (no users' stages, no generic attributes)."""
+def classify_by_class(exc: BaseException) -> ErrorDetail | None:
+    """Only the handlers matched by class name (no users' stages, no generic ones)."""
     return _first_answer(_route_for(type(exc)).handlers, exc)
 
 
@@ -151,7 +179,7 @@ def _first_answer(stages: tuple[Handler, ...], exc: BaseException) -> ErrorDetai
     return None
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
+def cause_chain(exc: BaseException) -> list[BaseException]:
     """The error and what it wraps: `__cause__`, else an unsuppressed `__context__`."""
     links = [exc]
     link = exc
@@ -174,20 +202,19 @@ def _as_cause(links: list[BaseException]) -> ErrorDetail | str:
     if own is not None:
         return own
     if len(links) == 1:  # the usual chain: one error wrapped once
-        text = f"{_type_name(type(links[0]))}: {error_message(links[0])}"
-    else:
-        text = " <- ".join([f"{_type_name(type(link))}: {error_message(link)}" for link in links])
-    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
+        return f"{_type_name(type(links[0]))}: {error_message(links[0])}"
+    return clip(" <- ".join([f"{_type_name(type(link))}: {error_message(link)}" for link in links]))
 
 
-def _resolve_exception(exc: BaseException) -> ErrorDetail | None:
+def resolve_exception(exc: BaseException) -> ErrorDetail | None:
+    """Every stage but text, over the error's cause chain; None when no link is recognised."""
     if exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__):
         return _classify_link(exc)  # no chain: the common case, without the list
     return _resolve_chain(exc)
 
 
 def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
-    links = _chain(exc)
+    links = cause_chain(exc)
     for index, link in enumerate(links):
         detail = _classify_link(link)
         if detail is None:
@@ -197,13 +224,15 @@ def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
             detail = detail.with_cause(_as_cause(rest))
         if index:
             # Recognised as a cause: keep the outer message, record the wrapped failure.
-            detail = _replace(detail, message=error_message(exc)).with_cause(detail)
+            detail = copy_with(detail, message=error_message(exc)).with_cause(detail)
         return detail
     return None
 
 
 def _unknown(exc: BaseException) -> ErrorDetail:
-    return make("unknown", error_message(exc), details={"exception_type": _type_name(type(exc))})
+    return unvalidated(
+        "unknown", error_message(exc), details={"exception_type": _type_name(type(exc))}
+    )
 
 
 _type_names: dict[type, str] = {}
@@ -223,25 +252,17 @@ def _type_name(kind: type) -> str:
     return name
 
 
-def _classify_text(text: str) -> ErrorDetail | None:
-    for stage in _text_stage:
-        detail = stage(text)
-        if detail is not None:
-            return detail
-    return None
-
-
 def _known(obj: object) -> ErrorDetail | None:
     if isinstance(obj, BaseException):
-        detail = _resolve_exception(obj)
+        detail = resolve_exception(obj)
         if detail is None:
-            detail = _classify_text(error_message(obj))
+            detail = _text_stage(error_message(obj))
         return detail
     own = foreign_detail(obj)
     if own is not None:
         return own
     if isinstance(obj, str):
-        return _classify_text(obj)
+        return _text_stage(obj)
     if isinstance(obj, Mapping) and "code" in obj:
         try:
             return ErrorDetail.from_dict(obj)
@@ -264,13 +285,13 @@ def classify_known(obj: object) -> ErrorDetail | None:
 def classify(obj: object) -> ErrorDetail:
     """Turn any object (an exception, a payload dict, a string, None) into an ErrorDetail."""
     try:
-        if isinstance(obj, BaseException):  # the common case: `_resolve_exception`, inlined
+        if isinstance(obj, BaseException):  # the common case: `resolve_exception`, inlined
             if obj.__cause__ is None and (obj.__context__ is None or obj.__suppress_context__):
                 detail = _classify_link(obj)
             else:
                 detail = _resolve_chain(obj)
             if detail is None:
-                detail = _classify_text(error_message(obj))
+                detail = _text_stage(error_message(obj))
             return detail if detail is not None else _unknown(obj)
         detail = _known(obj)
         if detail is not None:
@@ -281,19 +302,6 @@ def classify(obj: object) -> ErrorDetail:
 
 
 def _describe(obj: object) -> str:
-    if isinstance(obj, str):
-        return obj[:_MAX_MESSAGE]
     if obj is None:
         return "no error was given"
-    text = safe_str(obj)
-    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
-
-
-def _set_text_stage(stage: Callable[[str], ErrorDetail | None]) -> None:
-    _text_stage[:] = [stage]
-
-
-def _add_fallback_stage(stage: Handler) -> None:
-    with _lock:
-        _fallback_stages.append(stage)
-        _routes.clear()
+    return clip(obj if isinstance(obj, str) else safe_str(obj))

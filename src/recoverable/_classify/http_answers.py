@@ -15,13 +15,21 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._codes import Code, codes
-from .._detail import ErrorDetail, from_row
+from .._detail import ErrorDetail, unvalidated
+from ._pipeline import error_message
 from .phrases import PhraseTable
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["ProviderBody", "from_http", "generic_from_status", "parse_body", "retry_after_ms"]
+__all__ = [
+    "ProviderBody",
+    "from_http",
+    "generic_from_status",
+    "parse_body",
+    "retry_after_ms",
+    "status_attribute",
+]
 
 # A hint beyond a week is not a hint we trust (daily quotas reset well within it).
 _MAX_RETRY_AFTER_MS = 7 * 24 * 3600 * 1000
@@ -294,7 +302,7 @@ _QUOTA_CODES = frozenset(
     }
 )  # fmt: skip
 
-_BODY_CODES = {
+_BODY_CODES: dict[str | None, str] = {
     "context_length_exceeded": "provider_context_too_long",
     "string_above_max_length": "provider_context_too_long",
     "content_policy_violation": "provider_content_filtered",
@@ -308,7 +316,7 @@ _BODY_CODES = {
 # Anthropic `ErrorType` (and the OpenAI types that share names). The catch-all types
 # (`api_error`, `invalid_request_error`) are left to the status, which says more (a 503
 # `api_error` is an overload, a 400 one a bad request).
-_BODY_TYPES = {
+_BODY_TYPES: dict[str | None, str] = {
     "rate_limit_error": "provider_rate_limited",
     "overloaded_error": "provider_overloaded",
     "timeout_error": "provider_timeout",
@@ -320,7 +328,7 @@ _BODY_TYPES = {
     "requests": "provider_rate_limited",
 }
 
-_GOOGLE_STATUS = {
+_GOOGLE_STATUS: dict[str | None, str] = {
     "UNAVAILABLE": "provider_overloaded",
     "INTERNAL": "provider_server_error",
     "UNKNOWN": "provider_server_error",
@@ -333,7 +341,7 @@ _GOOGLE_STATUS = {
     "OUT_OF_RANGE": "provider_invalid_request",
 }
 
-_GOOGLE_REASONS = {
+_GOOGLE_REASONS: dict[str | None, str] = {
     "API_KEY_INVALID": "provider_auth_failed",
     "API_KEY_EXPIRED": "provider_auth_failed",
     "BILLING_DISABLED": "provider_quota_exceeded",
@@ -381,34 +389,37 @@ def message_code(message: str | None) -> str | None:
 
 
 def _decide(status: int | None, body: ProviderBody) -> str:
-    code, kind = body.code, body.type
-    if code in _QUOTA_CODES or kind in _QUOTA_CODES:
+    """The code of an LLM API's answer: what the body names first, the status last."""
+    return (
+        _billing_or_rate(body)
+        or _GOOGLE_REASONS.get(body.reason)
+        or _BODY_CODES.get(body.code)
+        or _BODY_TYPES.get(body.type)
+        or message_code(body.message)
+        or _GOOGLE_STATUS.get(body.google_status)
+        or _by_status(status, body)
+    )
+
+
+def _billing_or_rate(body: ProviderBody) -> str | None:
+    """Quota (billing) and Google's RESOURCE_EXHAUSTED: quota is never a rate limit."""
+    if body.code in _QUOTA_CODES or body.type in _QUOTA_CODES:
         return "provider_quota_exceeded"
     if body.google_status == "RESOURCE_EXHAUSTED":
         # Gemini words a per-minute limit "You exceeded your current quota" too: only a
         # PerDay quota is billing.
-        if "perday" in " ".join(body.quota_ids).lower():
-            return "provider_quota_exceeded"
-        return "provider_rate_limited"
+        daily = "perday" in " ".join(body.quota_ids).lower()
+        return "provider_quota_exceeded" if daily else "provider_rate_limited"
     if body.google_status == "FAILED_PRECONDITION" and "billing" in (body.message or "").lower():
         return "provider_quota_exceeded"
-    if body.reason in _GOOGLE_REASONS:
-        return _GOOGLE_REASONS[body.reason]
-    if code in _BODY_CODES:
-        return _BODY_CODES[code]
-    if kind in _BODY_TYPES:
-        return _BODY_TYPES[kind]
-    named = message_code(body.message)
-    if named is not None:
-        return named
-    if body.google_status in _GOOGLE_STATUS:
-        return _GOOGLE_STATUS[body.google_status]
-    if status is not None and status in _STATUS:
-        return _STATUS[status]
-    if status is not None and status >= 500:
-        return "provider_server_error"
+    return None
+
+
+def _by_status(status: int | None, body: ProviderBody) -> str:
     if status is not None and status >= 400:
-        return "provider_invalid_request"
+        return _STATUS.get(status) or (
+            "provider_server_error" if status >= 500 else "provider_invalid_request"
+        )
     # An error event inside a stream (a 2xx or no status) that names nothing we know.
     return "provider_server_error" if body.has_error else "provider_bad_response"
 
@@ -438,18 +449,19 @@ def parsed_http(
     request_id = (
         _header(headers, "x-request-id") or _header(headers, "request-id") or body.request_id
     )
-    return provider_detail(row, status, body, source, hint, request_id)
+    return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
 
 
 def decide(status: int | None, body: ProviderBody) -> Code:
     """The table row for an LLM API's answer."""
-    return codes._rows[_decide(status, body)]
+    return codes[_decide(status, body)]
 
 
-def provider_detail(
+def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     row: Code,
     status: int | None,
     body: ProviderBody,
+    *,
     source: str | None,
     hint: int | None,
     request_id: str | None,
@@ -469,7 +481,9 @@ def provider_detail(
     if body.quota_ids:
         details["quota_ids"] = list(body.quota_ids)
     message = body.message or (f"HTTP {status}" if status is not None else "no status")
-    return from_row(row, message, hint, status, source, details)
+    return unvalidated(
+        row, message, retry_after_ms=hint, status=status, source=source, details=details
+    )
 
 
 # --- error statuses from HTTP client libraries (httpx, requests, urllib) ---------------------
@@ -533,6 +547,20 @@ def generic_from_status(status: int, message: str, headers: object = None) -> Er
     code = _GENERIC_STATUS.get(status)
     if code is None:
         return None
-    row = codes._rows[code]
+    row = codes[code]
     hint = hint_ms(headers, None, None) if row.retryable else None
-    return from_row(row, message, hint, status, None, None)
+    return unvalidated(row, message, retry_after_ms=hint, status=status)
+
+
+def status_attribute(exc: BaseException) -> ErrorDetail | None:
+    """An exception from any library that carries an HTTP status as `status_code`/`status`."""
+    attributes = getattr(exc, "__dict__", None)
+    if not attributes:  # most errors carry no attributes: skip three failed lookups
+        return None
+    for name in ("status_code", "status", "http_status"):
+        status = attributes.get(name)
+        if isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599:
+            response = getattr(exc, "response", None)
+            headers = getattr(exc, "headers", None) or getattr(response, "headers", None)
+            return generic_from_status(status, error_message(exc), headers)
+    return None

@@ -1,27 +1,18 @@
-"""Handlers for what Python and its standard library raise (and tenacity's RetryError)."""
+"""Handlers for what Python and its standard library raise (and tenacity's RetryError),
+by (package, class name): `HANDLERS`."""
 
 from __future__ import annotations
 
 import errno
 import threading
-from collections.abc import Callable
 
-from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, _replace, make, mark_exhausted
-from ._pipeline import Handler, _resolve_exception, error_message, register_handler
-from .http import client_status_error
+from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted
+from ._pipeline import Handler, always, error_message, resolve_exception
+from .http_answers import client_status_error
 
-__all__: list[str] = []
+__all__ = ["HANDLERS"]
 
 _GROUP_SCAN_LIMIT = 64
-
-
-def _fixed(code: str, **extra: str) -> Handler:
-    """A handler that always answers `code` (plus fixed details)."""
-
-    def handler(exc: BaseException) -> ErrorDetail:
-        return make(code, error_message(exc), details=dict(extra) if extra else None)
-
-    return handler
 
 
 _ERRNO_CODES = {
@@ -59,7 +50,7 @@ def _retry_error(exc: BaseException) -> ErrorDetail | None:
     if attempt is None or not attempt.failed:
         return None
     inner = attempt.exception()
-    detail = _resolve_exception(inner) if isinstance(inner, BaseException) else None
+    detail = resolve_exception(inner) if isinstance(inner, BaseException) else None
     if detail is None:
         return None
     return mark_exhausted(detail, int(getattr(attempt, "attempt_number", 0) or 0))
@@ -78,7 +69,7 @@ def _group(exc: BaseException) -> ErrorDetail | None:
     try:
         known = []
         for member in members[:_GROUP_SCAN_LIMIT]:
-            detail = _resolve_exception(member)
+            detail = resolve_exception(member)
             if detail is not None and detail.code != "unknown":
                 known.append(detail)
     finally:
@@ -91,7 +82,7 @@ def _group(exc: BaseException) -> ErrorDetail | None:
         "group_size": len(members),
         "group_codes": sorted({detail.code for detail in known}),
     }
-    return _replace(chosen, message=error_message(exc), details=details).with_cause(chosen)
+    return copy_with(chosen, message=error_message(exc), details=details).with_cause(chosen)
 
 
 def _choose(known: list[ErrorDetail]) -> ErrorDetail:
@@ -116,39 +107,33 @@ def _urllib_http_error(exc: BaseException) -> ErrorDetail | None:
 
 def _url_error(exc: BaseException) -> ErrorDetail | None:
     reason = getattr(exc, "reason", None)
-    return _resolve_exception(reason) if isinstance(reason, BaseException) else None
+    return resolve_exception(reason) if isinstance(reason, BaseException) else None
 
 
-_HANDLERS: dict[tuple[str, str], Handler] = {
+HANDLERS: dict[tuple[str, str], Handler] = {
     # A cancel is never a failure to retry, whoever raised it.
-    ("asyncio", "CancelledError"): _fixed("run_cancelled"),
-    ("concurrent", "CancelledError"): _fixed("run_cancelled"),
-    ("trio", "Cancelled"): _fixed("run_cancelled"),
-    ("builtins", "KeyboardInterrupt"): _fixed("run_cancelled"),
-    ("builtins", "SystemExit"): _fixed("run_cancelled"),
-    ("builtins", "GeneratorExit"): _fixed("run_cancelled"),
+    ("asyncio", "CancelledError"): always("run_cancelled"),
+    ("concurrent", "CancelledError"): always("run_cancelled"),
+    ("trio", "Cancelled"): always("run_cancelled"),
+    ("builtins", "KeyboardInterrupt"): always("run_cancelled"),
+    ("builtins", "SystemExit"): always("run_cancelled"),
+    ("builtins", "GeneratorExit"): always("run_cancelled"),
     ("builtins", "BaseExceptionGroup"): _group,
-    ("builtins", "TimeoutError"): _fixed("timeout"),
+    ("builtins", "TimeoutError"): always("timeout"),
     ("subprocess", "TimeoutExpired"): _timeout_expired,
-    ("builtins", "ConnectionError"): _fixed("network_error"),
-    ("socket", "gaierror"): _fixed("network_error", phase="dns"),
-    ("socket", "herror"): _fixed("network_error", phase="dns"),
-    ("ssl", "SSLError"): _fixed("network_error", phase="tls"),
+    ("builtins", "ConnectionError"): always("network_error"),
+    ("socket", "gaierror"): always("network_error", phase="dns"),
+    ("socket", "herror"): always("network_error", phase="dns"),
+    ("ssl", "SSLError"): always("network_error", phase="tls"),
     # A certificate that does not verify will not verify on the next try either.
-    ("ssl", "SSLCertVerificationError"): _fixed("precondition_failed", phase="tls"),
-    ("builtins", "PermissionError"): _fixed("permission_denied"),
-    ("builtins", "FileNotFoundError"): _fixed("not_found"),
-    ("builtins", "FileExistsError"): _fixed("conflict"),
+    ("ssl", "SSLCertVerificationError"): always("precondition_failed", phase="tls"),
+    ("builtins", "PermissionError"): always("permission_denied"),
+    ("builtins", "FileNotFoundError"): always("not_found"),
+    ("builtins", "FileExistsError"): always("conflict"),
     ("builtins", "OSError"): _os_error,
     ("urllib", "URLError"): _url_error,
     ("urllib", "HTTPError"): _urllib_http_error,
-    ("http", "IncompleteRead"): _fixed("network_error"),
-    ("pydantic_core", "ValidationError"): _fixed("invalid_input"),
+    ("http", "IncompleteRead"): always("network_error"),
+    ("pydantic_core", "ValidationError"): always("invalid_input"),
     ("tenacity", "RetryError"): _retry_error,
 }
-
-
-def install(register: Callable[[str, str, Handler], None] = register_handler) -> None:
-    """Register every handler of this module."""
-    for (package, name), handler in _HANDLERS.items():
-        register(package, name, handler)

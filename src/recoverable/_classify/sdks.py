@@ -10,12 +10,19 @@ and the MRO puts them first; pydantic-ai, claude-agent-sdk and the HTTP client l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from .._detail import ErrorDetail, _replace, make, with_details
-from ._pipeline import Handler, _by_class, _chain, error_message, package_of, register_handler
-from .http import (
+from .._detail import ErrorDetail, copy_with, unvalidated, with_details
+from ._pipeline import (
+    Handler,
+    always,
+    cause_chain,
+    classify_by_class,
+    error_message,
+    package_of,
+)
+from .http_answers import (
     ProviderBody,
     client_status_error,
     decide,
@@ -28,7 +35,7 @@ from .http import (
 )
 from .text import status_line
 
-__all__: list[str] = []
+__all__ = ["HANDLERS"]
 
 # Transport classes (httpx and httpx2 share the names; then urllib3's, under requests) by the
 # one question a wrapper's error needs answered: nothing sent (connect), or maybe sent (read).
@@ -54,7 +61,7 @@ def _phase_of_type(kind: type) -> str | None:
 
 def _phase_of(exc: BaseException) -> str | None:
     """`connect` when the request never left, `read` when it may have; None when unknown."""
-    for link in _chain(exc):
+    for link in cause_chain(exc):
         phase = _phase_of_type(type(link))
         if phase is not None:
             return phase
@@ -79,7 +86,7 @@ def _sdk_status_detail(
     request_id = getattr(exc, "request_id", None)  # the SDK's, from the headers
     if type(request_id) is not str:
         request_id = body.request_id
-    return provider_detail(row, status, body, source, hint, request_id)
+    return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
 
 
 def _status_error(source: str) -> Handler:
@@ -110,29 +117,23 @@ def _connection_error(source: str) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail:
         phase = _phase_of(exc)
         code = "provider_unreachable" if phase == "connect" else "provider_connection_lost"
-        return make(
+        return unvalidated(
             code, error_message(exc), source=source, details={"phase": phase} if phase else None
         )
 
     return handler
 
 
-def _fixed(code: str, source: str | None) -> Handler:
-    def handler(exc: BaseException) -> ErrorDetail:
-        return make(code, error_message(exc), source=source)
-
-    return handler
-
-
-def _openai_family(package: str, source: str) -> dict[tuple[str, str], Handler]:
+def _openai_family(source: str) -> dict[str, Handler]:
+    """openai's classes, and anthropic's of the same names (both SDKs are generated alike)."""
     return {
-        (package, "APIStatusError"): _status_error(source),
-        (package, "APIError"): _stream_error(source),
-        (package, "APIConnectionError"): _connection_error(source),
-        (package, "APITimeoutError"): _fixed("provider_timeout", source),
-        (package, "APIResponseValidationError"): _fixed("provider_bad_response", source),
-        (package, "LengthFinishReasonError"): _fixed("provider_output_truncated", source),
-        (package, "ContentFilterFinishReasonError"): _fixed("provider_content_filtered", source),
+        "APIStatusError": _status_error(source),
+        "APIError": _stream_error(source),
+        "APIConnectionError": _connection_error(source),
+        "APITimeoutError": always("provider_timeout", source=source),
+        "APIResponseValidationError": always("provider_bad_response", source=source),
+        "LengthFinishReasonError": always("provider_output_truncated", source=source),
+        "ContentFilterFinishReasonError": always("provider_content_filtered", source=source),
     }
 
 
@@ -171,14 +172,14 @@ def _litellm(default: str) -> Handler:
         provider = getattr(exc, "llm_provider", None)
         source = _LITELLM_PROVIDERS.get(provider, provider) if isinstance(provider, str) else None
         inner = exc.__cause__ or exc.__context__
-        detail = _by_class(inner) if inner is not None else None
+        detail = classify_by_class(inner) if inner is not None else None
         if detail is None:
             detail = _litellm_structured(exc, inner, source)
         if detail is None or (detail.code in _GENERIC_PROVIDER_CODES and default not in
                               _GENERIC_PROVIDER_CODES):  # fmt: skip
             detail = _litellm_by_class(exc, default, source, detail)
         if detail.source is None and source is not None:
-            detail = _replace(detail, source=source)
+            detail = copy_with(detail, source=source)
         return with_details(detail, litellm_exception=type(exc).__name__)
 
     return handler
@@ -337,11 +338,11 @@ def _claude_connection_error(exc: BaseException) -> ErrorDetail:
     message = error_message(exc)
     found = _EXIT_CODE_IN_TEXT.search(message)
     if found is None:
-        return make("cli_crashed", message, source="claude")
+        return unvalidated("cli_crashed", message, source="claude")
     exit_code = int(found.group(1))
     if exit_code < 0:
-        return make("cli_killed", message, source="claude", details={"signal": -exit_code})
-    return make("cli_crashed", message, source="claude", details={"exit_code": exit_code})
+        return unvalidated("cli_killed", message, source="claude", details={"signal": -exit_code})
+    return unvalidated("cli_crashed", message, source="claude", details={"exit_code": exit_code})
 
 
 _CLAUDE_RESULT_SUBTYPES = {
@@ -413,7 +414,7 @@ def _transport(code: str, provider_code: str, phase: str | None) -> Handler:
 
     def handler(exc: BaseException) -> ErrorDetail:
         source = _sdk_source(exc)
-        return make(
+        return unvalidated(
             provider_code if source else code,
             error_message(exc),
             source=source,
@@ -450,14 +451,16 @@ _HTTPX_CLASSES: dict[str, Handler] = {
 def _requests_connection_error(exc: BaseException) -> ErrorDetail:
     """requests raises one class for both phases: urllib3's error in the chain tells them apart."""
     phase = _phase_of(exc)
-    return make("network_error", error_message(exc), details={"phase": phase} if phase else None)
+    return unvalidated(
+        "network_error", error_message(exc), details={"phase": phase} if phase else None
+    )
 
 
 def _requests_tls_error(exc: BaseException) -> ErrorDetail:
     # A certificate that does not verify will not verify on the next try either.
-    names = {klass.__name__ for link in _chain(exc) for klass in type(link).__mro__}
+    names = {klass.__name__ for link in cause_chain(exc) for klass in type(link).__mro__}
     code = "precondition_failed" if "SSLCertVerificationError" in names else "network_error"
-    return make(code, error_message(exc), details={"phase": "tls"})
+    return unvalidated(code, error_message(exc), details={"phase": "tls"})
 
 
 _REQUESTS_CLASSES: dict[str, Handler] = {
@@ -469,7 +472,7 @@ _REQUESTS_CLASSES: dict[str, Handler] = {
     "ChunkedEncodingError": _transport(*_READ, "read"),
     "HTTPError": _requests_status_error,
     **dict.fromkeys(("InvalidURL", "MissingSchema", "InvalidSchema", "URLRequired",
-                     "InvalidHeader"), _fixed("invalid_input", None)),
+                     "InvalidHeader"), always("invalid_input")),
 }  # fmt: skip
 
 
@@ -495,38 +498,47 @@ _AIOHTTP_CLASSES: dict[str, Handler] = {
 }
 
 
-def _table() -> dict[tuple[str, str], Handler]:
-    table = {**_openai_family("openai", "openai"), **_openai_family("anthropic", "anthropic")}
-    table[("google.genai", "APIError")] = _google_api_error
-    table[("google.genai", "UnknownFunctionCallArgumentError")] = _fixed(
-        "tool_input_invalid", "google"
-    )
-    table[("google.genai", "UnsupportedFunctionError")] = _fixed("tool_input_invalid", "google")
-    table[("google.genai", "FunctionInvocationError")] = _fixed("tool_execution_failed", "google")
-    table[("google.genai", "UnknownApiResponseError")] = _fixed("provider_bad_response", "google")
-    for name, code in _LITELLM_CLASSES.items():
-        table[("litellm", name)] = _litellm(code)
-    for name, code in _PYDANTIC_AI_CLASSES.items():
-        table[("pydantic_ai", name)] = _pydantic_ai(code)
-    table[("pydantic_ai", "ModelConnectionError")] = _pydantic_ai_connection
-    table[("pydantic_ai", "ModelHTTPError")] = _pydantic_ai_http
-    table[("claude_agent_sdk", "CLINotFoundError")] = _fixed("cli_not_found", "claude")
-    table[("claude_agent_sdk", "CLIConnectionError")] = _claude_connection_error
-    table[("claude_agent_sdk", "ProcessError")] = _claude_process_error
-    table[("claude_agent_sdk", "ResultError")] = _claude_result_error
-    table[("claude_agent_sdk", "CLIJSONDecodeError")] = _fixed("cli_output_invalid", "claude")
-    table[("claude_agent_sdk", "MessageParseError")] = _fixed("cli_output_invalid", "claude")
-    for package in ("httpx", "httpx2"):
-        for name, handler in _HTTPX_CLASSES.items():
-            table[(package, name)] = handler
-    for name, handler in _REQUESTS_CLASSES.items():
-        table[("requests", name)] = handler
-    for name, handler in _AIOHTTP_CLASSES.items():
-        table[("aiohttp", name)] = handler
-    return table
+_GOOGLE_CLASSES: dict[str, Handler] = {
+    "APIError": _google_api_error,
+    "UnknownFunctionCallArgumentError": always("tool_input_invalid", source="google"),
+    "UnsupportedFunctionError": always("tool_input_invalid", source="google"),
+    "FunctionInvocationError": always("tool_execution_failed", source="google"),
+    "UnknownApiResponseError": always("provider_bad_response", source="google"),
+}
 
+_CLAUDE_AGENT_SDK_CLASSES: dict[str, Handler] = {
+    "CLINotFoundError": always("cli_not_found", source="claude"),
+    "CLIConnectionError": _claude_connection_error,
+    "ProcessError": _claude_process_error,
+    "ResultError": _claude_result_error,
+    "CLIJSONDecodeError": always("cli_output_invalid", source="claude"),
+    "MessageParseError": always("cli_output_invalid", source="claude"),
+}
 
-def install(register: Callable[[str, str, Handler], None] = register_handler) -> None:
-    """Register every SDK handler."""
-    for (package, name), handler in _table().items():
-        register(package, name, handler)
+_PYDANTIC_AI_OTHER_CLASSES: dict[str, Handler] = {
+    "ModelConnectionError": _pydantic_ai_connection,
+    "ModelHTTPError": _pydantic_ai_http,
+}
+
+# package -> {class name -> handler}
+_PACKAGES: dict[str, dict[str, Handler]] = {
+    "openai": _openai_family("openai"),
+    "anthropic": _openai_family("anthropic"),
+    "google.genai": _GOOGLE_CLASSES,
+    "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
+    "pydantic_ai": {
+        **{name: _pydantic_ai(code) for name, code in _PYDANTIC_AI_CLASSES.items()},
+        **_PYDANTIC_AI_OTHER_CLASSES,
+    },
+    "claude_agent_sdk": _CLAUDE_AGENT_SDK_CLASSES,
+    "httpx": _HTTPX_CLASSES,
+    "httpx2": _HTTPX_CLASSES,
+    "requests": _REQUESTS_CLASSES,
+    "aiohttp": _AIOHTTP_CLASSES,
+}
+
+HANDLERS: dict[tuple[str, str], Handler] = {
+    (package, name): handler
+    for package, classes in _PACKAGES.items()
+    for name, handler in classes.items()
+}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from .._detail import ErrorDetail, make
-from .http import MESSAGE_PHRASES, from_http
+from .._detail import ErrorDetail, unvalidated
+from .http_answers import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 
 __all__ = ["classify_text"]
@@ -70,4 +70,4 @@ def classify_text(text: str) -> ErrorDetail | None:
     if found is not None:
         return from_http(found[0], body=found[1])
     code = _TEXT_PHRASES.code(text)
-    return None if code is None else make(code, text)
+    return None if code is None else unvalidated(code, text)
