@@ -350,8 +350,10 @@ def print_tables(
         f"µs per call, median of {REPEATS} repeats, one process.\n"
     )
     print("## 13 real SDK exceptions\n")
-    print("| case | expected | ours code | ours µs | litellm verdict | litellm µs "
-          "| pydantic-ai verdict | pydantic-ai µs | notes |")  # fmt: skip
+    print(
+        "| case | expected | ours code | ours µs | litellm verdict | litellm µs "
+        "| pydantic-ai verdict | pydantic-ai µs | notes |"
+    )
     print("|---|---|---|---:|---|---:|---|---:|---|")
     for r in rows:
         ours = r.ours.code if r.ours.right else f"{r.ours.code} (WRONG)"

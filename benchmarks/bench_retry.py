@@ -124,8 +124,10 @@ def main() -> None:
         over_s, over_a = sync[name] - base_s, asyn[name] - base_a
         ratio_s = f"{over_s / ours_s:.0f}x" if name != "undecorated" else ""
         ratio_a = f"{over_a / ours_a:.0f}x" if name != "undecorated" else ""
-        print(f"| {name} | {sync[name]:.3f} | {over_s:.3f} | {ratio_s} | {asyn[name]:.3f} | "
-              f"{over_a:.3f} | {ratio_a} |")  # fmt: skip
+        print(
+            f"| {name} | {sync[name]:.3f} | {over_s:.3f} | {ratio_s} | {asyn[name]:.3f} | "
+            f"{over_a:.3f} | {ratio_a} |"
+        )
 
 
 if __name__ == "__main__":

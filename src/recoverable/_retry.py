@@ -61,16 +61,21 @@ class _Decision:
 
 def _log_failure(detail: ErrorDetail, attempt: int, wait_s: float) -> None:
     logger.warning(
-        "attempt %d failed with %s; retrying in %.3f s", attempt, detail.code, wait_s,
+        "attempt %d failed with %s; retrying in %.3f s",
+        attempt,
+        detail.code,
+        wait_s,
         extra={"error_code": detail.code, "attempt": attempt, "wait_s": wait_s},
-    )  # fmt: skip
+    )
 
 
 def _log_give_up(detail: ErrorDetail, attempts: int) -> None:
     logger.warning(
-        "giving up after %d attempt(s): %s", attempts, detail.code,
+        "giving up after %d attempt(s): %s",
+        attempts,
+        detail.code,
         extra={"error_code": detail.code, "attempts": attempts},
-    )  # fmt: skip
+    )
 
 
 async def _async_sleep(seconds: float) -> None:
@@ -101,14 +106,23 @@ class Retrying:
     """
 
     policy: RetryPolicy = field(default_factory=RetryPolicy)
+    """How often and how long."""
     before_attempt: Callable[[int], None] | None = None
+    """Called with the attempt number (from 1) before every attempt."""
     after_failure: Callable[[ErrorDetail, int, float], None] | None = _log_failure
+    """Called with the failure, its attempt number and the wait before the next one."""
     on_give_up: Callable[[ErrorDetail, int], None] | None = _log_give_up
+    """Called with the final (non-retryable) detail and the number of attempts made."""
     sleep: Callable[[float], None] = time.sleep
+    """How the sync forms wait (seconds)."""
     asleep: Callable[[float], Awaitable[None]] = _async_sleep
+    """How the async forms wait (seconds): asyncio's or trio's sleep by default."""
     clock: Callable[[], float] = time.monotonic
+    """The clock the deadline is measured on."""
     rng: Callable[[], float] = random.random
-    cancel: Any = None  # threading.Event or anything with is_set()
+    """The jitter's source of numbers in [0, 1)."""
+    cancel: Any = None
+    """A threading.Event (or anything with `is_set()`): set, it stops the retries."""
 
     # --- the decision (pure but for the clock) -------------------------------------------
 
@@ -402,9 +416,13 @@ class Answer(Generic[T]):
     """What `fallback` returns: the value, which candidate gave it, and who failed before."""
 
     value: T
+    """What the candidate returned."""
     name: str
+    """The name of the candidate that answered."""
     index: int
+    """Its position among the candidates."""
     failures: tuple[ErrorDetail, ...] = ()
+    """The candidates that failed before it, in order (each with `details["candidate"]`)."""
 
 
 Candidates = (
@@ -417,10 +435,11 @@ def _named(candidates: Candidates) -> list[tuple[str, Callable[..., Any]]]:
         named = list(candidates.items())
     else:
         named = [
-            candidate if isinstance(candidate, tuple)
+            candidate
+            if isinstance(candidate, tuple)
             else (getattr(candidate, "__name__", repr(candidate)), candidate)
             for candidate in candidates
-        ]  # fmt: skip
+        ]
     if not named:
         raise ValueError("fallback needs at least one candidate")
     return named

@@ -101,8 +101,9 @@ def _urllib_http_error(exc: BaseException) -> ErrorDetail | None:
     status = getattr(exc, "code", None)
     if not isinstance(status, int):
         return None
-    return client_status_error(status, getattr(exc, "headers", None), None,
-                               getattr(exc, "url", None), error_message(exc))  # fmt: skip
+    return client_status_error(
+        status, getattr(exc, "headers", None), None, getattr(exc, "url", None), error_message(exc)
+    )
 
 
 def _url_error(exc: BaseException) -> ErrorDetail | None:

@@ -146,8 +146,13 @@ def _google_api_error(exc: BaseException) -> ErrorDetail | None:
         return None
     body = getattr(exc, "details", None)
     if type(body) is not dict:
-        body = {"error": {"code": status, "status": getattr(exc, "status", None),
-                          "message": getattr(exc, "message", None)}}  # fmt: skip
+        body = {
+            "error": {
+                "code": status,
+                "status": getattr(exc, "status", None),
+                "message": getattr(exc, "message", None),
+            }
+        }
     return _sdk_status_detail(exc, status, ProviderBody.read(body), "google")
 
 
@@ -175,8 +180,9 @@ def _litellm(default: str) -> Handler:
         detail = classify_by_class(inner) if inner is not None else None
         if detail is None:
             detail = _litellm_structured(exc, inner, source)
-        if detail is None or (detail.code in _GENERIC_PROVIDER_CODES and default not in
-                              _GENERIC_PROVIDER_CODES):  # fmt: skip
+        if detail is None or (
+            detail.code in _GENERIC_PROVIDER_CODES and default not in _GENERIC_PROVIDER_CODES
+        ):
             detail = _litellm_by_class(exc, default, source, detail)
         if detail.source is None and source is not None:
             detail = copy_with(detail, source=source)
@@ -355,8 +361,11 @@ _CLAUDE_RESULT_SUBTYPES = {
 def _claude_result_error(exc: BaseException) -> ErrorDetail:
     api_status = getattr(exc, "api_error_status", None)
     reason = getattr(exc, "terminal_reason", None) or getattr(exc, "subtype", None)
-    extra = {"subtype": getattr(exc, "subtype", None), "terminal_reason": reason,
-             "session_id": getattr(exc, "session_id", None)}  # fmt: skip
+    extra = {
+        "subtype": getattr(exc, "subtype", None),
+        "terminal_reason": reason,
+        "session_id": getattr(exc, "session_id", None),
+    }
     if isinstance(api_status, int):
         errors = getattr(exc, "errors", None)
         text = "; ".join(str(e) for e in errors) if isinstance(errors, list) else None
@@ -388,9 +397,12 @@ def _requests_status_error(exc: BaseException) -> ErrorDetail | None:
         return None
     body = getattr(response, "_content", None)  # what was read; `.content` would read a stream
     return client_status_error(
-        status, getattr(response, "headers", None), body if isinstance(body, bytes) else None,
-        getattr(response, "url", None), error_message(exc),
-    )  # fmt: skip
+        status,
+        getattr(response, "headers", None),
+        body if isinstance(body, bytes) else None,
+        getattr(response, "url", None),
+        error_message(exc),
+    )
 
 
 # Where a transport error escapes an SDK unwrapped (anthropic's stream iterator, google-genai),
@@ -482,8 +494,7 @@ def _aiohttp_status_error(exc: BaseException) -> ErrorDetail | None:
     if not isinstance(status, int):
         return None
     url = getattr(getattr(exc, "request_info", None), "real_url", None)
-    return client_status_error(status, getattr(exc, "headers", None), None, url,
-                               error_message(exc))  # fmt: skip
+    return client_status_error(status, getattr(exc, "headers", None), None, url, error_message(exc))
 
 
 # google-genai's async streams run on aiohttp.
