@@ -1123,7 +1123,7 @@ def test_wire_render_is_pure() -> None:
 
 def test_cli_serves_until_terminated() -> None:
     code = (
-        "import sys; from recoverable.testing._cli import main;"
+        "import sys; from recoverable.testing._command import main;"
         " sys.exit(main(['--fault', 'overloaded', '--reply', 'from the cli']))"
     )
     proc = subprocess.Popen(
@@ -1162,7 +1162,7 @@ def test_cli_serves_until_terminated() -> None:
 
 
 def test_cli_rejects_a_public_host() -> None:
-    from recoverable.testing._cli import main
+    from recoverable.testing._command import main
 
     with pytest.raises(SystemExit) as info:
         main(["--host", "0.0.0.0"])
@@ -1171,7 +1171,7 @@ def test_cli_rejects_a_public_host() -> None:
 
 @pytest.mark.parametrize("port", ["70000", "-1", "http"])
 def test_cli_rejects_a_port_out_of_range(port: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from recoverable.testing._cli import main
+    from recoverable.testing._command import main
 
     with pytest.raises(SystemExit) as info:
         main(["--port", port])

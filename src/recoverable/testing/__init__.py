@@ -118,7 +118,7 @@ requests in turn (default 1; 0: every request from then on, so a later ``--fault
 reached).
 """
 
-from ._clis import CliSetup, cli_setup
+from ._cli_setup import CliSetup, cli_setup
 from ._faults import Fault, Reply
 from ._sdk_errors import sdk_error
 from ._server import FakeProvider, RecordedRequest

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ._server import FakeProvider
 
-__all__ = ["CLI_NAMES", "CliName", "CliSetup", "cli_setup"]
+__all__ = ["CLI_NAMES", "DROP_PREFIXES", "CliName", "CliSetup", "cli_setup"]
 
 CliName = Literal["claude", "codex", "gemini"]
 CLI_NAMES: tuple[CliName, ...] = ("claude", "codex", "gemini")
@@ -34,7 +34,7 @@ CODEX_MODEL = "gpt-5.5"
 GEMINI_MODEL = "gemini-2.5-flash"
 
 # Inherited variables that could send a CLI elsewhere or hand it real credentials.
-_DROP_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_")
+DROP_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_")
 _PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"})
 _LOOPBACK = "127.0.0.1,::1,localhost"
 
@@ -58,7 +58,7 @@ class CliSetup:
         kept = {
             key: value
             for key, value in source.items()
-            if key.lower() not in _PROXY_VARS and not key.upper().startswith(_DROP_PREFIXES)
+            if key.lower() not in _PROXY_VARS and not key.upper().startswith(DROP_PREFIXES)
         }
         return {**kept, **self.env}
 
