@@ -25,7 +25,7 @@ import pytest
 
 from recoverable.agents import CLI_NAMES, RunOptions
 from recoverable.agents._clis import module_for
-from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _wire, cli_setup
+from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _render, cli_setup
 
 from .cli_support import (
     API,
@@ -323,7 +323,7 @@ def test_cli_setup_environ_drops_proxies_and_real_credentials(tmp_path: Path) ->
 
 
 def test_carries_tool_result_in_each_api() -> None:
-    found = _wire.carries_tool_result
+    found = _render.carries_tool_result
     anthropic_result = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
     assert found("anthropic", {"messages": [{"role": "user", "content": [anthropic_result]}]})
     assert not found("anthropic", {"messages": [{"role": "user", "content": "hi"}]})

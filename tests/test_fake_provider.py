@@ -27,7 +27,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
-from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _wire
+from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _http, _render
 
 MSGS: Any = [{"role": "user", "content": "What is the weather in Paris?"}]
 HELLO = "Hello from FakeProvider."
@@ -1096,13 +1096,15 @@ def test_constructor_validation() -> None:
 
 
 def test_wire_render_is_pure() -> None:
-    route = _wire.route("POST", "/v1beta/models/gemini-x:streamGenerateContent", {}, None)
-    assert route == _wire.Route(
+    route = _render.route(
+        _http.HttpRequest("POST", "/v1beta/models/gemini-x:streamGenerateContent")
+    )
+    assert route == _http.Route(
         "gemini", "generate", "gemini-x", True, "v1beta", "streamGenerateContent"
     )
-    ctx = _wire.Context(seq=7, created=1700000000)
-    first = _wire.render(route, ctx, Fault.cut_stream(after=1), Reply.text("a b c"))
-    second = _wire.render(route, ctx, Fault.cut_stream(after=1), Reply.text("a b c"))
+    ctx = _http.Context(seq=7, created=1700000000)
+    first = _render.render(route, ctx, Fault.cut_stream(after=1), Reply.text("a b c"))
+    second = _render.render(route, ctx, Fault.cut_stream(after=1), Reply.text("a b c"))
     assert first == second
     assert first.status == 200
     assert (first.abort, first.close) == (True, True)
@@ -1111,11 +1113,13 @@ def test_wire_render_is_pure() -> None:
     assert first.events[0].endswith(b"\r\n\r\n")
     assert b"finishReason" not in first.events[0]
     assert (
-        _wire.route("GET", "/v1/models", {"anthropic-version": "2023-06-01"}, None).api
+        _render.route(
+            _http.HttpRequest("GET", "/v1/models", {"anthropic-version": "2023-06-01"})
+        ).api
         == "anthropic"
     )
     with pytest.raises(ValueError, match="sends no answer"):
-        _wire.render(route, ctx, Fault.drop(), Reply.text("x"))
+        _render.render(route, ctx, Fault.drop(), Reply.text("x"))
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -1190,11 +1194,13 @@ def test_fault_named_builds_each_argument_free_fault() -> None:
 
 
 def test_a_cut_whole_body_sends_its_first_half() -> None:
-    ctx = _wire.Context(seq=1, created=0)
-    route = _wire.route("POST", "/v1/chat/completions", {}, {"model": "m"})
-    whole = _wire.render(route, ctx, None, Reply.text(HELLO)).body
-    graceful = _wire.render(route, ctx, Fault.cut_stream(graceful=True), Reply.text(HELLO))
-    aborted = _wire.render(route, ctx, Fault.cut_stream(), Reply.text(HELLO))
+    ctx = _http.Context(seq=1, created=0)
+    route = _render.route(
+        _http.HttpRequest.parse("POST", "/v1/chat/completions", {}, b'{"model": "m"}')
+    )
+    whole = _render.render(route, ctx, None, Reply.text(HELLO)).body
+    graceful = _render.render(route, ctx, Fault.cut_stream(graceful=True), Reply.text(HELLO))
+    aborted = _render.render(route, ctx, Fault.cut_stream(), Reply.text(HELLO))
     assert graceful.body == graceful.sent_body == whole[: len(whole) // 2]
     assert aborted.body == whole  # its Content-Length promises the whole body
     assert aborted.sent_body == whole[: len(whole) // 2]

@@ -18,8 +18,9 @@ from types import TracebackType
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
-from . import _wire
+from . import _render
 from ._faults import DEFAULT_REPLY, Fault, Reply
+from ._http import HttpRequest, HttpResponse
 
 __all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
 
@@ -40,7 +41,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     json: Any
-    api: _wire.Api
+    api: str
     model: str | None
     stream: bool
     fault: str | None
@@ -303,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s " + format, self.address_string(), *args)
 
     def do_GET(self) -> None:
-        """Serve any method the same way; routing happens in `_wire.route`."""
+        """Serve any method the same way; routing happens in `_render.route`."""
         self._serve()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
@@ -315,15 +316,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         split = urlsplit(self.path)
         headers = {k.lower(): v for k, v in self.headers.items()}
-        doc = _wire.parse_json(body)
-        route = _wire.route(self.command, split.path, headers, doc)
+        request = HttpRequest.parse(self.command, split.path, headers, body)
+        route = _render.route(request)
         partial = {
             "method": self.command,
             "path": split.path,
             "query": dict(parse_qsl(split.query, keep_blank_values=True)),
             "headers": headers,
             "body": body,
-            "json": doc,
+            "json": request.json,
             "api": route.api,
             "model": route.model,
             "stream": route.stream,
@@ -344,19 +345,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._hang(fault.seconds)
             self.close_connection = True
             return
-        ctx = _wire.context(route, seq, int(time.time()), self.command, split.path, headers,
-                            body, doc)  # fmt: skip
+        ctx = _render.context(request, route, seq, int(time.time()))
         try:
-            answer = _wire.render(route, ctx, fault, reply)
+            response = _render.render(route, ctx, fault, reply)
         except Exception as exc:  # a bug here must reach the test, not hang the client
             log.exception("FakeProvider could not render an answer")
-            answer = _wire.Answer(
+            response = HttpResponse(
                 500,
                 (("content-type", "text/plain; charset=utf-8"),),
                 f"FakeProvider internal error: {exc!r}".encode(),
                 close=True,
             )
-        self._send(answer)
+        self._send(response)
 
     def _read_body(self) -> bytes | None:
         """The whole request body (Content-Length or chunked); None after refusing it."""
@@ -392,7 +392,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _refuse(self, status: int, text: bytes) -> None:
         """Answer a plain-text client error and close."""
-        self._send(_wire.Answer(status, (("content-type", "text/plain"),), text, close=True))
+        self._send(HttpResponse(status, (("content-type", "text/plain"),), text, close=True))
 
     def _hang(self, seconds: float | None) -> None:
         """Answer nothing until `seconds` pass, the server stops, or the client leaves."""
@@ -415,27 +415,27 @@ class _Handler(BaseHTTPRequestHandler):
             if readable:
                 stopping.wait(wait)  # pipelined bytes are pending: don't spin
 
-    def _send(self, answer: _wire.Answer) -> None:
-        """Write an Answer: headers, then a body or chunked SSE events."""
+    def _send(self, response: HttpResponse) -> None:
+        """Write an HttpResponse: headers, then a body or chunked SSE events."""
         try:
-            self.send_response(answer.status)
-            for key, value in answer.headers:
+            self.send_response(response.status)
+            for key, value in response.headers:
                 self.send_header(key, value)
-            if answer.events is None:
-                self.send_header("content-length", str(len(answer.body)))
+            if response.events is None:
+                self.send_header("content-length", str(len(response.body)))
             else:
                 self.send_header("transfer-encoding", "chunked")
-            if answer.close or answer.abort:
+            if response.close or response.abort:
                 self.send_header("connection", "close")
                 self.close_connection = True
             self.end_headers()
-            if answer.events is None:
-                self.wfile.write(answer.sent_body)
+            if response.events is None:
+                self.wfile.write(response.sent_body)
                 return
-            for event in answer.events:
+            for event in response.events:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-            if not answer.abort:
+            if not response.abort:
                 self.wfile.write(b"0\r\n\r\n")
-        except OSError as exc:  # the client hung up mid-answer
-            log.debug("client left during the answer: %r", exc)
+        except OSError as exc:  # the client hung up mid-response
+            log.debug("client left during the response: %r", exc)
             self.close_connection = True
