@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,6 +63,74 @@ class CliSetup:
         return {**kept, **self.env}
 
 
+def _claude(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
+    """Claude Code: the base URL, a fake key, its retries, nonessential traffic off."""
+    return CliSetup(
+        {
+            "ANTHROPIC_BASE_URL": fake.url,
+            "ANTHROPIC_API_KEY": _ANTHROPIC_KEY,
+            "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+    )
+
+
+def _codex(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
+    """Codex: its own home, and `-c` flags for a fake Responses provider and the model."""
+    codex_home = root / ".codex"
+    codex_home.mkdir(exist_ok=True)
+    provider = (
+        f'{{name="fake",base_url="{fake.openai_url}",env_key="{_CODEX_KEY_VAR}",'
+        f'wire_api="responses",request_max_retries={max_retries},'
+        f"stream_max_retries={max_retries}}}"
+    )
+    args = (
+        *("-c", 'model_provider="fake"'),
+        *("-c", f"model_providers.fake={provider}"),
+        *("-c", f'model="{CODEX_MODEL}"'),
+        # Without this Codex syncs curated plugins from github.com, even offline.
+        *("-c", "features.plugins=false"),
+    )
+    return CliSetup({"CODEX_HOME": str(codex_home), _CODEX_KEY_VAR: _OPENAI_KEY}, args)
+
+
+def _gemini(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
+    """Gemini CLI: the base URL, a fake key, and a settings.json (auth, model, attempts)."""
+    settings: dict[str, Any] = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {
+            "enableAutoUpdate": False,
+            "enableAutoUpdateNotification": False,
+            "maxAttempts": max_retries + 1,
+        },
+        "model": {"name": GEMINI_MODEL},
+    }
+    path = root / ".gemini" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    text = json.dumps(settings, indent=2) + "\n"
+    path.write_text(text, encoding="utf-8")
+    env = {
+        "GEMINI_CLI_HOME": str(root),
+        "GOOGLE_GEMINI_BASE_URL": fake.url,
+        "GEMINI_API_KEY": _GEMINI_KEY,
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+    return CliSetup(env, (), {str(path): text})
+
+
+# Each CLI's own part of the setup, given the fake, the home and the retries.
+_SETUPS: dict[str, Callable[[FakeProvider, Path, int], CliSetup]] = {
+    "claude": _claude,
+    "codex": _codex,
+    "gemini": _gemini,
+}
+
+
 def cli_setup(
     cli: str,
     fake: FakeProvider,
@@ -83,56 +151,9 @@ def cli_setup(
     root = Path(home).absolute()
     tmp = root / "tmp"  # scratch files and Gemini's error reports stay out of /tmp
     tmp.mkdir(parents=True, exist_ok=True)
+    setup = _SETUPS.get(cli)
+    if setup is None:
+        raise ValueError(f"unknown CLI {cli!r}; expected one of {', '.join(CLI_NAMES)}")
+    own = setup(fake, root, max_retries)
     env = {"HOME": str(root), "TMPDIR": str(tmp), "NO_PROXY": _LOOPBACK, "no_proxy": _LOOPBACK}
-    if cli == "claude":
-        env.update(
-            ANTHROPIC_BASE_URL=fake.url,
-            ANTHROPIC_API_KEY=_ANTHROPIC_KEY,
-            CLAUDE_CODE_MAX_RETRIES=str(max_retries),
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            DISABLE_AUTOUPDATER="1",
-            DISABLE_TELEMETRY="1",
-            DISABLE_ERROR_REPORTING="1",
-        )
-        return CliSetup(env)
-    if cli == "codex":
-        codex_home = root / ".codex"
-        codex_home.mkdir(exist_ok=True)
-        env.update(CODEX_HOME=str(codex_home), **{_CODEX_KEY_VAR: _OPENAI_KEY})
-        provider = (
-            f'{{name="fake",base_url="{fake.openai_url}",env_key="{_CODEX_KEY_VAR}",'
-            f'wire_api="responses",request_max_retries={max_retries},'
-            f"stream_max_retries={max_retries}}}"
-        )
-        args = (
-            *("-c", 'model_provider="fake"'),
-            *("-c", f"model_providers.fake={provider}"),
-            *("-c", f'model="{CODEX_MODEL}"'),
-            # Without this Codex syncs curated plugins from github.com, even offline.
-            *("-c", "features.plugins=false"),
-        )
-        return CliSetup(env, args)
-    if cli == "gemini":
-        env.update(
-            GEMINI_CLI_HOME=str(root),
-            GOOGLE_GEMINI_BASE_URL=fake.url,
-            GEMINI_API_KEY=_GEMINI_KEY,
-            GEMINI_CLI_TRUST_WORKSPACE="true",
-        )
-        settings: dict[str, Any] = {
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {
-                "enableAutoUpdate": False,
-                "enableAutoUpdateNotification": False,
-                "maxAttempts": max_retries + 1,
-            },
-            "model": {"name": GEMINI_MODEL},
-        }
-        path = root / ".gemini" / "settings.json"
-        path.parent.mkdir(exist_ok=True)
-        text = json.dumps(settings, indent=2) + "\n"
-        path.write_text(text, encoding="utf-8")
-        return CliSetup(env, (), {str(path): text})
-    raise ValueError(f"unknown CLI {cli!r}; expected one of {', '.join(CLI_NAMES)}")
+    return replace(own, env={**env, **own.env})
