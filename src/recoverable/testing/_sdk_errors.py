@@ -65,8 +65,9 @@ def _answering(httpx: Any, fault: Fault) -> Callable[[Any], Any]:
         response = _render.render(route, context, fault, DEFAULT_REPLY)
         chunks = list(response.events) if response.events is not None else [response.sent_body]
         cut = httpx.RemoteProtocolError(_CUT, request=request) if response.abort else None
-        return httpx.Response(response.status, headers=response.headers,
-                              stream=_body(httpx, chunks, cut))  # fmt: skip
+        return httpx.Response(
+            response.status, headers=response.headers, stream=_body(httpx, chunks, cut)
+        )
 
     return handle
 
@@ -96,8 +97,9 @@ def _openai(transport: Transport, model: str, stream: bool) -> None:
     import openai
 
     http = openai.DefaultHttpxClient(transport=transport(_httpx_of(openai.DefaultHttpxClient)))
-    client = openai.OpenAI(api_key="sk-fake", base_url=f"{_BASE}/v1", max_retries=0,
-                           http_client=http)  # fmt: skip
+    client = openai.OpenAI(
+        api_key="sk-fake", base_url=f"{_BASE}/v1", max_retries=0, http_client=http
+    )
     messages: Any = [{"role": "user", "content": "hi"}]
     if stream:
         with client.chat.completions.create(model=model, messages=messages, stream=True) as chunks:
@@ -113,12 +115,14 @@ def _anthropic(transport: Transport, model: str, stream: bool) -> None:
     http = anthropic.DefaultHttpxClient(
         transport=transport(_httpx_of(anthropic.DefaultHttpxClient))
     )
-    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=_BASE, max_retries=0,
-                                 http_client=http)  # fmt: skip
+    client = anthropic.Anthropic(
+        api_key="sk-ant-fake", base_url=_BASE, max_retries=0, http_client=http
+    )
     messages: Any = [{"role": "user", "content": "hi"}]
     if stream:
-        with client.messages.create(model=model, max_tokens=16, messages=messages,
-                                    stream=True) as events:  # fmt: skip
+        with client.messages.create(
+            model=model, max_tokens=16, messages=messages, stream=True
+        ) as events:
             for _ in events:
                 pass
     else:

@@ -12,7 +12,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from . import _render
 from ._faults import DEFAULT_REPLY, Fault, Reply
-from ._http import HttpRequest, HttpResponse
+from ._http import Context, HttpRequest, HttpResponse, Route
 
 __all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
 
@@ -197,8 +197,8 @@ class FakeProvider:
             self._requests.clear()
             self._seq = 0
 
-    def _admit(self, partial: dict[str, Any]) -> tuple[int, Fault | None, Reply]:
-        """Under one lock: number the request, take the head fault, record it."""
+    def _admit(self, request: RecordedRequest) -> tuple[int, Fault | None, Reply]:
+        """Under one lock: number the request, take the head fault, record it with it."""
         with self._lock:
             self._seq += 1
             fault: Fault | None = None
@@ -208,8 +208,38 @@ class FakeProvider:
                     self._faults.popleft()
                 elif remaining is not None:
                     self._faults[0] = (fault, remaining - 1)
-            self._requests.append(RecordedRequest(**partial, fault=fault.name if fault else None))
+            self._requests.append(replace(request, fault=fault.name if fault else None))
             return self._seq, fault, self._reply
+
+
+def _recorded(request: HttpRequest, query: dict[str, str], route: Route) -> RecordedRequest:
+    """What `fake.requests` keeps of a request, before it is given a fault."""
+    return RecordedRequest(
+        method=request.method,
+        path=request.path,
+        query=query,
+        headers=dict(request.headers),
+        body=request.body,
+        json=request.json,
+        api=route.api,
+        model=route.model,
+        stream=route.stream,
+        fault=None,
+    )
+
+
+def _rendered(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> HttpResponse:
+    """The response to send; a failure to render becomes a 500 that names it."""
+    try:
+        return _render.render(route, ctx, fault, reply)
+    except Exception as exc:  # a bug here must reach the test, not hang the client
+        log.exception("FakeProvider could not render an answer")
+        return HttpResponse(
+            500,
+            (("content-type", "text/plain; charset=utf-8"),),
+            f"FakeProvider internal error: {exc!r}".encode(),
+            close=True,
+        )
 
 
 class _Server(ThreadingHTTPServer):
@@ -318,45 +348,28 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = HttpRequest.parse(self.command, split.path, headers, body)
         route = _render.route(request)
-        partial = {
-            "method": self.command,
-            "path": split.path,
-            "query": dict(parse_qsl(split.query, keep_blank_values=True)),
-            "headers": headers,
-            "body": body,
-            "json": request.json,
-            "api": route.api,
-            "model": route.model,
-            "stream": route.stream,
-        }
-        seq, fault, reply = self._provider._admit(partial)
+        query = dict(parse_qsl(split.query, keep_blank_values=True))
+        seq, fault, reply = self._provider._admit(_recorded(request, query, route))
+        name = fault.name if fault else None
         log.info(
             "%s %s api=%s stream=%s fault=%s",
-            self.command,
-            split.path,
+            request.method,
+            request.path,
             route.api,
             route.stream,
-            fault.name if fault else None,
+            name,
         )
-        if fault is not None and fault.name == "drop":
-            self.close_connection = True  # nothing written: the client sees a bare close
-            return
-        if fault is not None and fault.name == "hang":
-            self._hang(fault.seconds)
-            self.close_connection = True
+        if fault is not None and fault.name in ("drop", "hang"):
+            self._withhold(fault)
             return
         ctx = _render.context(request, route, seq, int(time.time()))
-        try:
-            response = _render.render(route, ctx, fault, reply)
-        except Exception as exc:  # a bug here must reach the test, not hang the client
-            log.exception("FakeProvider could not render an answer")
-            response = HttpResponse(
-                500,
-                (("content-type", "text/plain; charset=utf-8"),),
-                f"FakeProvider internal error: {exc!r}".encode(),
-                close=True,
-            )
-        self._send(response)
+        self._send(_rendered(route, ctx, fault, reply))
+
+    def _withhold(self, fault: Fault) -> None:
+        """Answer nothing, then close: at once (`drop`) or after waiting (`hang`)."""
+        if fault.name == "hang":
+            self._hang(fault.seconds)
+        self.close_connection = True  # nothing written: the client sees a bare close
 
     def _read_body(self) -> bytes | None:
         """The whole request body (Content-Length or chunked); None after refusing it."""
