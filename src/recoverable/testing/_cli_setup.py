@@ -44,8 +44,11 @@ class CliSetup:
     """How to run one CLI against a FakeProvider: `env` to add, `args` to pass, `files` written."""
 
     env: dict[str, str]
+    """Environment variables to add to the CLI's (see `environ()`)."""
     args: tuple[str, ...] = ()
+    """Extra command-line arguments (Codex's `-c` provider and model flags)."""
     files: dict[str, str] = field(default_factory=dict)
+    """The files written for the CLI: path -> text (Gemini's settings.json)."""
 
     def environ(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """A whole child environment: `base` (default `os.environ`), cleaned, plus `env`.

@@ -36,15 +36,26 @@ class RecordedRequest:
     """One request the fake received, with the fault it was given (None: it was answered)."""
 
     method: str
+    """The HTTP method ("POST", "GET", ...)."""
     path: str
+    """The path, without the query string."""
     query: dict[str, str]
+    """The query string's parameters."""
     headers: dict[str, str]
+    """The request headers, names lower-case."""
     body: bytes
+    """The raw body."""
     json: Any
+    """The body as JSON, or None when it is empty or not JSON."""
     api: str
+    """The API it addressed: "anthropic", "openai_chat", "openai_responses", "gemini",
+    "openai_models", or "unknown" (any other path, answered with a 404)."""
     model: str | None
+    """The model it named (in the body, or in Gemini's path), if any."""
     stream: bool
+    """Whether it asked for a stream."""
     fault: str | None
+    """The name of the fault it was given, or None when the reply was served."""
 
 
 class FakeProvider:
