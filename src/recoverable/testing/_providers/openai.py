@@ -288,20 +288,23 @@ def _item(ctx: Context, reply: Reply, *, done: bool = True) -> dict[str, Any]:
     }
 
 
+def _responses_usage(ctx: Context, reply: Reply) -> dict[str, Any]:
+    """A Responses usage object."""
+    out = out_tokens(reply)
+    return {
+        "input_tokens": ctx.input_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": out,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": ctx.input_tokens + out,
+    }
+
+
 def _response(
     route: Route, ctx: Context, status: str, output: list[Any], reply: Reply
 ) -> dict[str, Any]:
     """A Responses `response` object; usage only once completed."""
-    usage = None
-    if status == "completed":
-        out = out_tokens(reply)
-        usage = {
-            "input_tokens": ctx.input_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": out,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": ctx.input_tokens + out,
-        }
+    usage = _responses_usage(ctx, reply) if status == "completed" else None
     return {
         "id": ctx.ident("resp_"),
         "object": "response",
