@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import openai
 import pytest
 
 from recoverable.agents import CLI_NAMES, RunOptions
 from recoverable.agents._clis import module_for
-from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _render, cli_setup
+from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, cli_setup
 
 from .cli_support import (
     API,
@@ -320,43 +319,6 @@ def test_cli_setup_environ_drops_proxies_and_real_credentials(tmp_path: Path) ->
         "GOOGLE_APPLICATION_CREDENTIALS",
     ):
         assert name not in env
-
-
-def test_carries_tool_result_in_each_api() -> None:
-    found = _render.carries_tool_result
-    anthropic_result = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
-    assert found("anthropic", {"messages": [{"role": "user", "content": [anthropic_result]}]})
-    assert not found("anthropic", {"messages": [{"role": "user", "content": "hi"}]})
-    assert found("openai_chat", {"messages": [{"role": "tool", "tool_call_id": "c"}]})
-    assert not found("openai_chat", {"messages": [{"role": "user", "content": "hi"}]})
-    assert found("openai_responses", {"input": [{"type": "function_call_output", "output": ""}]})
-    assert found("openai_responses", {"input": [{"type": "custom_tool_call_output"}]})
-    assert not found("openai_responses", {"input": "hi"})
-    part = {"functionResponse": {"name": "f", "response": {}}}
-    assert found("gemini", {"contents": [{"role": "user", "parts": [part]}]})
-    assert not found("gemini", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
-    assert not found("anthropic", None)
-    assert not found("unknown", {"messages": [{"role": "tool"}]})
-
-
-def test_tool_call_then_answers_a_tool_result_with_text() -> None:
-    reply = Reply.tool_call("get_weather", {"city": "Paris"}, then="Sunny.")
-    assert Reply.tool_call("f").then is None
-    assert reply.answering(has_tool_result=False) is reply
-    assert reply.answering(has_tool_result=True) == Reply.text("Sunny.")
-    assert Reply.tool_call("f").answering(has_tool_result=True).kind == "tool_call"
-    with FakeProvider(reply=reply) as fake:
-        client = openai.OpenAI(api_key="x", base_url=fake.openai_url, max_retries=0, timeout=5)
-        messages: Any = [{"role": "user", "content": "Weather in Paris?"}]
-        first = client.chat.completions.create(model="gpt-4o", messages=messages)
-        [call] = first.choices[0].message.tool_calls or []
-        messages += [
-            first.choices[0].message.model_dump(exclude_none=True),
-            {"role": "tool", "tool_call_id": call.id, "content": "sunny"},
-        ]
-        second = client.chat.completions.create(model="gpt-4o", messages=messages)
-    assert second.choices[0].message.content == "Sunny."
-    assert second.choices[0].finish_reason == "stop"
 
 
 DATA = REPO / "tests" / "data" / "cli"
