@@ -166,9 +166,9 @@ def spawn(
 
 @contextlib.contextmanager
 def fake_server() -> Iterator[types.SimpleNamespace]:
-    """A FakeProvider in its own process (`python -m recoverable.testing._cli`)."""
+    """A FakeProvider in its own process (`python -m recoverable.testing._command`)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "recoverable.testing._cli", "--reply", REPLY],
+        [sys.executable, "-m", "recoverable.testing._command", "--reply", REPLY],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         start_new_session=True, text=True,
     )  # fmt: skip

@@ -12,7 +12,7 @@ import pytest
 
 from recoverable import agents
 from recoverable.agents._discovery import choose, inspect
-from recoverable.testing._clis import _DROP_PREFIXES
+from recoverable.testing._cli_setup import DROP_PREFIXES as _DROP_PREFIXES
 
 from .cli_support import cli_bin_dir, find_cli
 

@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import openai
 import pytest
 
 from recoverable.agents import CLI_NAMES, RunOptions
 from recoverable.agents._clis import module_for
-from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _wire, cli_setup
+from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, cli_setup
 
 from .cli_support import (
     API,
@@ -259,20 +258,20 @@ def test_unauthorized_gemini(cli_bin_dir: Path | None, tmp_path: Path) -> None:
 # -- the pieces the CLI runs rely on (no CLI needed) ---------------------------------------
 
 
-def test_cli_setup_points_each_cli_at_the_fake(tmp_path: Path) -> None:
+def test_cli_setup_points_claude_at_the_fake(tmp_path: Path) -> None:
     with FakeProvider() as fake:
         claude = cli_setup("claude", fake, tmp_path / "c", max_retries=0)
-        codex = cli_setup("codex", fake, tmp_path / "x", max_retries=2)
-        gemini = cli_setup("gemini", fake, tmp_path / "g", max_retries=3)
-        with pytest.raises(ValueError, match="unknown CLI"):
-            cli_setup("aider", fake, tmp_path / "a")
-        with pytest.raises(ValueError, match="max_retries"):
-            cli_setup("claude", fake, tmp_path / "a", max_retries=-1)
         url = fake.url
     assert claude.env["ANTHROPIC_BASE_URL"] == url
     assert claude.env["CLAUDE_CODE_MAX_RETRIES"] == "0"
     assert claude.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
     assert (claude.args, claude.files) == ((), {})
+
+
+def test_cli_setup_points_codex_at_the_fake(tmp_path: Path) -> None:
+    with FakeProvider() as fake:
+        codex = cli_setup("codex", fake, tmp_path / "x", max_retries=2)
+        url = fake.url
     assert codex.env["CODEX_HOME"] == str(tmp_path / "x" / ".codex")
     assert (tmp_path / "x" / ".codex").is_dir()
     flags = " ".join(codex.args)
@@ -281,6 +280,12 @@ def test_cli_setup_points_each_cli_at_the_fake(tmp_path: Path) -> None:
     assert "stream_max_retries=2" in flags
     assert "features.plugins=false" in flags
     assert codex.env["FAKE_OPENAI_KEY"].startswith("sk-fake")
+
+
+def test_cli_setup_points_gemini_at_the_fake(tmp_path: Path) -> None:
+    with FakeProvider() as fake:
+        gemini = cli_setup("gemini", fake, tmp_path / "g", max_retries=3)
+        url = fake.url
     [(path, text)] = gemini.files.items()
     assert path == str(tmp_path / "g" / ".gemini" / "settings.json")
     assert Path(path).read_text() == text
@@ -288,10 +293,25 @@ def test_cli_setup_points_each_cli_at_the_fake(tmp_path: Path) -> None:
     assert settings["general"]["maxAttempts"] == 4
     assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
     assert gemini.env["GOOGLE_GEMINI_BASE_URL"] == url
-    for setup, home in ((claude, "c"), (codex, "x"), (gemini, "g")):
-        assert setup.env["HOME"] == str(tmp_path / home)
-        assert setup.env["TMPDIR"] == str(tmp_path / home / "tmp")
-        assert "127.0.0.1" in setup.env["NO_PROXY"]
+
+
+@pytest.mark.parametrize("cli", CLI_NAMES)
+def test_cli_setup_gives_each_cli_a_throwaway_home(cli: str, tmp_path: Path) -> None:
+    with FakeProvider() as fake:
+        setup = cli_setup(cli, fake, tmp_path / "home")
+    assert setup.env["HOME"] == str(tmp_path / "home")
+    assert setup.env["TMPDIR"] == str(tmp_path / "home" / "tmp")
+    assert "127.0.0.1" in setup.env["NO_PROXY"]
+
+
+def test_cli_setup_refuses_an_unknown_cli(tmp_path: Path) -> None:
+    with FakeProvider() as fake, pytest.raises(ValueError, match="unknown CLI"):
+        cli_setup("aider", fake, tmp_path / "a")
+
+
+def test_cli_setup_refuses_max_retries_out_of_range(tmp_path: Path) -> None:
+    with FakeProvider() as fake, pytest.raises(ValueError, match="max_retries"):
+        cli_setup("claude", fake, tmp_path / "a", max_retries=-1)
 
 
 def test_cli_setup_environ_drops_proxies_and_real_credentials(tmp_path: Path) -> None:
@@ -320,43 +340,6 @@ def test_cli_setup_environ_drops_proxies_and_real_credentials(tmp_path: Path) ->
         "GOOGLE_APPLICATION_CREDENTIALS",
     ):
         assert name not in env
-
-
-def test_carries_tool_result_in_each_api() -> None:
-    found = _wire.carries_tool_result
-    anthropic_result = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
-    assert found("anthropic", {"messages": [{"role": "user", "content": [anthropic_result]}]})
-    assert not found("anthropic", {"messages": [{"role": "user", "content": "hi"}]})
-    assert found("openai_chat", {"messages": [{"role": "tool", "tool_call_id": "c"}]})
-    assert not found("openai_chat", {"messages": [{"role": "user", "content": "hi"}]})
-    assert found("openai_responses", {"input": [{"type": "function_call_output", "output": ""}]})
-    assert found("openai_responses", {"input": [{"type": "custom_tool_call_output"}]})
-    assert not found("openai_responses", {"input": "hi"})
-    part = {"functionResponse": {"name": "f", "response": {}}}
-    assert found("gemini", {"contents": [{"role": "user", "parts": [part]}]})
-    assert not found("gemini", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
-    assert not found("anthropic", None)
-    assert not found("unknown", {"messages": [{"role": "tool"}]})
-
-
-def test_tool_call_then_answers_a_tool_result_with_text() -> None:
-    reply = Reply.tool_call("get_weather", {"city": "Paris"}, then="Sunny.")
-    assert Reply.tool_call("f").then is None
-    assert reply.answering(has_tool_result=False) is reply
-    assert reply.answering(has_tool_result=True) == Reply.text("Sunny.")
-    assert Reply.tool_call("f").answering(has_tool_result=True).kind == "tool_call"
-    with FakeProvider(reply=reply) as fake:
-        client = openai.OpenAI(api_key="x", base_url=fake.openai_url, max_retries=0, timeout=5)
-        messages: Any = [{"role": "user", "content": "Weather in Paris?"}]
-        first = client.chat.completions.create(model="gpt-4o", messages=messages)
-        [call] = first.choices[0].message.tool_calls or []
-        messages += [
-            first.choices[0].message.model_dump(exclude_none=True),
-            {"role": "tool", "tool_call_id": call.id, "content": "sunny"},
-        ]
-        second = client.chat.completions.create(model="gpt-4o", messages=messages)
-    assert second.choices[0].message.content == "Sunny."
-    assert second.choices[0].finish_reason == "stop"
 
 
 DATA = REPO / "tests" / "data" / "cli"

@@ -116,7 +116,7 @@ def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_fake_provider(args: argparse.Namespace, out: TextIO) -> int:
-    from .testing._cli import main as fake_main
+    from .testing._command import main as fake_main
 
     return fake_main(list(args.rest))
 

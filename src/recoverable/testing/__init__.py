@@ -112,11 +112,13 @@ telemetry/update/plugin traffic off, the CLI's retries set to ``max_retries``), 
                         "--allowedTools", "Bash(echo *)", *setup.args], env=setup.environ(),
                        stdin=subprocess.DEVNULL, start_new_session=True, timeout=60)
 
-From a shell: ``python -m recoverable.testing._cli --fault overloaded --times 2`` prints
-the base URL and serves until Ctrl-C or SIGTERM.
+From a shell: ``recoverable fake-provider --fault overloaded --times 2`` prints the base
+URL and serves until Ctrl-C or SIGTERM. Each ``--fault`` answers the next ``--times``
+requests in turn (default 1; 0: every request from then on, so a later ``--fault`` is never
+reached).
 """
 
-from ._clis import CliSetup, cli_setup
+from ._cli_setup import CliSetup, cli_setup
 from ._faults import Fault, Reply
 from ._sdk_errors import sdk_error
 from ._server import FakeProvider, RecordedRequest

@@ -37,16 +37,27 @@ class Fault:
     """One injected failure; build it with a constructor such as `Fault.rate_limited()`."""
 
     name: FaultName
+    """Which failure; the other fields are the arguments of its constructor."""
     retry_after: float | None = None
+    """`rate_limited`: the `retry-after` header, in seconds."""
     retry_after_ms: int | None = None
+    """`rate_limited`: the `retry-after-ms` header."""
     retry_delay: str | None = None
+    """`rate_limited`: Gemini's RetryInfo delay ("38s"); None: derived from the headers."""
     model: str | None = None
+    """`model_not_found`: the model the 404 names; None: the requested one."""
     after: int = 2
+    """`cut_stream`: how many content events are sent before the cut."""
     graceful: bool = False
+    """`cut_stream`: end the body cleanly instead of aborting it mid-body."""
     seconds: float | None = None
+    """`hang`: how long to hold the request; None: until the server stops."""
     status_code: int | None = None
+    """`status`: the HTTP status."""
     body: Mapping[str, Any] | str | None = None
+    """`status`: the body, JSON (a mapping) or text (a str)."""
     headers: Mapping[str, str] = field(default_factory=dict)
+    """`status`: extra headers, which replace a default of the same name."""
 
     @classmethod
     def named(cls, name: str) -> Fault:
@@ -171,10 +182,15 @@ class Reply:
     """The answer given when no fault is pending: `Reply.text(...)` or `Reply.tool_call(...)`."""
 
     kind: Literal["text", "tool_call"]
+    """An assistant text turn, or a turn that calls a tool."""
     content: str = ""
+    """`text`: the assistant's text."""
     tool_name: str = ""
+    """`tool_call`: the tool called."""
     tool_arguments: Mapping[str, Any] = field(default_factory=dict)
+    """`tool_call`: its JSON arguments."""
     then: str | None = None
+    """`tool_call`: the text that answers a request carrying a tool result; None: none does."""
 
     @classmethod
     def text(cls, text: str) -> Reply:

@@ -13,8 +13,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
-from . import _wire
+from . import _render
 from ._faults import DEFAULT_REPLY, Fault
+from ._http import DEFAULT_MODEL, HttpRequest
 
 __all__ = ["sdk_error"]
 
@@ -23,13 +24,13 @@ Sdk = Literal["openai", "anthropic", "google"]
 # Never contacted: the transport answers in memory. Loopback so that a mistake stays local.
 _BASE = "http://127.0.0.1:9"
 
-# How httpx words the failures that have no HTTP answer.
+# How httpx words the failures that have no HTTP response.
 _NO_ANSWER = "Server disconnected without sending a response."
 _CUT = "peer closed connection without sending complete message body (incomplete chunked read)"
 
 
 def sdk_error(
-    sdk: Sdk, fault: Fault, *, stream: bool = False, model: str = _wire.DEFAULT_MODEL
+    sdk: Sdk, fault: Fault, *, stream: bool = False, model: str = DEFAULT_MODEL
 ) -> Exception:
     """What `sdk`'s client raises when a generate call meets `fault`.
 
@@ -51,23 +52,22 @@ def sdk_error(
 
 
 def _answering(httpx: Any, fault: Fault) -> Callable[[Any], Any]:
-    """A MockTransport handler: FakeProvider's answer to the request, or its transport error."""
+    """A MockTransport handler: FakeProvider's response to the request, or its transport error."""
 
     def handle(request: Any) -> Any:
         if fault.name == "drop":
             raise httpx.RemoteProtocolError(_NO_ANSWER, request=request)
         if fault.name == "hang":
             raise httpx.ReadTimeout("timed out", request=request)
-        method, path, headers = request.method, request.url.path, request.headers
-        body = request.content
-        doc = _wire.parse_json(body)
-        route = _wire.route(method, path, headers, doc)
-        context = _wire.context(route, 1, int(time.time()), method, path, headers, body, doc)
-        answer = _wire.render(route, context, fault, DEFAULT_REPLY)
-        chunks = list(answer.events) if answer.events is not None else [answer.sent_body]
-        cut = httpx.RemoteProtocolError(_CUT, request=request) if answer.abort else None
-        return httpx.Response(answer.status, headers=answer.headers,
-                              stream=_body(httpx, chunks, cut))  # fmt: skip
+        http = HttpRequest.parse(request.method, request.url.path, request.headers, request.content)
+        route = _render.route(http)
+        context = _render.context(http, route, 1, int(time.time()))
+        response = _render.render(route, context, fault, DEFAULT_REPLY)
+        chunks = list(response.events) if response.events is not None else [response.sent_body]
+        cut = httpx.RemoteProtocolError(_CUT, request=request) if response.abort else None
+        return httpx.Response(
+            response.status, headers=response.headers, stream=_body(httpx, chunks, cut)
+        )
 
     return handle
 
@@ -97,8 +97,9 @@ def _openai(transport: Transport, model: str, stream: bool) -> None:
     import openai
 
     http = openai.DefaultHttpxClient(transport=transport(_httpx_of(openai.DefaultHttpxClient)))
-    client = openai.OpenAI(api_key="sk-fake", base_url=f"{_BASE}/v1", max_retries=0,
-                           http_client=http)  # fmt: skip
+    client = openai.OpenAI(
+        api_key="sk-fake", base_url=f"{_BASE}/v1", max_retries=0, http_client=http
+    )
     messages: Any = [{"role": "user", "content": "hi"}]
     if stream:
         with client.chat.completions.create(model=model, messages=messages, stream=True) as chunks:
@@ -114,12 +115,14 @@ def _anthropic(transport: Transport, model: str, stream: bool) -> None:
     http = anthropic.DefaultHttpxClient(
         transport=transport(_httpx_of(anthropic.DefaultHttpxClient))
     )
-    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=_BASE, max_retries=0,
-                                 http_client=http)  # fmt: skip
+    client = anthropic.Anthropic(
+        api_key="sk-ant-fake", base_url=_BASE, max_retries=0, http_client=http
+    )
     messages: Any = [{"role": "user", "content": "hi"}]
     if stream:
-        with client.messages.create(model=model, max_tokens=16, messages=messages,
-                                    stream=True) as events:  # fmt: skip
+        with client.messages.create(
+            model=model, max_tokens=16, messages=messages, stream=True
+        ) as events:
             for _ in events:
                 pass
     else:

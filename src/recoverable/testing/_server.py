@@ -12,14 +12,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
-from . import _wire
+from . import _render
 from ._faults import DEFAULT_REPLY, Fault, Reply
+from ._http import Context, HttpRequest, HttpResponse, Route
 
 __all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
 
@@ -35,15 +36,26 @@ class RecordedRequest:
     """One request the fake received, with the fault it was given (None: it was answered)."""
 
     method: str
+    """The HTTP method ("POST", "GET", ...)."""
     path: str
+    """The path, without the query string."""
     query: dict[str, str]
+    """The query string's parameters."""
     headers: dict[str, str]
+    """The request headers, names lower-case."""
     body: bytes
+    """The raw body."""
     json: Any
-    api: _wire.Api
+    """The body as JSON, or None when it is empty or not JSON."""
+    api: str
+    """The API it addressed: "anthropic", "openai_chat", "openai_responses", "gemini",
+    "openai_models", or "unknown" (any other path, answered with a 404)."""
     model: str | None
+    """The model it named (in the body, or in Gemini's path), if any."""
     stream: bool
+    """Whether it asked for a stream."""
     fault: str | None
+    """The name of the fault it was given, or None when the reply was served."""
 
 
 class FakeProvider:
@@ -196,8 +208,8 @@ class FakeProvider:
             self._requests.clear()
             self._seq = 0
 
-    def _admit(self, partial: dict[str, Any]) -> tuple[int, Fault | None, Reply]:
-        """Under one lock: number the request, take the head fault, record it."""
+    def _admit(self, request: RecordedRequest) -> tuple[int, Fault | None, Reply]:
+        """Under one lock: number the request, take the head fault, record it with it."""
         with self._lock:
             self._seq += 1
             fault: Fault | None = None
@@ -207,8 +219,38 @@ class FakeProvider:
                     self._faults.popleft()
                 elif remaining is not None:
                     self._faults[0] = (fault, remaining - 1)
-            self._requests.append(RecordedRequest(**partial, fault=fault.name if fault else None))
+            self._requests.append(replace(request, fault=fault.name if fault else None))
             return self._seq, fault, self._reply
+
+
+def _recorded(request: HttpRequest, query: dict[str, str], route: Route) -> RecordedRequest:
+    """What `fake.requests` keeps of a request, before it is given a fault."""
+    return RecordedRequest(
+        method=request.method,
+        path=request.path,
+        query=query,
+        headers=dict(request.headers),
+        body=request.body,
+        json=request.json,
+        api=route.api,
+        model=route.model,
+        stream=route.stream,
+        fault=None,
+    )
+
+
+def _rendered(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> HttpResponse:
+    """The response to send; a failure to render becomes a 500 that names it."""
+    try:
+        return _render.render(route, ctx, fault, reply)
+    except Exception as exc:  # a bug here must reach the test, not hang the client
+        log.exception("FakeProvider could not render an answer")
+        return HttpResponse(
+            500,
+            (("content-type", "text/plain; charset=utf-8"),),
+            f"FakeProvider internal error: {exc!r}".encode(),
+            close=True,
+        )
 
 
 class _Server(ThreadingHTTPServer):
@@ -303,7 +345,7 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s " + format, self.address_string(), *args)
 
     def do_GET(self) -> None:
-        """Serve any method the same way; routing happens in `_wire.route`."""
+        """Serve any method the same way; routing happens in `_render.route`."""
         self._serve()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
@@ -315,48 +357,30 @@ class _Handler(BaseHTTPRequestHandler):
             return
         split = urlsplit(self.path)
         headers = {k.lower(): v for k, v in self.headers.items()}
-        doc = _wire.parse_json(body)
-        route = _wire.route(self.command, split.path, headers, doc)
-        partial = {
-            "method": self.command,
-            "path": split.path,
-            "query": dict(parse_qsl(split.query, keep_blank_values=True)),
-            "headers": headers,
-            "body": body,
-            "json": doc,
-            "api": route.api,
-            "model": route.model,
-            "stream": route.stream,
-        }
-        seq, fault, reply = self._provider._admit(partial)
+        request = HttpRequest.parse(self.command, split.path, headers, body)
+        route = _render.route(request)
+        query = dict(parse_qsl(split.query, keep_blank_values=True))
+        seq, fault, reply = self._provider._admit(_recorded(request, query, route))
+        name = fault.name if fault else None
         log.info(
             "%s %s api=%s stream=%s fault=%s",
-            self.command,
-            split.path,
+            request.method,
+            request.path,
             route.api,
             route.stream,
-            fault.name if fault else None,
+            name,
         )
-        if fault is not None and fault.name == "drop":
-            self.close_connection = True  # nothing written: the client sees a bare close
+        if fault is not None and fault.name in ("drop", "hang"):
+            self._withhold(fault)
             return
-        if fault is not None and fault.name == "hang":
+        ctx = _render.context(request, route, seq, int(time.time()))
+        self._send(_rendered(route, ctx, fault, reply))
+
+    def _withhold(self, fault: Fault) -> None:
+        """Answer nothing, then close: at once (`drop`) or after waiting (`hang`)."""
+        if fault.name == "hang":
             self._hang(fault.seconds)
-            self.close_connection = True
-            return
-        ctx = _wire.context(route, seq, int(time.time()), self.command, split.path, headers,
-                            body, doc)  # fmt: skip
-        try:
-            answer = _wire.render(route, ctx, fault, reply)
-        except Exception as exc:  # a bug here must reach the test, not hang the client
-            log.exception("FakeProvider could not render an answer")
-            answer = _wire.Answer(
-                500,
-                (("content-type", "text/plain; charset=utf-8"),),
-                f"FakeProvider internal error: {exc!r}".encode(),
-                close=True,
-            )
-        self._send(answer)
+        self.close_connection = True  # nothing written: the client sees a bare close
 
     def _read_body(self) -> bytes | None:
         """The whole request body (Content-Length or chunked); None after refusing it."""
@@ -392,7 +416,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _refuse(self, status: int, text: bytes) -> None:
         """Answer a plain-text client error and close."""
-        self._send(_wire.Answer(status, (("content-type", "text/plain"),), text, close=True))
+        self._send(HttpResponse(status, (("content-type", "text/plain"),), text, close=True))
 
     def _hang(self, seconds: float | None) -> None:
         """Answer nothing until `seconds` pass, the server stops, or the client leaves."""
@@ -415,27 +439,27 @@ class _Handler(BaseHTTPRequestHandler):
             if readable:
                 stopping.wait(wait)  # pipelined bytes are pending: don't spin
 
-    def _send(self, answer: _wire.Answer) -> None:
-        """Write an Answer: headers, then a body or chunked SSE events."""
+    def _send(self, response: HttpResponse) -> None:
+        """Write an HttpResponse: headers, then a body or chunked SSE events."""
         try:
-            self.send_response(answer.status)
-            for key, value in answer.headers:
+            self.send_response(response.status)
+            for key, value in response.headers:
                 self.send_header(key, value)
-            if answer.events is None:
-                self.send_header("content-length", str(len(answer.body)))
+            if response.events is None:
+                self.send_header("content-length", str(len(response.body)))
             else:
                 self.send_header("transfer-encoding", "chunked")
-            if answer.close or answer.abort:
+            if response.close or response.abort:
                 self.send_header("connection", "close")
                 self.close_connection = True
             self.end_headers()
-            if answer.events is None:
-                self.wfile.write(answer.sent_body)
+            if response.events is None:
+                self.wfile.write(response.sent_body)
                 return
-            for event in answer.events:
+            for event in response.events:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-            if not answer.abort:
+            if not response.abort:
                 self.wfile.write(b"0\r\n\r\n")
-        except OSError as exc:  # the client hung up mid-answer
-            log.debug("client left during the answer: %r", exc)
+        except OSError as exc:  # the client hung up mid-response
+            log.debug("client left during the response: %r", exc)
             self.close_connection = True

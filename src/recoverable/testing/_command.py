@@ -1,4 +1,4 @@
-"""Serve a FakeProvider from a shell: prints its base URL, serves until Ctrl-C or SIGTERM."""
+"""`recoverable fake-provider`: print a FakeProvider's base URL, serve until Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _port(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     """The command line: --host, --port, --fault (repeatable), --times, --reply."""
     parser = argparse.ArgumentParser(
-        prog="python -m recoverable.testing._cli",
+        prog="recoverable fake-provider",
         description="Fault-injecting fake LLM provider (Anthropic, OpenAI, Gemini) on loopback.",
     )
     parser.add_argument("--host", default="127.0.0.1", choices=LOOPBACK_HOSTS)
@@ -45,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=1,
         metavar="N",
-        help="requests each --fault applies to; 0 = every request (default 1)",
+        help="how many requests each --fault answers, in turn (default 1); 0: every request"
+        " from then on (a later --fault is never reached)",
     )
     parser.add_argument("--reply", default=None, metavar="TEXT", help="the text of normal replies")
     return parser

@@ -1,0 +1,12 @@
+"""The provider APIs the fake speaks: one module each, registered below.
+
+A new provider is one module here that ends with a `Provider` (see `.._wire_api`), plus its
+entry in PROVIDERS.
+"""
+
+from . import anthropic, gemini, openai
+
+__all__ = ["PROVIDERS"]
+
+# Asked in this order; Anthropic before OpenAI: both serve GET /v1/models.
+PROVIDERS = (anthropic.PROVIDER, openai.PROVIDER, gemini.PROVIDER)

@@ -1,0 +1,90 @@
+"""What a provider module declares: the requests it recognizes and, per wire API, its answers.
+
+A provider module (`_providers/anthropic.py`, ...) ends with one `Provider`: a router and
+the `WireApi`s it routes to. `_render` does the rest the same way for every API: which
+fault gets which kind of answer, cut streams, in-stream errors, retry headers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._faults import Fault, Reply
+from ._http import Context, HttpRequest, HttpResponse, Op, Route, WireFormat
+
+__all__ = ["Endpoint", "Provider", "Streaming", "WireApi", "endpoint_route"]
+
+# The status and JSON document of an answer.
+Body = Callable[[Route, Context, Reply], tuple[int, Any]]
+ErrorBody = Callable[[Route, Context, Fault], tuple[int, Any]]
+# A stream's events; the int, when given, keeps only that many content events (a cut).
+Events = Callable[[Route, Context, Reply, int | None], list[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A method and exact path one API answers, and the operation it names."""
+
+    method: str
+    path: str
+    api: str
+    op: Op
+    needs_header: str = ""
+    """A header the request must carry to be this API's (Anthropic's model list)."""
+
+
+def endpoint_route(endpoints: tuple[Endpoint, ...], request: HttpRequest) -> Route | None:
+    """The route of the first endpoint `request` matches; the model and stream from its body."""
+    for end in endpoints:
+        if (end.method, end.path) != (request.method, request.path):
+            continue
+        if end.needs_header and end.needs_header not in request.headers:
+            continue
+        model = None if end.op == "list_models" else request.model
+        return Route(end.api, end.op, model, end.op == "generate" and request.asks_stream)
+    return None
+
+
+def _no_tool_result(body: Mapping[str, Any]) -> bool:
+    """An API whose requests never carry a tool's output."""
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Streaming:
+    """How an API streams: its SSE events, and the error event it sends mid-stream."""
+
+    events: Events
+    error: Callable[[int], bytes]
+    """The in-stream error event, given how many events were sent before it."""
+
+
+@dataclass(frozen=True, slots=True)
+class WireApi:
+    """One wire API: how it frames, what it answers, how it fails."""
+
+    name: str
+    format: WireFormat
+    body: Body
+    """A request's answer when no fault is pending and it does not stream."""
+    error: ErrorBody
+    """The status and body of an HTTP error fault."""
+    streaming: Streaming | None = None
+    """None: no request of this API streams."""
+    carries_tool_result: Callable[[Mapping[str, Any]], bool] = _no_tool_result
+    """Whether a JSON request body sends a tool's output back, in this API's form."""
+    fault_responses: Mapping[str, Callable[[Route, Context], HttpResponse]] = field(
+        default_factory=dict
+    )
+    """Faults this API answers its own way, not with an HTTP error (Gemini's SAFETY 200)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """One provider module: which requests are its own, and the wire APIs they speak."""
+
+    route: Callable[[HttpRequest], Route | None]
+    """The route of a request this provider answers, else None."""
+    apis: tuple[WireApi, ...]
