@@ -37,8 +37,10 @@ def _message_headers(**values: str) -> email.message.Message:
         ({"retry-after": "-5"}, None, None),
         ({"retry-after": "soon"}, None, None),
         ({"retry-after": "nan"}, None, None),
-        ({"retry-after": "inf"}, None, None),
-        ({"retry-after": str(10 * 24 * 3600)}, None, None),  # ten days: not a hint we trust
+        ({"retry-after": "inf"}, None, 7 * 24 * 3600 * 1000),  # "wait forever": never retried
+        # Ten days: kept as the longest hint we keep, a week (too long for any retry to wait).
+        ({"retry-after": str(10 * 24 * 3600)}, None, 7 * 24 * 3600 * 1000),
+        ({"retry-after": "1" + "0" * 400}, None, 7 * 24 * 3600 * 1000),
         ({"retry-after": "Mon, 30 Nov 2026 12:00:30"}, None, None),  # a date with no zone
         ({"retry-after-ms": "garbage", "retry-after": "2"}, None, 2000),
         ({"retry-after-ms": "100", "retry-after": "2"}, None, 100),  # ms wins

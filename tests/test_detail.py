@@ -66,7 +66,7 @@ def test_cli_not_found_gets_the_install_command_of_its_source() -> None:
     assert detail.recovery == "fix"
 
 
-@pytest.mark.parametrize("bad", [-5, float("nan"), float("inf"), "soon", True])
+@pytest.mark.parametrize("bad", [-5, float("nan"), "soon", True])  # inf: test_hostile_values
 def test_garbage_retry_after_is_dropped(bad: object) -> None:
     assert rc.ErrorDetail.create("unavailable", "x", retry_after_ms=bad).retry_after_ms is None  # type: ignore[arg-type]
 

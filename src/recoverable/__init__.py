@@ -34,6 +34,8 @@ _EXPORTS = {
     "RecoverableError": "._detail",
     "Stage": "._classify",
     "add_classifier": "._classify",
+    "add_secret_pattern": "._secrets",
+    "scrub": "._secrets",
     "classify": "._classify",
     "classify_known": "._classify",
     "from_http": "._classify",
@@ -63,6 +65,7 @@ __all__ = [
     "Stage",
     "__version__",
     "add_classifier",
+    "add_secret_pattern",
     "afallback",
     "classify",
     "classify_known",
@@ -73,6 +76,7 @@ __all__ = [
     "retry",
     "retry_after_ms",
     "retry_if_retryable",
+    "scrub",
     "set_testing",
     "stamina_on",
     "wait_retry_after",
@@ -92,6 +96,7 @@ if TYPE_CHECKING:
     from ._policy import RetryPolicy
     from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
     from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
+    from ._secrets import add_secret_pattern, scrub
 
 
 def __getattr__(name: str) -> object:

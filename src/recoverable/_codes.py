@@ -74,18 +74,34 @@ _DESTRUCTIVE_WORDS = frozenset(
         "bash", "zsh", "curl", "wget",
     }
 )  # fmt: skip
-# Verb + flag pairs that destroy state even though the verb alone is harmless.
+# Verb + flag pairs that destroy state even though the verb alone is harmless (lower case).
 _DESTRUCTIVE_FLAGS = {
     "reset": frozenset({"--hard"}),
     "clean": frozenset({"-f", "-fd", "-fdx", "-xdf", "--force"}),
     "push": frozenset({"-f", "--force", "--force-with-lease", "--delete", "--mirror"}),
     "checkout": frozenset({"--", "."}),
+    "branch": frozenset({"-d", "--delete"}),
+    "tag": frozenset({"-d", "--delete"}),
 }
-_ANY_DESTRUCTIVE_FLAG = frozenset({"-rf", "-fr", "--no-preserve-root", "--force"})
+_ANY_DESTRUCTIVE_FLAG = frozenset(
+    {"-rf", "-fr", "--no-preserve-root", "--force", "-delete", "-exec", "-execdir", "-ok"}
+)
+# Programs that run code given inline, and the flags that give it (`python -m pip` is fine).
+_INTERPRETER = (
+    r"^(?:python|node|nodejs|ruby|perl|php|deno|bun|pwsh|powershell|lua|tclsh|awk|gawk|sed"
+    r"|osascript)[0-9.]*$"
+)
+_INLINE_CODE = frozenset(
+    {"-c", "-e", "--eval", "-p", "--print", "-r", "--command", "-command", "-i"}
+)
 
 
 def validate_fix_command(command: str) -> str:
-    """Return `command` if it is safe to paste and run twice; raise `FixCommandRejected`."""
+    """Return `command` if it is safe to paste and run twice; raise `FixCommandRejected`.
+
+    Refused: surrounding whitespace, shell metacharacters, placeholders, a path as the
+    program, destructive words and flags, and code passed inline to an interpreter.
+    """
     if not isinstance(command, str) or not command.strip():
         raise FixCommandRejected("fix_command must be a non-empty string")
     if command != command.strip():
@@ -97,6 +113,11 @@ def validate_fix_command(command: str) -> str:
         raise FixCommandRejected(
             "fix_command contains a placeholder; state the fix in fix_required"
         )
+    _check_words(_argv(command))
+    return command
+
+
+def _argv(command: str) -> list[str]:
     import shlex  # registration is rare; keep it off the import path
 
     try:
@@ -105,14 +126,23 @@ def validate_fix_command(command: str) -> str:
         raise FixCommandRejected(f"fix_command does not parse: {exc}") from None
     if not re.match(_PROGRAM, argv[0]):
         raise FixCommandRejected("fix_command must start with a program name, not a path")
+    return argv
+
+
+def _check_words(argv: list[str]) -> None:
     words = [word.lower() for word in argv]
     for word in words:
-        if word in _DESTRUCTIVE_WORDS or word in _ANY_DESTRUCTIVE_FLAG:
+        if (
+            word in _DESTRUCTIVE_WORDS
+            or word in _ANY_DESTRUCTIVE_FLAG
+            or word.startswith(("--delete", "--remove"))
+        ):
             raise FixCommandRejected(f"fix_command is destructive or unsafe: {word!r}")
     for verb, flags in _DESTRUCTIVE_FLAGS.items():
         if verb in words and flags.intersection(words[words.index(verb) + 1 :]):
             raise FixCommandRejected(f"fix_command is destructive: {verb!r} with {sorted(flags)}")
-    return command
+    if re.match(_INTERPRETER, words[0]) and _INLINE_CODE.intersection(words[1:]):
+        raise FixCommandRejected(f"fix_command runs code given inline to {argv[0]!r}")
 
 
 # --- the table ----------------------------------------------------------------------------

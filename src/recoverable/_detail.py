@@ -13,19 +13,25 @@ is changed only by copying it: `copy_with`.
 
 from __future__ import annotations
 
-import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from ._codes import GENERIC_USER_MESSAGE, Code, codes, validate_fix_command
+from ._codes import GENERIC_USER_MESSAGE, Code, FixCommandRejected, codes, validate_fix_command
+from ._untrusted import (
+    clean_hint_ms,
+    clean_status,
+    clean_text,
+    json_safe_dict,
+    safe_str,
+)
 
 __all__ = ["MAX_CAUSE_DEPTH", "ErrorDetail", "PayloadError", "RecoverableError"]
 
 MAX_CAUSE_DEPTH = 8
-MAX_MESSAGE_CHARS = 4000
-"""The longest developer text a detail keeps; longer text is clipped (`clip`)."""
-_MAX_DETAILS_DEPTH = 16
+_MAX_USER_MESSAGE = 500  # a sentence for a person, from a payload whose code we do not know
+_MAX_NAME = 100  # a code, category or source from a payload
 
 Recovery = Literal["retry", "fix", "stop"]
 
@@ -97,29 +103,37 @@ class ErrorDetail:
         cause: ErrorDetail | str | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> ErrorDetail:
-        """Build a detail for `code`, filling every field the caller leaves to the table."""
+        """Build a detail for `code`, filling every field the caller leaves to the table.
+
+        What the caller gives is checked and cleaned as any input is: the message and texts
+        scrubbed of credentials and clipped, `details` copied JSON-safe (bounded whatever its
+        shape), the wait hint finite and capped, a `fix_command` validated (FixCommandRejected).
+        """
         row = codes.resolve(code)
         if retryable is None:
             retryable = row.retryable
         if retryable:
             fix_required = fix_command = None
-            retry_after_ms = _clean_retry_after(retry_after_ms)
+            retry_after_ms = clean_hint_ms(retry_after_ms)
         else:
             retry_after_ms = None
             if fix_required is _TABLE_DEFAULT:
                 fix_required = row.fix_required
+            elif fix_required is not None:
+                fix_required = clean_text(fix_required)
             if fix_command is _TABLE_DEFAULT:
                 fix_command = row.fix_command_for(source) if fix_required else None
             elif fix_command is not None:
                 validate_fix_command(fix_command)
-        draft = _draft(row, row.user_message if message is None else message, status, source)
+        text = row.user_message if message is None else clean_text(message)
+        draft = _draft(row, text, clean_status(status), _clean_name(source))
         draft.code = code
         draft.retryable = retryable
         draft.retry_after_ms = retry_after_ms
         draft.fix_required = fix_required
         draft.fix_command = fix_command
-        draft.cause = None if cause is None else _trim_cause(cause, 1)
-        draft.details = _json_safe_dict(details) if details else {}
+        draft.cause = _clean_cause(cause)
+        draft.details = json_safe_dict(details) if details else {}
         return _frozen(draft)
 
     # --- derived -----------------------------------------------------------------------
@@ -151,27 +165,44 @@ class ErrorDetail:
     # --- conversions -------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict in the documented field order."""
-        cause = self.cause.to_dict() if isinstance(self.cause, ErrorDetail) else self.cause
-        return {
-            "code": self.code,
-            "message": self.message,
-            "category": self.category,
-            "retryable": self.retryable,
-            "retry_after_ms": self.retry_after_ms,
-            "fix_required": self.fix_required,
-            "fix_command": self.fix_command,
-            "user_message": self.user_message,
-            "status": self.status,
-            "source": self.source,
-            "cause": cause,
-            "details": dict(self.details),
-        }
+        """A JSON-safe dict in the documented field order (causes at most MAX_CAUSE_DEPTH
+        deep, however the detail was built)."""
+        chain = [self]
+        while isinstance(chain[-1].cause, ErrorDetail) and len(chain) < MAX_CAUSE_DEPTH:
+            chain.append(chain[-1].cause)
+        last = chain[-1].cause
+        cause: Any = _summary(last) if isinstance(last, ErrorDetail) else last
+        for detail in reversed(chain):
+            cause = {
+                "code": detail.code,
+                "message": detail.message,
+                "category": detail.category,
+                "retryable": detail.retryable,
+                "retry_after_ms": detail.retry_after_ms,
+                "fix_required": detail.fix_required,
+                "fix_command": detail.fix_command,
+                "user_message": detail.user_message,
+                "status": detail.status,
+                "source": detail.source,
+                "cause": cause,
+                "details": dict(detail.details),
+            }
+        result: dict[str, Any] = cause
+        return result
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ErrorDetail:
-        """Read a payload written by `to_dict`; unknown keys are kept in `details`."""
-        return _from_dict(data, 1, set())
+        """Read a payload written by `to_dict` (in this or another process: untrusted).
+
+        Unknown keys are kept in `details`. The same rules as `create` apply, plus: a code
+        this process knows gets the table's category and user sentence (a payload cannot put
+        words before a person that this process did not write); a `fix_command` the validator
+        refuses, or one on a retryable detail, is dropped (`details["fix_command_dropped"]`
+        says why); causes deeper than MAX_CAUSE_DEPTH become one summary, without recursion.
+        Raises `PayloadError` when `code` is not a lower_snake name or `message` not a string,
+        or a field has the wrong type.
+        """
+        return _read_payload(data)
 
     def with_cause(self, cause: ErrorDetail | str | None) -> ErrorDetail:
         """A copy with another cause (trimmed to the depth limit)."""
@@ -264,21 +295,6 @@ def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
     return _frozen(draft)
 
 
-def _clean_retry_after(value: object) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, float) and math.isfinite(value) and value >= 0:
-        return math.ceil(value)
-    return None
-
-
-def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """`text`, cut to `limit` characters (marked with "...") when longer."""
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _summary(detail: ErrorDetail) -> str:
     return f"{detail.code}: {detail.message}"
 
@@ -296,23 +312,67 @@ def _trim_cause(cause: ErrorDetail | str | None, depth: int) -> ErrorDetail | st
     return cause if trimmed is inner else copy_with(cause, cause=trimmed)
 
 
+def _clean_name(value: str | None) -> str | None:
+    return None if value is None else clean_text(value, _MAX_NAME)
+
+
+def _clean_cause(cause: ErrorDetail | str | None) -> ErrorDetail | str | None:
+    if cause is None or isinstance(cause, ErrorDetail):
+        return _trim_cause(cause, 1)
+    return clean_text(cause if isinstance(cause, str) else safe_str(cause))
+
+
 # --- reading payloads -------------------------------------------------------------------
 
-_OPTIONAL_STR = ("fix_required", "fix_command", "source")
+_CODE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_OPTIONAL_STR = ("fix_required", "fix_command", "source", "category", "user_message")
 
 
-def _from_dict(data: Mapping[str, Any], depth: int, seen: set[int]) -> ErrorDetail:
+def _read_payload(data: Mapping[str, Any]) -> ErrorDetail:
+    """The detail a payload describes, its cause chain walked without recursion."""
     if not isinstance(data, Mapping):
         raise PayloadError(f"an ErrorDetail payload must be a mapping, not {type(data).__name__}")
-    seen.add(id(data))
-    code = data.get("code")
-    message = data.get("message")
-    if not isinstance(code, str) or not code:
-        raise PayloadError("an ErrorDetail payload needs a non-empty string 'code'")
+    links: list[Mapping[str, Any]] = []
+    seen: set[int] = set()
+    node: object = data
+    while isinstance(node, Mapping) and len(links) < MAX_CAUSE_DEPTH and id(node) not in seen:
+        seen.add(id(node))
+        links.append(node)
+        node = node.get("cause")
+    cause: ErrorDetail | str | None = _payload_cause_tail(node, seen)
+    for link in reversed(links):
+        cause = _payload_link(link, cause)
+    assert isinstance(cause, ErrorDetail)
+    return cause
+
+
+def _payload_cause_tail(node: object, seen: set[int]) -> str | None:
+    """What is left of a chain past its last link read: text, or a summary of the rest."""
+    if node is None:
+        return None
+    if isinstance(node, str):
+        return clean_text(node)
+    if isinstance(node, Mapping):
+        if id(node) in seen:
+            return "<cycle>"
+        code, message = node.get("code"), node.get("message")
+        if isinstance(code, str) and isinstance(message, str):
+            return clean_text(f"{code}: {message}")
+        return None
+    raise PayloadError("'cause' must be an object, a string or null")
+
+
+def _payload_link(data: Mapping[str, Any], cause: ErrorDetail | str | None) -> ErrorDetail:
+    """One link of a payload's chain, its cause already read."""
+    code, message = data.get("code"), data.get("message")
+    if not isinstance(code, str) or not _CODE_NAME.fullmatch(code):
+        raise PayloadError("an ErrorDetail payload needs a lower_snake string 'code'")
     if not isinstance(message, str):
         raise PayloadError("an ErrorDetail payload needs a string 'message'")
-    row = codes.resolve(code)
-    retryable = data.get("retryable", row.retryable)
+    retryable = data.get("retryable")
+    row = codes.get(code)
+    if retryable is None:
+        retryable = (row or codes.resolve(code)).retryable
     if not isinstance(retryable, bool):
         raise PayloadError("'retryable' must be a boolean")
     for key in _OPTIONAL_STR:
@@ -321,71 +381,56 @@ def _from_dict(data: Mapping[str, Any], depth: int, seen: set[int]) -> ErrorDeta
     status = data.get("status")
     if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
         raise PayloadError("'status' must be an integer or null")
-    raw_details = data.get("details")
-    if raw_details is None:
-        raw_details = {}
-    if not isinstance(raw_details, Mapping):
+    details = _payload_details(data)
+    draft = _draft(
+        row or codes.resolve(code), clean_text(message), clean_status(status),
+        _clean_name(data.get("source")),
+    )  # fmt: skip
+    draft.code = code
+    draft.retryable = retryable
+    draft.cause = cause
+    draft.details = details
+    if row is None:  # a code registered elsewhere: its own words, cleaned
+        _read_foreign_row(draft, data)
+    _read_remedy(draft, data, details)
+    return _frozen(draft)
+
+
+def _payload_details(data: Mapping[str, Any]) -> dict[str, Any]:
+    raw = data.get("details")
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
         raise PayloadError("'details' must be an object")
-    details = _json_safe_dict(raw_details)
-    for key, value in data.items():
-        if key not in _FIELDS and key not in _DERIVED:
-            details.setdefault(str(key), _json_safe(value, 0))
-    user_message = data.get("user_message")
-    category = data.get("category")
-    return ErrorDetail(
-        code=code,
-        message=message,
-        category=category if isinstance(category, str) else row.category,
-        retryable=retryable,
-        retry_after_ms=_clean_retry_after(data.get("retry_after_ms")) if retryable else None,
-        fix_required=data.get("fix_required"),
-        fix_command=data.get("fix_command"),
-        user_message=user_message if isinstance(user_message, str) else row.user_message,
-        status=status,
-        source=data.get("source"),
-        cause=_read_cause(data.get("cause"), depth, seen),
-        details=details,
-    )
+    extra = {
+        key: value for key, value in data.items() if key not in _FIELDS and key not in _DERIVED
+    }
+    return json_safe_dict({**extra, **raw} if extra else raw)
 
 
-def _read_cause(cause: object, depth: int, seen: set[int]) -> ErrorDetail | str | None:
-    if cause is None or isinstance(cause, str):
-        return cause
-    if isinstance(cause, Mapping):
-        if id(cause) in seen:
-            return "<cycle>"
-        inner = _from_dict(cause, depth + 1, seen)
-        return _summary(inner) if depth >= MAX_CAUSE_DEPTH else inner
-    raise PayloadError("'cause' must be an object, a string or null")
+def _read_foreign_row(draft: Any, data: Mapping[str, Any]) -> None:
+    category, user_message = data.get("category"), data.get("user_message")
+    if category:
+        draft.category = clean_text(category, _MAX_NAME)
+    if user_message:
+        draft.user_message = clean_text(user_message, _MAX_USER_MESSAGE)
 
 
-def _json_safe_dict(data: Mapping[Any, Any]) -> dict[str, Any]:
-    return {str(key): _json_safe(value, 1) for key, value in data.items()}
-
-
-def _json_safe(value: object, depth: int) -> Any:
-    """A copy of `value` that `json.dumps` accepts; anything else becomes a string."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if depth >= _MAX_DETAILS_DEPTH:
-        return "..."
-    if isinstance(value, ErrorDetail):
-        value = value.to_dict()
-    if isinstance(value, Mapping):
-        return {str(key): _json_safe(item, depth + 1) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(item, depth + 1) for item in value]
-    return safe_str(value)
-
-
-def safe_str(value: object) -> str:
-    """`str(value)`, or a placeholder when its `__str__` raises."""
+def _read_remedy(draft: Any, data: Mapping[str, Any], details: dict[str, Any]) -> None:
+    """The wait hint, or what must change and the command that changes it."""
+    draft.retry_after_ms = clean_hint_ms(data.get("retry_after_ms")) if draft.retryable else None
+    fix_required, command = data.get("fix_required"), data.get("fix_command")
+    draft.fix_required = None if draft.retryable or not fix_required else clean_text(fix_required)
+    draft.fix_command = None
+    if command is None:
+        return
+    if draft.retryable:
+        details["fix_command_dropped"] = "a retryable detail has no fix_command"
+        return
     try:
-        return str(value)
-    except Exception:
-        return f"<unprintable {type(value).__name__}>"
+        draft.fix_command = validate_fix_command(command)
+    except FixCommandRejected as refused:
+        details["fix_command_dropped"] = clean_text(str(refused))
 
 
 # --- the exception ----------------------------------------------------------------------
@@ -469,13 +514,14 @@ def foreign_detail(obj: object) -> ErrorDetail | None:
     if isinstance(obj, RecoverableError):
         return obj.detail
     kind = type(obj)
-    if getattr(kind, "__recoverable_detail__", None) is not None:
-        return ErrorDetail.from_dict(obj.to_dict())  # type: ignore[attr-defined]
     if getattr(kind, "__recoverable_error__", None) is not None:
-        inner = getattr(obj, "detail", None)
-        if inner is not None and getattr(type(inner), "__recoverable_detail__", None) is not None:
-            return ErrorDetail.from_dict(inner.to_dict())
-    return None
+        obj = getattr(obj, "detail", None)
+    if getattr(type(obj), "__recoverable_detail__", None) is None:
+        return None
+    try:  # another copy's value: read as any payload from elsewhere
+        return ErrorDetail.from_dict(obj.to_dict())  # type: ignore[attr-defined]
+    except Exception:
+        return None
 
 
 def with_details(detail: ErrorDetail, **extra: Any) -> ErrorDetail:

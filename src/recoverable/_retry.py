@@ -12,6 +12,7 @@ The success path is one `try` around the call: nothing is allocated until someth
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -42,6 +43,7 @@ T = TypeVar("T")
 logger = logging.getLogger("recoverable.retry")
 
 _testing = False
+_CANCEL_POLL_S = 0.02  # how often an async wait looks at a cancel it cannot await
 
 
 def set_testing(on: bool = True) -> None:
@@ -185,6 +187,24 @@ class Retrying:
         else:
             self.sleep(seconds)
 
+    async def _await_wait(self, seconds: float) -> None:
+        """The async wait before a retry; a set `cancel` ends it at once (an asyncio.Event
+        wakes it; anything else with `is_set()` is looked at every _CANCEL_POLL_S)."""
+        if seconds <= 0:
+            return
+        cancel = self.cancel
+        if cancel is None:
+            await self.asleep(seconds)
+        elif isinstance(cancel, asyncio.Event) and self.asleep is _async_sleep:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(cancel.wait(), seconds)
+        else:
+            left = seconds
+            while left > 0 and not cancel.is_set():
+                step = min(left, _CANCEL_POLL_S)
+                await self.asleep(step)
+                left -= step
+
     # --- call forms ----------------------------------------------------------------------
 
     def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
@@ -269,8 +289,7 @@ class Retrying:
         attempt = 1
         while True:
             wait_s = self._after_failure(exc, attempt, started)
-            if wait_s > 0:
-                await self.asleep(wait_s)
+            await self._await_wait(wait_s)
             attempt += 1
             _check_task_cancel(attempt)
             self._begin(attempt)
@@ -304,8 +323,7 @@ class Retrying:
             if attempt.error is None:
                 return
             wait_s = self._after_failure(attempt.error, attempt.number, started)
-            if wait_s > 0:
-                await self.asleep(wait_s)
+            await self._await_wait(wait_s)
             attempt = Attempt(attempt.number + 1)
 
     # --- streams: hold the error until the outcome is known ---------------------------------
@@ -351,8 +369,7 @@ class Retrying:
                         raise terminal from terminal.__cause__
                     yield on_error(classify(terminal))
                     return
-                if wait_s > 0:
-                    await self.asleep(wait_s)
+                await self._await_wait(wait_s)
             attempt += 1
 
 

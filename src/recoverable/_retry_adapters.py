@@ -40,14 +40,18 @@ def retry_if_retryable(retry_state: Any) -> bool:
 
 def wait_retry_after(
     otherwise: Callable[[Any], float] | None = None,
+    *,
+    max_retry_after_ms: int = DEFAULT_MAX_RETRY_AFTER_MS,
 ) -> Callable[[Any], float]:
-    """tenacity `wait=`: the server's retry-after when it gave one, else `otherwise` (or 0)."""
+    """tenacity `wait=`: the server's retry-after when it gave one (never more than
+    `max_retry_after_ms`: `retry_if_retryable` stops on a longer one), else `otherwise` (or 0).
+    """
 
     def wait(retry_state: Any) -> float:
         error = _failure(retry_state)
         hint = classify(error).retry_after_ms if error is not None else None
         if hint is not None:
-            return hint / 1000
+            return min(hint, max_retry_after_ms) / 1000
         return otherwise(retry_state) if otherwise is not None else 0.0
 
     return wait

@@ -15,12 +15,11 @@ from .._detail import (
     MAX_CAUSE_DEPTH,
     ErrorDetail,
     PayloadError,
-    clip,
     copy_with,
     foreign_detail,
-    safe_str,
     unvalidated,
 )
+from .._untrusted import clean_text, clip, safe_str
 
 __all__ = [
     "Handler",
@@ -147,8 +146,35 @@ def _route_for(kind: type) -> _Route:
 
 
 def error_message(exc: BaseException) -> str:
-    """The developer text of an exception, never raising, bounded in size."""
-    return clip(safe_str(exc) or type(exc).__name__)
+    """The developer text of an exception: never raising, bounded, credentials scrubbed."""
+    return clean_text(_text_of(exc) or type(exc).__name__)
+
+
+_BASE_STR = BaseException.__str__
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _text_of(exc: BaseException) -> str:
+    """`str(exc)`, except that arguments Python would print whole (a huge or deeply nested
+    list, say) are printed shortened: the text is clipped anyway, the time it takes is not."""
+    if type(exc).__str__ is _BASE_STR:
+        args = exc.args
+        if len(args) == 1:
+            if type(args[0]) is str:
+                return args[0]
+            if isinstance(args[0], _CONTAINERS):
+                return _short_repr(args[0])
+        elif args:
+            return _short_repr(args)
+    return safe_str(exc)
+
+
+def _short_repr(value: object) -> str:
+    import reprlib  # only for exceptions raised with containers as arguments
+
+    shortener = reprlib.Repr()
+    shortener.maxlevel, shortener.maxstring, shortener.maxother = 4, 200, 200
+    return safe_str(shortener.repr(value))
 
 
 def _classify_link(exc: BaseException) -> ErrorDetail | None:
@@ -304,4 +330,4 @@ def classify(obj: object) -> ErrorDetail:
 def _describe(obj: object) -> str:
     if obj is None:
         return "no error was given"
-    return clip(obj if isinstance(obj, str) else safe_str(obj))
+    return clean_text(obj if isinstance(obj, str) else safe_str(obj))

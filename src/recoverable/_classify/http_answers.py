@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._codes import Code, codes
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import MAX_HINT_MS, all_clean, clean_text, json_safe_dict
 from ._pipeline import error_message
 from .phrases import PhraseTable
 
@@ -31,8 +32,6 @@ __all__ = [
     "status_attribute",
 ]
 
-# A hint beyond a week is not a hint we trust (daily quotas reset well within it).
-_MAX_RETRY_AFTER_MS = 7 * 24 * 3600 * 1000
 _MAX_BODY_CHARS = 64_000
 
 # --- Retry-After ---------------------------------------------------------------------------
@@ -69,10 +68,13 @@ def _header(headers: object, name: str) -> str | None:
 
 
 def _to_ms(seconds: float) -> int | None:
-    if not math.isfinite(seconds) or seconds < 0:
+    """Seconds as ms: None for NaN or a negative; at most MAX_HINT_MS (a longer hint, an
+    infinite one too, stays too long for any retry rather than vanishing)."""
+    if not seconds >= 0:  # NaN too
         return None
-    ms = math.ceil(seconds * 1000)
-    return ms if ms <= _MAX_RETRY_AFTER_MS else None
+    if seconds >= MAX_HINT_MS / 1000:
+        return MAX_HINT_MS
+    return math.ceil(seconds * 1000)
 
 
 def _parse_number(text: str) -> float | None:
@@ -126,7 +128,8 @@ def retry_after_ms(
     headers: object = None, body: object = None, *, now: float | datetime | None = None
 ) -> int | None:
     """The server's wait hint in ms: `retry-after-ms`, `retry-after` (seconds or HTTP-date),
-    then Google `RetryInfo`. Negative, absurd (over a week) or garbage values are ignored.
+    then Google `RetryInfo`. Negative or garbage values are ignored; a hint over a week is
+    read as a week (still longer than any retry waits).
     """
     return hint_ms(headers, ProviderBody.read(body) if body is not None else None, now)
 
@@ -481,9 +484,17 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     if body.quota_ids:
         details["quota_ids"] = list(body.quota_ids)
     message = body.message or (f"HTTP {status}" if status is not None else "no status")
+    # The upstream wrote all of these: one check, and a cleaning only when it finds something.
+    if not all_clean([message, *_texts_of(details)]):
+        message, details = clean_text(message), json_safe_dict(details)
     return unvalidated(
         row, message, retry_after_ms=hint, status=status, source=source, details=details
     )
+
+
+def _texts_of(details: dict[str, Any]) -> list[str]:
+    texts = [value for value in details.values() if type(value) is str]
+    return [*texts, *details.get("quota_ids", ())]
 
 
 # --- error statuses from HTTP client libraries (httpx, requests, urllib) ---------------------

@@ -56,24 +56,40 @@ def _retry_error(exc: BaseException) -> ErrorDetail | None:
     return mark_exhausted(detail, int(getattr(attempt, "attempt_number", 0) or 0))
 
 
-_group_depth = threading.local()
+class _GroupWalk(threading.local):
+    """The exception groups being classified on this thread: how deep, and what each member
+    already gave, so a member met again (groups may share or repeat sub-groups) is
+    classified once, and one classification visits at most _GROUP_BUDGET members."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.budget = 0
+        self.seen: dict[int, ErrorDetail | None] = {}
+
+
+_walk = _GroupWalk()
+_GROUP_BUDGET = 256
 
 
 def _group(exc: BaseException) -> ErrorDetail | None:
     """An exception group: a cancel wins, then the first failure a retry cannot fix."""
     members = getattr(exc, "exceptions", ())
-    depth = getattr(_group_depth, "value", 0)
-    if depth >= MAX_CAUSE_DEPTH:
+    walk = _walk
+    if walk.depth >= MAX_CAUSE_DEPTH:
         return None
-    _group_depth.value = depth + 1
+    if walk.depth == 0:
+        walk.budget, walk.seen = _GROUP_BUDGET, {}
+    walk.depth += 1
     try:
-        known = []
-        for member in members[:_GROUP_SCAN_LIMIT]:
-            detail = resolve_exception(member)
-            if detail is not None and detail.code != "unknown":
-                known.append(detail)
+        known = [
+            detail
+            for detail in map(_member, members[:_GROUP_SCAN_LIMIT])
+            if detail is not None and detail.code != "unknown"
+        ]
     finally:
-        _group_depth.value = depth
+        walk.depth -= 1
+        if walk.depth == 0:
+            walk.seen = {}
     if not known:
         return None
     chosen = _choose(known)
@@ -83,6 +99,20 @@ def _group(exc: BaseException) -> ErrorDetail | None:
         "group_codes": sorted({detail.code for detail in known}),
     }
     return copy_with(chosen, message=error_message(exc), details=details).with_cause(chosen)
+
+
+def _member(member: BaseException) -> ErrorDetail | None:
+    """A group member's detail: from the walk's memory when met before, else classified
+    while the walk's budget lasts."""
+    walk = _walk
+    key = id(member)
+    if key in walk.seen:
+        return walk.seen[key]
+    if walk.budget <= 0:
+        return None
+    walk.budget -= 1
+    detail = walk.seen[key] = resolve_exception(member)
+    return detail
 
 
 def _choose(known: list[ErrorDetail]) -> ErrorDetail:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._detail import ErrorDetail, copy_with, unvalidated, with_details
+from .._untrusted import MAX_HINT_MS, clean_hint_ms
 from ._pipeline import (
     Handler,
     always,
@@ -280,10 +281,10 @@ _PYDANTIC_AI_CLASSES = {
 def _pydantic_ai(code: str) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail:
         status = getattr(exc, "status_code", None)
-        retry_after = getattr(exc, "retry_after", None)
+        retry_after = getattr(exc, "retry_after", None)  # seconds
         hint = None
         if isinstance(retry_after, (int, float)) and retry_after >= 0:
-            hint = round(retry_after * 1000)
+            hint = clean_hint_ms(min(retry_after, MAX_HINT_MS / 1000) * 1000)
         extra = {
             "error_code": getattr(exc, "provider_error_code", None),
             "error_type": getattr(exc, "provider_error_type", None),

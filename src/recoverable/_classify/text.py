@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_text
 from .http_answers import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 
@@ -70,4 +71,4 @@ def classify_text(text: str) -> ErrorDetail | None:
     if found is not None:
         return from_http(found[0], body=found[1])
     code = _TEXT_PHRASES.code(text)
-    return None if code is None else unvalidated(code, text)
+    return None if code is None else unvalidated(code, clean_text(text))
