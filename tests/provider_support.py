@@ -1,12 +1,16 @@
 """What the tests that call a provider (real or fake) share: catching what a call raises, a
-loopback port with nothing listening, and clients and helpers for FakeProvider's tests."""
+loopback port with nothing listening, and clients and helpers for FakeProvider's tests
+(SDK clients, and raw HTTP/1.1 over a socket for what no SDK sends)."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import socket
 import urllib.request
 from collections.abc import AsyncIterable, Callable, Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import anthropic
 import openai
@@ -67,3 +71,65 @@ def no_proxy_opener() -> urllib.request.OpenerDirector:
 def summary(requests: list[RecordedRequest]) -> list[tuple[str, str, str | None, bool, str | None]]:
     """Each recorded request's API, path, model, stream flag and fault."""
     return [(r.api, r.path, r.model, r.stream, r.fault) for r in requests]
+
+
+# -- raw HTTP/1.1 -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP response as read off the socket."""
+
+    status: int
+    headers: dict[str, str]
+    """Names lower-case."""
+    body: bytes
+
+    def json(self) -> Any:
+        """The body as JSON."""
+        return json.loads(self.body)
+
+
+def post(path: str, body: bytes, *headers: str) -> bytes:
+    """A POST with a Content-Length body and `headers` ("Name: value"), asking to close after."""
+    head = [f"POST {path} HTTP/1.1", "Host: fake", f"Content-Length: {len(body)}", *headers]
+    return ("\r\n".join([*head, "Connection: close"]) + "\r\n\r\n").encode() + body
+
+
+def connect(fake: FakeProvider, timeout: float = 5.0) -> socket.socket:
+    """A TCP connection to `fake`, its reads bounded by `timeout`."""
+    return socket.create_connection(("127.0.0.1", fake.port), timeout=timeout)
+
+
+def read_answer(stream: BinaryIO) -> Answer:
+    """The next response on `stream`, body and all (Content-Length or chunked)."""
+    status_line = stream.readline()
+    if not status_line:
+        raise ConnectionError("the server closed without answering")
+    _version, status, _reason = status_line.decode("latin-1").split(" ", 2)
+    message = http.client.parse_headers(stream)
+    headers = {name.lower(): value for name, value in message.items()}
+    if headers.get("transfer-encoding") == "chunked":
+        body = b""
+        while size := int(stream.readline(), 16):
+            body += stream.read(size)
+            stream.readline()
+        stream.readline()
+    else:
+        body = stream.read(int(headers.get("content-length", "0")))
+    return Answer(int(status), headers, body)
+
+
+def exchange(fake: FakeProvider, request: bytes, *, half_close: bool = False) -> Answer:
+    """Send raw bytes on a new connection; the one answer, checked to be followed by a close.
+
+    `half_close` ends the sending side after the bytes, as a client that has nothing more
+    to send does.
+    """
+    with connect(fake) as sock, sock.makefile("rb") as stream:
+        sock.sendall(request)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        answer = read_answer(stream)
+        assert stream.read() == b"", "the server kept the connection open after its answer"
+    return answer

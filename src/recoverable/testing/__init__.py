@@ -120,6 +120,7 @@ reached).
 
 from ._cli_setup import CliSetup, cli_setup
 from ._faults import Fault, Reply
+from ._limits import Limits
 from ._sdk_errors import sdk_error
 from ._server import FakeProvider, RecordedRequest
 
@@ -127,6 +128,7 @@ __all__ = [
     "CliSetup",
     "FakeProvider",
     "Fault",
+    "Limits",
     "RecordedRequest",
     "Reply",
     "cli_setup",

@@ -21,13 +21,13 @@ from urllib.parse import parse_qsl, urlsplit
 from . import _render
 from ._faults import DEFAULT_REPLY, Fault, Reply
 from ._http import Context, HttpRequest, HttpResponse, Route
+from ._limits import BACKLOG, Limits
 
 __all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
 
 log = logging.getLogger("recoverable.testing")
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1")
-_MAX_BODY = 64 * 1024 * 1024  # refuse absurd bodies instead of buffering them
 _JOIN_TIMEOUT = 5.0
 
 
@@ -59,7 +59,12 @@ class RecordedRequest:
 
 
 class FakeProvider:
-    """A fault-injecting fake of the Anthropic, OpenAI and Gemini HTTP APIs on loopback."""
+    """A fault-injecting fake of the Anthropic, OpenAI and Gemini HTTP APIs on loopback.
+
+    Built for load: a listen backlog of 1024 and a thread per connection, so hundreds of
+    concurrent clients (keep-alive or not) are each answered. `limits` bounds what a client
+    can make it hold: the body size (64 MiB) and the recorded requests (the newest 10 000).
+    """
 
     def __init__(
         self,
@@ -68,6 +73,7 @@ class FakeProvider:
         reply: Reply | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        limits: Limits | None = None,
     ) -> None:
         """Configure; nothing listens until `start()` or `with`."""
         if host not in LOOPBACK_HOSTS:
@@ -81,7 +87,8 @@ class FakeProvider:
         self._port = port
         self._lock = threading.Lock()
         self._faults: deque[tuple[Fault, int | None]] = deque()  # (fault, remaining or None)
-        self._requests: list[RecordedRequest] = []
+        self._limits = limits or Limits()
+        self._requests: deque[RecordedRequest] = deque(maxlen=self._limits.max_recorded)
         self._seq = 0
         self._reply = reply or DEFAULT_REPLY
         self._server: _Server | None = None
@@ -177,6 +184,11 @@ class FakeProvider:
         """Base URL for OpenAI clients: `url` + "/v1"."""
         return self.url + "/v1"
 
+    @property
+    def limits(self) -> Limits:
+        """What the server accepts from its clients (see `Limits`)."""
+        return self._limits
+
     # -- behaviour -------------------------------------------------------------------------
 
     def fail(self, fault: Fault, times: int | None = 1) -> None:
@@ -197,7 +209,8 @@ class FakeProvider:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """A copy of the requests received so far, in arrival order."""
+        """A copy of the requests received so far, in arrival order: the newest
+        `limits.max_recorded` of them."""
         with self._lock:
             return list(self._requests)
 
@@ -257,6 +270,7 @@ class _Server(ThreadingHTTPServer):
     """ThreadingHTTPServer that tracks its connections so stop() can close them."""
 
     daemon_threads = True
+    request_queue_size = BACKLOG
 
     def __init__(
         self, address: tuple[str, int], provider: FakeProvider, family: socket.AddressFamily
@@ -391,7 +405,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._refuse(400, b"malformed request body framing")
             return None
-        if length > _MAX_BODY:
+        if length > self._provider.limits.max_body:
             self._refuse(413, b"request body too large")
             return None
         return self.rfile.read(length) if length > 0 else b""
@@ -408,7 +422,7 @@ class _Handler(BaseHTTPRequestHandler):
                     pass  # trailers
                 return b"".join(chunks)
             total += size
-            if total > _MAX_BODY:
+            if total > self._provider.limits.max_body:
                 self._refuse(413, b"request body too large")
                 return None
             chunks.append(self.rfile.read(size))
