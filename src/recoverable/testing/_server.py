@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from . import _render
 from ._faults import DEFAULT_REPLY, Fault, Reply
+from ._framing import Refusal, body_framing, read_body
 from ._http import Context, HttpRequest, HttpResponse, Route
 from ._limits import BACKLOG, Limits
 
@@ -29,6 +30,8 @@ log = logging.getLogger("recoverable.testing")
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1")
 _JOIN_TIMEOUT = 5.0
+# How long a refused client may go on sending before its connection is closed anyway.
+_LINGER = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,39 +401,38 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes | None:
         """The whole request body (Content-Length or chunked); None after refusing it."""
+        limit = self._provider.limits.max_body
         try:
-            if "chunked" in self.headers.get("transfer-encoding", "").lower():
-                return self._read_chunked()
-            length = int(self.headers.get("content-length") or 0)
-        except ValueError:
-            self._refuse(400, b"malformed request body framing")
+            framing = body_framing(
+                self.headers.get_all("content-length", []),
+                self.headers.get_all("transfer-encoding", []),
+                limit,
+            )
+            return read_body(self.rfile, framing, limit)
+        except Refusal as refusal:
+            self._refuse(refusal.status, refusal.reason)
             return None
-        if length > self._provider.limits.max_body:
-            self._refuse(413, b"request body too large")
-            return None
-        return self.rfile.read(length) if length > 0 else b""
 
-    def _read_chunked(self) -> bytes | None:
-        """A chunked request body; raises ValueError on a bad chunk size."""
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            line = self.rfile.readline(1024)
-            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
-            if size == 0:
-                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(chunks)
-            total += size
-            if total > self._provider.limits.max_body:
-                self._refuse(413, b"request body too large")
-                return None
-            chunks.append(self.rfile.read(size))
-            self.rfile.readline(8)  # the CRLF after each chunk
+    def _refuse(self, status: int, reason: str) -> None:
+        """Answer a client error in plain text, then close once the client has read it."""
+        text = (("content-type", "text/plain; charset=utf-8"),)
+        self._send(HttpResponse(status, text, reason.encode(), close=True))
+        self._discard_input()
 
-    def _refuse(self, status: int, text: bytes) -> None:
-        """Answer a plain-text client error and close."""
-        self._send(HttpResponse(status, (("content-type", "text/plain"),), text, close=True))
+    def _discard_input(self) -> None:
+        """End our side, then drop what the client still sends until it ends its side too.
+
+        Closing a socket with unread input resets the connection, and the reset can destroy
+        the answer before the client reads it: a client still sending a refused body would
+        see a reset, not the 413. Bounded by `_LINGER`.
+        """
+        deadline = time.monotonic() + _LINGER
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(65536):
+                    return
 
     def _hang(self, seconds: float | None) -> None:
         """Answer nothing until `seconds` pass, the server stops, or the client leaves."""
