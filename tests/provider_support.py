@@ -96,6 +96,12 @@ def post(path: str, body: bytes, *headers: str) -> bytes:
     return ("\r\n".join([*head, "Connection: close"]) + "\r\n\r\n").encode() + body
 
 
+def keep_alive(path: str, body: bytes) -> bytes:
+    """A POST with a Content-Length body that leaves its connection open for the next one."""
+    head = f"POST {path} HTTP/1.1\r\nHost: fake\r\nContent-Length: {len(body)}\r\n\r\n"
+    return head.encode() + body
+
+
 def connect(fake: FakeProvider, timeout: float = 5.0) -> socket.socket:
     """A TCP connection to `fake`, its reads bounded by `timeout`."""
     return socket.create_connection(("127.0.0.1", fake.port), timeout=timeout)
@@ -133,3 +139,44 @@ def exchange(fake: FakeProvider, request: bytes, *, half_close: bool = False) ->
         answer = read_answer(stream)
         assert stream.read() == b"", "the server kept the connection open after its answer"
     return answer
+
+
+# -- the 400 of a body that is not a JSON object, API by API ---------------------------------
+
+OPENAI_400 = {
+    "error": {
+        "message": (
+            "We could not parse the JSON body of your request. (HINT: This likely means you"
+            " aren't using your HTTP library correctly. The OpenAI API expects a JSON payload,"
+            " but what was sent was not valid JSON. If you have trouble figuring out how to fix"
+            " this, please contact us through our help center at help.openai.com.)"
+        ),
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+}
+GEMINI_NOT_JSON = {
+    "error": {
+        "code": 400,
+        "message": "Invalid JSON payload received. Unexpected token.",
+        "status": "INVALID_ARGUMENT",
+    }
+}
+GEMINI_NOT_OBJECT = {
+    "error": {
+        "code": 400,
+        "message": (
+            'Invalid JSON payload received. Unknown name "": Root element must be a message.'
+        ),
+        "status": "INVALID_ARGUMENT",
+    }
+}
+ANTHROPIC_NOT_JSON = "The request body is not valid JSON: "
+ANTHROPIC_NOT_OBJECT = "The request body is not a JSON object: it is a JSON "
+
+
+def anthropic_400(message: str, seq: int = 1) -> dict[str, object]:
+    """Anthropic's 400 for a body it cannot read, to request number `seq`."""
+    error = {"type": "invalid_request_error", "message": message}
+    return {"type": "error", "error": error, "request_id": f"req_fake_{seq:04d}"}

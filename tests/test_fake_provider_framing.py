@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import http.client
 import io
-import logging
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +16,8 @@ from recoverable.testing import FakeProvider, Limits
 from recoverable.testing._framing import Refusal, body_framing, read_body
 
 from .provider_support import connect, exchange, post
+
+pytestmark = pytest.mark.usefixtures("no_server_errors")
 
 CAP = 1024
 CHAT = "/v1/chat/completions"
@@ -39,14 +40,6 @@ def small() -> Iterator[FakeProvider]:
     """A running FakeProvider that reads bodies of at most CAP bytes."""
     with FakeProvider(limits=Limits(max_body=CAP)) as provider:
         yield provider
-
-
-@pytest.fixture(autouse=True)
-def _no_server_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    # A client's fault is the client's: the server logs it at debug level, never as an error.
-    caplog.set_level(logging.DEBUG, logger="recoverable.testing")
-    yield
-    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def chunked(*chunks: bytes) -> bytes:

@@ -14,21 +14,15 @@ import pytest
 
 from recoverable.testing import FakeProvider, Limits
 
-from .provider_support import HELLO, Answer, connect, exchange, post, read_answer
+from .provider_support import HELLO, Answer, connect, exchange, keep_alive, post, read_answer
 
 CLIENTS = 200
+CHAT = "/v1/chat/completions"
 
 
 def chat(model: str) -> bytes:
     """A Chat Completions request body naming `model`."""
     return json.dumps({"model": model, "messages": []}).encode()
-
-
-def keep_alive_chat(model: str) -> bytes:
-    """A Chat Completions request that keeps its connection open."""
-    body = chat(model)
-    head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: fake\r\nContent-Length: {len(body)}"
-    return head.encode() + b"\r\n\r\n" + body
 
 
 def in_threads(count: int, work: Callable[[int], object]) -> list[object]:
@@ -54,7 +48,7 @@ def in_threads(count: int, work: Callable[[int], object]) -> list[object]:
 def test_200_concurrent_connections_each_get_their_answer(fake: FakeProvider) -> None:
     # All connect at once: a short listen backlog drops the connections it cannot queue.
     def ask(n: int) -> tuple[int, str]:
-        answer = exchange(fake, post("/v1/chat/completions", chat(f"model-{n}")))
+        answer = exchange(fake, post(CHAT, chat(f"model-{n}")))
         return answer.status, answer.json()["model"]
 
     results = in_threads(CLIENTS, ask)
@@ -95,7 +89,7 @@ def test_one_keep_alive_connection_serves_many_requests(fake: FakeProvider) -> N
     with connect(fake) as sock, sock.makefile("rb") as stream:
         answers: list[Answer] = []
         for n in range(300):
-            sock.sendall(keep_alive_chat(f"m-{n}"))
+            sock.sendall(keep_alive(CHAT, chat(f"m-{n}")))
             answers.append(read_answer(stream))
     assert [(a.status, a.json()["model"]) for a in answers] == [(200, f"m-{n}") for n in range(300)]
     assert answers[-1].headers["x-request-id"] == "req_fake_0300"
@@ -103,14 +97,14 @@ def test_one_keep_alive_connection_serves_many_requests(fake: FakeProvider) -> N
 
 def test_pipelined_requests_are_answered_in_order(fake: FakeProvider) -> None:
     with connect(fake) as sock, sock.makefile("rb") as stream:
-        sock.sendall(b"".join(keep_alive_chat(f"m-{n}") for n in range(50)))
+        sock.sendall(b"".join(keep_alive(CHAT, chat(f"m-{n}")) for n in range(50)))
         answers = [read_answer(stream) for _ in range(50)]
     assert [(a.status, a.json()["model"]) for a in answers] == [(200, f"m-{n}") for n in range(50)]
 
 
 def test_the_record_keeps_the_newest_max_recorded_requests() -> None:
     with FakeProvider(limits=Limits(max_recorded=3)) as fake:
-        answers = [exchange(fake, post("/v1/chat/completions", chat(f"m-{n}"))) for n in range(5)]
+        answers = [exchange(fake, post(CHAT, chat(f"m-{n}"))) for n in range(5)]
         assert [r.model for r in fake.requests] == ["m-2", "m-3", "m-4"]
     # Request ids count every request, recorded or not.
     assert answers[-1].headers["x-request-id"] == "req_fake_0005"
@@ -118,11 +112,11 @@ def test_the_record_keeps_the_newest_max_recorded_requests() -> None:
 
 def test_max_recorded_zero_records_nothing_and_none_everything() -> None:
     with FakeProvider(limits=Limits(max_recorded=0)) as fake:
-        assert exchange(fake, post("/v1/chat/completions", chat("m"))).status == 200
+        assert exchange(fake, post(CHAT, chat("m"))).status == 200
         assert fake.requests == []
     with FakeProvider(limits=Limits(max_recorded=None)) as fake:
         for _ in range(3):
-            exchange(fake, post("/v1/chat/completions", chat("m")))
+            exchange(fake, post(CHAT, chat("m")))
         assert len(fake.requests) == 3
 
 
