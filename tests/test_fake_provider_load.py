@@ -121,7 +121,9 @@ def test_max_recorded_zero_records_nothing_and_none_everything() -> None:
 
 
 def test_default_limits() -> None:
-    assert FakeProvider().limits == Limits(max_body=64 * 1024 * 1024, max_recorded=10_000)
+    assert FakeProvider().limits == Limits(
+        max_body=64 * 1024 * 1024, read_timeout=30.0, max_recorded=10_000
+    )
 
 
 @pytest.mark.parametrize(
@@ -129,8 +131,9 @@ def test_default_limits() -> None:
     [
         ({"max_body": -1}, "max_body must be >= 0, got -1"),
         ({"max_recorded": -1}, "max_recorded must be >= 0 or None, got -1"),
+        ({"read_timeout": 0}, "read_timeout must be > 0, got 0"),
     ],
 )
-def test_limits_refuse_what_cannot_work(limits: dict[str, int], message: str) -> None:
+def test_limits_refuse_what_cannot_work(limits: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Limits(**limits)  # type: ignore[arg-type]

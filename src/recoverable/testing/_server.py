@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
+import re
 import select
 import socket
 import socketserver
@@ -16,7 +18,7 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from . import _render
 from ._faults import DEFAULT_REPLY, Fault, Reply
@@ -32,6 +34,12 @@ LOOPBACK_HOSTS = ("127.0.0.1", "::1")
 _JOIN_TIMEOUT = 5.0
 # How long a refused client may go on sending before its connection is closed anyway.
 _LINGER = 2.0
+_MAX_REQUEST_LINE = 65536  # as http.server: longer gets a 414
+_BLANK_LINES = 8  # skipped before a request line, as RFC 9112 2.2 asks (within reason)
+# Control characters and spaces in a request target: refused, as the target is logged.
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+# The methods the APIs use; any other gets a 501.
+_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +263,16 @@ def _recorded(request: HttpRequest, query: dict[str, str], route: Route) -> Reco
     )
 
 
+def _split_target(target: str) -> SplitResult | None:
+    """A request target split into path and query; None when it is malformed."""
+    if _CONTROL.search(target):
+        return None
+    try:
+        return urlsplit(target)
+    except ValueError:  # an absolute-form target with a bad host: "http://[::1/v1/models"
+        return None
+
+
 def _rendered(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> HttpResponse:
     """The response to send; a failure to render becomes a 500 that names it."""
     try:
@@ -339,15 +357,22 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    """Reads one request, asks the provider for a fault or reply, and writes the answer."""
+    """Reads one request, asks the provider for a fault or reply, and writes the answer.
+
+    Every request that has begun gets an answer: a malformed one a plain-text 4xx, then the
+    connection closes. Only an idle connection, or one the client closed, ends without one.
+    """
 
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    # Answer even a malformed request line as HTTP/1.1, not as HTTP/0.9 (no status line).
+    default_request_version = "HTTP/1.1"
     server_version = "FakeProvider/1"
     sys_version = ""
 
     def setup(self) -> None:
-        """Set up the connection streams with Nagle disabled."""
+        """Set up the connection streams, reads bounded by read_timeout, Nagle disabled."""
         super().setup()
+        self.connection.settimeout(self._provider.limits.read_timeout)
         # Real servers disable Nagle; without it small SSE writes stall on delayed ACKs.
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -361,18 +386,70 @@ class _Handler(BaseHTTPRequestHandler):
         """Send http.server's access log to `logging` at debug level."""
         log.debug("%s " + format, self.address_string(), *args)
 
-    def do_GET(self) -> None:
-        """Serve any method the same way; routing happens in `_render.route`."""
-        self._serve()
+    def handle_one_request(self) -> None:
+        """Read one request and answer it (http.server's, made to answer what it drops).
 
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+        A request line too long gets a 414, a malformed one a 400, a request not finished
+        within read_timeout a 408; an idle connection is closed quietly.
+        """
+        self.close_connection = True
+        self.command, self.requestline = "", ""
+        self.request_version = self.default_request_version
+        try:
+            if self._request_arrives() and self._read_head():
+                self._dispatch()
+        except TimeoutError:  # the client began a request, then went silent
+            self._refuse(408, "request not completed in time")
 
-    def _serve(self) -> None:
+    def _request_arrives(self) -> bool:
+        """Whether a request begins within read_timeout (False: idle, or closed).
+
+        Blank lines before it are skipped (RFC 9112 2.2: a client may send one after a body)
+        and count as idle: a 408 on a connection the client thinks idle could be taken for
+        the answer to its next request.
+        """
+        rfile = cast(io.BufferedReader, self.rfile)
+        try:
+            for _ in range(_BLANK_LINES):
+                if rfile.peek(1)[:1] not in (b"\r", b"\n"):
+                    break
+                rfile.readline(2)
+            return bool(rfile.peek(1))
+        except TimeoutError:
+            return False
+
+    def _read_head(self) -> bool:
+        """Read the request line and headers; False once refused, or when the client left."""
+        line = self.rfile.readline(_MAX_REQUEST_LINE + 1)
+        self.raw_requestline = line
+        if len(line) > _MAX_REQUEST_LINE:
+            self.send_error(414)
+            return False
+        if line and not line.strip():
+            self.send_error(400, "Bad request syntax (empty request line)")
+            return False
+        return self.parse_request()  # it answers what it refuses (400, 431, 505)
+
+    def _dispatch(self) -> None:
+        """Serve a request of a known method with a well-formed target; refuse the rest."""
+        if self.command not in _METHODS:
+            self.send_error(501, f"Unsupported method ({self.command!r})")
+            return
+        target = _split_target(self.path)
+        if target is None:
+            self._refuse(400, "request target is malformed")
+            return
+        self._serve(target)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Answer what http.server refuses as every refusal is answered: plain text, then close."""
+        self._refuse(code, message or self.responses[code][0])
+
+    def _serve(self, split: SplitResult) -> None:
         """Read, record and answer one request."""
         body = self._read_body()
         if body is None:
             return
-        split = urlsplit(self.path)
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = HttpRequest.parse(self.command, split.path, headers, body)
         route = _render.route(request)
@@ -424,9 +501,9 @@ class _Handler(BaseHTTPRequestHandler):
 
         Closing a socket with unread input resets the connection, and the reset can destroy
         the answer before the client reads it: a client still sending a refused body would
-        see a reset, not the 413. Bounded by `_LINGER`.
+        see a reset, not the 413. Bounded by `_LINGER` (or read_timeout, if shorter).
         """
-        deadline = time.monotonic() + _LINGER
+        deadline = time.monotonic() + min(_LINGER, self._provider.limits.read_timeout)
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_WR)
             while (left := deadline - time.monotonic()) > 0:
