@@ -184,6 +184,11 @@ def test_header_values_with_any_bytes_are_recorded(fake: FakeProvider) -> None:
     assert (recorded.headers["x-bytes"], recorded.headers["x-nul"]) == ("ÿþ", "a\x00b")
 
 
+def test_a_lone_cr_then_a_byte_is_a_request_and_answered(fake: FakeProvider) -> None:
+    answer = exchange(fake, b"\rx", half_close=True)  # not a blank line: not skipped as one
+    assert (answer.status, answer.body) == (400, b"Bad request syntax ('\\rx')")
+
+
 def test_blank_lines_before_a_request_are_skipped(fake: FakeProvider) -> None:
     # A client may send a CRLF after a body (RFC 9112 2.2): the next request still counts.
     with connect(fake) as sock, sock.makefile("rb") as stream:

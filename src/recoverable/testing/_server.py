@@ -411,9 +411,11 @@ class _Handler(BaseHTTPRequestHandler):
         rfile = cast(io.BufferedReader, self.rfile)
         try:
             for _ in range(_BLANK_LINES):
-                if rfile.peek(1)[:1] not in (b"\r", b"\n"):
+                ahead = rfile.peek(2)[:2]  # what is buffered, else one read: never waits twice
+                if ahead[:1] == b"\n" or ahead == b"\r\n":
+                    rfile.readline(2)
+                else:
                     break
-                rfile.readline(2)
             return bool(rfile.peek(1))
         except TimeoutError:
             return False
