@@ -74,7 +74,10 @@ class FakeProvider:
 
     Built for load: a listen backlog of 1024 and a thread per connection, so hundreds of
     concurrent clients (keep-alive or not) are each answered. `limits` bounds what a client
-    can make it hold: the body size (64 MiB) and the recorded requests (the newest 10 000).
+    can make it hold: the body size (64 MiB: a 413), each wait for a client's next bytes
+    (30 s: then a quiet close, or a 408 for a request left half-sent), and the recorded
+    requests (the newest 10 000). Any request it has begun to read gets an answer: a
+    malformed one a plain-text 4xx, a body that is not a JSON object the API's own 400.
     """
 
     def __init__(
@@ -86,7 +89,7 @@ class FakeProvider:
         port: int = 0,
         limits: Limits | None = None,
     ) -> None:
-        """Configure; nothing listens until `start()` or `with`."""
+        """Configure; nothing listens until `start()` or `with`. `limits`: see `Limits`."""
         if host not in LOOPBACK_HOSTS:
             # A fault injector must never be reachable from another machine.
             raise ValueError(
