@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 
@@ -38,3 +39,16 @@ def fake() -> Iterator[FakeProvider]:
     """A running FakeProvider, fresh for each test (start and stop take a few ms)."""
     with FakeProvider() as provider:
         yield provider
+
+
+@pytest.fixture
+def no_server_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fail the test if FakeProvider logs a warning or an error (a traceback) while it runs.
+
+    A client's fault is the client's: the server logs it at debug level. Requested before
+    the test's FakeProvider, it checks after that provider has stopped.
+    """
+    caplog.set_level(logging.DEBUG, logger="recoverable.testing")
+    yield
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.getMessage() for r in loud] == []

@@ -1,12 +1,16 @@
 """What the tests that call a provider (real or fake) share: catching what a call raises, a
-loopback port with nothing listening, and clients and helpers for FakeProvider's tests."""
+loopback port with nothing listening, and clients and helpers for FakeProvider's tests
+(SDK clients, and raw HTTP/1.1 over a socket for what no SDK sends)."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import socket
 import urllib.request
 from collections.abc import AsyncIterable, Callable, Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import anthropic
 import openai
@@ -67,3 +71,112 @@ def no_proxy_opener() -> urllib.request.OpenerDirector:
 def summary(requests: list[RecordedRequest]) -> list[tuple[str, str, str | None, bool, str | None]]:
     """Each recorded request's API, path, model, stream flag and fault."""
     return [(r.api, r.path, r.model, r.stream, r.fault) for r in requests]
+
+
+# -- raw HTTP/1.1 -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP response as read off the socket."""
+
+    status: int
+    headers: dict[str, str]
+    """Names lower-case."""
+    body: bytes
+
+    def json(self) -> Any:
+        """The body as JSON."""
+        return json.loads(self.body)
+
+
+def post(path: str, body: bytes, *headers: str) -> bytes:
+    """A POST with a Content-Length body and `headers` ("Name: value"), asking to close after."""
+    head = [f"POST {path} HTTP/1.1", "Host: fake", f"Content-Length: {len(body)}", *headers]
+    return ("\r\n".join([*head, "Connection: close"]) + "\r\n\r\n").encode() + body
+
+
+def keep_alive(path: str, body: bytes) -> bytes:
+    """A POST with a Content-Length body that leaves its connection open for the next one."""
+    head = f"POST {path} HTTP/1.1\r\nHost: fake\r\nContent-Length: {len(body)}\r\n\r\n"
+    return head.encode() + body
+
+
+def connect(fake: FakeProvider, timeout: float = 5.0) -> socket.socket:
+    """A TCP connection to `fake`, its reads bounded by `timeout`."""
+    return socket.create_connection(("127.0.0.1", fake.port), timeout=timeout)
+
+
+def read_answer(stream: BinaryIO) -> Answer:
+    """The next response on `stream`, body and all (Content-Length or chunked)."""
+    status_line = stream.readline()
+    if not status_line:
+        raise ConnectionError("the server closed without answering")
+    _version, status, _reason = status_line.decode("latin-1").split(" ", 2)
+    message = http.client.parse_headers(stream)
+    headers = {name.lower(): value for name, value in message.items()}
+    if headers.get("transfer-encoding") == "chunked":
+        body = b""
+        while size := int(stream.readline(), 16):
+            body += stream.read(size)
+            stream.readline()
+        stream.readline()
+    else:
+        body = stream.read(int(headers.get("content-length", "0")))
+    return Answer(int(status), headers, body)
+
+
+def exchange(fake: FakeProvider, request: bytes, *, half_close: bool = False) -> Answer:
+    """Send raw bytes on a new connection; the one answer, checked to be followed by a close.
+
+    `half_close` ends the sending side after the bytes, as a client that has nothing more
+    to send does.
+    """
+    with connect(fake) as sock, sock.makefile("rb") as stream:
+        sock.sendall(request)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        answer = read_answer(stream)
+        assert stream.read() == b"", "the server kept the connection open after its answer"
+    return answer
+
+
+# -- the 400 of a body that is not a JSON object, API by API ---------------------------------
+
+OPENAI_400 = {
+    "error": {
+        "message": (
+            "We could not parse the JSON body of your request. (HINT: This likely means you"
+            " aren't using your HTTP library correctly. The OpenAI API expects a JSON payload,"
+            " but what was sent was not valid JSON. If you have trouble figuring out how to fix"
+            " this, please contact us through our help center at help.openai.com.)"
+        ),
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+}
+GEMINI_NOT_JSON = {
+    "error": {
+        "code": 400,
+        "message": "Invalid JSON payload received. Unexpected token.",
+        "status": "INVALID_ARGUMENT",
+    }
+}
+GEMINI_NOT_OBJECT = {
+    "error": {
+        "code": 400,
+        "message": (
+            'Invalid JSON payload received. Unknown name "": Root element must be a message.'
+        ),
+        "status": "INVALID_ARGUMENT",
+    }
+}
+ANTHROPIC_NOT_JSON = "The request body is not valid JSON: "
+ANTHROPIC_NOT_OBJECT = "The request body is not a JSON object: it is a JSON "
+
+
+def anthropic_400(message: str, seq: int = 1) -> dict[str, object]:
+    """Anthropic's 400 for a body it cannot read, to request number `seq`."""
+    error = {"type": "invalid_request_error", "message": message}
+    return {"type": "error", "error": error, "request_id": f"req_fake_{seq:04d}"}

@@ -4,11 +4,21 @@ tool-result detection. No socket, no clock: a request in, an HttpResponse out.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from recoverable.testing import Fault, Reply, _http, _render
 
-from .provider_support import HELLO
+from .provider_support import (
+    ANTHROPIC_NOT_JSON,
+    ANTHROPIC_NOT_OBJECT,
+    GEMINI_NOT_JSON,
+    GEMINI_NOT_OBJECT,
+    HELLO,
+    OPENAI_400,
+    anthropic_400,
+)
 
 GEMINI_STREAM = "/v1beta/models/gemini-x:streamGenerateContent"
 
@@ -114,3 +124,98 @@ def test_no_tool_result_without_a_body_or_a_known_api() -> None:
     found = _render.carries_tool_result
     assert not found("anthropic", None)
     assert not found("unknown", {"messages": [{"role": "tool"}]})
+
+
+# -- bodies an API cannot read ----------------------------------------------------------------
+
+NOT_UTF8 = "'utf-8' codec can't decode byte 0xff in position 1: invalid start byte"
+NO_NAME = "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+INFINITY = "Infinity is not valid JSON"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"", (None, "")),
+        (b'{"a": [1, 2.5, "x", null, true]}', ({"a": [1, 2.5, "x", None, True]}, "")),
+        (b"[" * 100_000, (None, "nesting too deep")),
+        (b"[" * 100_000 + b"]" * 100_000, (None, "nesting too deep")),
+        (b'{"x": NaN}', (None, "NaN is not valid JSON")),
+        (b'{"x": Infinity}', (None, INFINITY)),
+        (b"[-Infinity]", (None, "-Infinity is not valid JSON")),
+        (b"1" * 5000, (float("inf"), "")),  # more digits than int() converts
+        (b"-" + b"9" * 4300, (-int("9" * 4300), "")),
+        (b"1e999", (float("inf"), "")),
+        (b'"\xff"', (None, NOT_UTF8)),
+        (b"{", (None, NO_NAME)),
+        (b" ", (None, "Expecting value: line 1 column 2 (char 1)")),
+    ],
+)  # fmt: skip
+def test_read_json_never_raises_and_says_why_not(body: bytes, expected: tuple[object, str]) -> None:
+    assert _http.read_json(body) == expected
+    assert _http.parse_json(body) == expected[0]
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"", None),
+        (b"{}", None),
+        (b"[" * 100_000, _http.BodyError("not_json", "nesting too deep")),
+        (b"[1]", _http.BodyError("not_object", "array")),
+        (b'"x"', _http.BodyError("not_object", "string")),
+        (b"1.5", _http.BodyError("not_object", "number")),
+        (b"false", _http.BodyError("not_object", "boolean")),
+        (b"null", _http.BodyError("not_object", "null")),
+    ],
+)
+def test_a_body_error_says_what_the_body_is(body: bytes, error: _http.BodyError | None) -> None:
+    assert _http.HttpRequest.parse("POST", "/v1/messages", {}, body).body_error == error
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "doc"),
+    [
+        ("/v1/chat/completions", b"[" * 100_000, OPENAI_400),
+        ("/v1/chat/completions", b"[1]", OPENAI_400),
+        ("/v1/responses", b'{"input": NaN}', OPENAI_400),
+        ("/v1/messages", b"[" * 100_000, anthropic_400(ANTHROPIC_NOT_JSON + "nesting too deep")),
+        ("/v1/messages", b'{"x": Infinity}', anthropic_400(ANTHROPIC_NOT_JSON + INFINITY)),
+        ("/v1/messages/count_tokens", b"null", anthropic_400(ANTHROPIC_NOT_OBJECT + "null")),
+        ("/v1beta/models/g:generateContent", b"\xff", GEMINI_NOT_JSON),
+        ("/v1beta/models/g:streamGenerateContent", b'"text"', GEMINI_NOT_OBJECT),
+        ("/v1/models/g:countTokens", b"[]", GEMINI_NOT_OBJECT),
+    ],
+)  # fmt: skip
+def test_a_body_that_is_not_a_json_object_gets_the_apis_400(
+    path: str, body: bytes, doc: dict[str, object]
+) -> None:
+    request = _http.HttpRequest.parse("POST", path, {}, body)
+    route = _render.route(request)
+    response = _render.render(route, _render.context(request, route, 1, 0), None, Reply.text(HELLO))
+    assert (response.status, json.loads(response.body), response.events) == (400, doc, None)
+
+
+def test_a_fault_comes_before_the_400_of_a_bad_body() -> None:
+    request = _http.HttpRequest.parse("POST", "/v1/messages", {}, b"[1]")
+    route = _render.route(request)
+    ctx = _render.context(request, route, 7, 0)
+    assert _render.render(route, ctx, Fault.rate_limited(), Reply.text(HELLO)).status == 429
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "status"),
+    [
+        ("GET", "/v1/models", {}, 200),
+        ("GET", "/v1/models", {"anthropic-version": "2023-06-01"}, 200),
+        ("POST", "/v2/nothing", {}, 404),
+    ],
+)
+def test_a_route_that_reads_no_body_ignores_a_bad_one(
+    method: str, path: str, headers: dict[str, str], status: int
+) -> None:
+    request = _http.HttpRequest.parse(method, path, headers, b"[" * 100_000)
+    route = _render.route(request)
+    ctx = _render.context(request, route, 7, 0)
+    assert ctx.body_error is None
+    assert _render.render(route, ctx, None, Reply.text(HELLO)).status == status

@@ -182,7 +182,7 @@ def test_malformed_chunked_body_is_refused(fake: FakeProvider) -> None:
         while chunk := sock.recv(4096):  # the server closes after refusing
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 400 ")
-    assert answer.endswith(b"\r\n\r\nmalformed request body framing")
+    assert answer.endswith(b"\r\n\r\nrequest has a malformed chunk size")
     assert fake.requests == []
 
 

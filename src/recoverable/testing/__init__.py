@@ -24,10 +24,11 @@ Clients: ``openai.OpenAI(base_url=fake.openai_url, max_retries=0)``,
 ``genai.Client(api_key="x", http_options=HttpOptions(base_url=fake.url))`` (keep that
 client referenced: a collected ``genai.Client`` closes its HTTP client).
 
-`FakeProvider(*, faults=(), reply=None, host="127.0.0.1", port=0)`
+`FakeProvider(*, faults=(), reply=None, host="127.0.0.1", port=0, limits=None)`
     Also ``async with``, or ``start()`` / ``stop()``; ``stop()`` releases hanging
     requests, closes open connections and joins the threads. ``faults`` takes
     ``Fault`` or ``(Fault, times)`` items. Only 127.0.0.1 and ::1 are accepted.
+    ``limits``: a `Limits` (see "Load and limits" below); ``fake.limits`` reads it.
 ``fake.url`` / ``fake.openai_url`` / ``fake.port``
     ``http://127.0.0.1:PORT`` (Anthropic, Gemini) and ``url + "/v1"`` (OpenAI).
 ``fake.fail(fault, times=1)``
@@ -37,7 +38,8 @@ client referenced: a collected ``genai.Client`` closes its HTTP client).
     The answer when no fault is pending: `Reply.text(text)` (default
     ``"Hello from FakeProvider."``) or `Reply.tool_call(name, arguments)`.
 ``fake.requests``
-    A copy of the `RecordedRequest` list, in arrival order: ``method``, ``path``,
+    A copy of the `RecordedRequest` list, in arrival order (the newest
+    ``limits.max_recorded``, 10 000 by default): ``method``, ``path``,
     ``query``, ``headers`` (lower-case keys), ``body``, ``json``, ``api``
     (``anthropic``, ``openai_chat``, ``openai_responses``, ``gemini``,
     ``openai_models`` or ``unknown``), ``model``, ``stream``, ``fault`` (its name, or
@@ -49,10 +51,13 @@ Routes: ``POST /v1/messages`` (and ``/v1/messages/count_tokens``), ``POST
 /v1/chat/completions``, ``POST /v1/responses``, ``POST
 /v1beta/models/{model}:generateContent``, ``:streamGenerateContent?alt=sse`` and
 ``:countTokens`` (``/v1/`` too), ``GET /v1/models``; anything else gets an
-OpenAI-shaped 404 and is recorded with ``api="unknown"``. Streams (``"stream": true``,
-or Gemini's stream method) send each API's real SSE event sequence; replies echo the
-requested model. Error bodies have each provider's shape and wording, with
-``x-request-id`` (OpenAI) or ``request-id`` (Anthropic) headers ``req_fake_0001``, ...
+OpenAI-shaped 404 and is recorded with ``api="unknown"``. Streams (``"stream": true``, or
+Gemini's stream method) send each API's real SSE event sequence; replies echo the requested
+model. Error bodies have each provider's shape and wording, with ``x-request-id`` (OpenAI)
+or ``request-id`` (Anthropic) headers ``req_fake_0001``, ... A body that is not a JSON
+object (not JSON, not UTF-8, ``NaN``, nested deeper than Python parses, an array, ...) gets
+that API's own 400, unless a fault is queued: the fault comes first. A request without a
+body is answered as if it were ``{}``.
 
 ===============================  =================================================================
 `Fault.rate_limited`             429; ``retry_after`` -> ``retry-after``, ``retry_after_ms`` ->
@@ -81,6 +86,34 @@ requested model. Error bodies have each provider's shape and wording, with
 
 ``Fault.named(name)`` builds any of these but ``status`` from its name, with default
 arguments (what the ``--fault`` flags take).
+
+Load and limits: the fake never fails in a way that was not injected, under the load of a CI
+run or the requests of a broken client. A listen backlog of 1024 and a thread per connection
+answer hundreds of concurrent clients; keep-alive and pipelined requests are answered in
+order. `Limits` bounds what a client can make the server hold::
+
+    FakeProvider(limits=Limits(max_body=1 << 20, read_timeout=5.0, max_recorded=None))
+
+``max_body`` (64 MiB)
+    The largest request body read; a larger one gets a 413, whatever its framing (a chunked
+    body's chunk-size lines and trailers count too).
+``read_timeout`` (30 s)
+    How long the server waits for a client's next bytes: then an idle connection is closed
+    without a word, and a request left half-sent gets a 408. It bounds each wait, not a whole
+    request. A ``hang`` fault is not bound by it.
+``max_recorded`` (10 000)
+    How many requests ``fake.requests`` keeps, the newest (``None``: every one; ids keep
+    counting).
+
+A request the server cannot read gets a plain-text answer, and the connection closes once the
+client has read it (the server reads what the client still sends, for up to 2 s, so a client
+still sending a refused body sees the answer, not a reset): 400 for malformed framing (a
+Content-Length that is not digits, two different ones, both Content-Length and
+Transfer-Encoding, a bad chunk-size line, a chunk not followed by CRLF, a body cut short), a
+malformed request line or a target with control characters; 413 as above; 414 for a request
+line over 64 KiB; 431 for a header line over 64 KiB or over 100 headers; 501 for a method
+other than GET, POST, PUT, PATCH and DELETE or a transfer coding other than chunked; 505 for
+HTTP/2 and later. Client errors are logged at debug level, never as errors.
 
 Without a server: `sdk_error(sdk, fault, *, stream=False, model="fake-model")` returns
 the exception the ``openai``, ``anthropic`` or ``google`` client raises for ``fault`` on a
@@ -120,6 +153,7 @@ reached).
 
 from ._cli_setup import CliSetup, cli_setup
 from ._faults import Fault, Reply
+from ._limits import Limits
 from ._sdk_errors import sdk_error
 from ._server import FakeProvider, RecordedRequest
 
@@ -127,6 +161,7 @@ __all__ = [
     "CliSetup",
     "FakeProvider",
     "Fault",
+    "Limits",
     "RecordedRequest",
     "Reply",
     "cli_setup",

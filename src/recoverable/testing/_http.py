@@ -14,6 +14,7 @@ from typing import Any, Literal
 __all__ = [
     "DEFAULT_MODEL",
     "UNKNOWN_API",
+    "BodyError",
     "Context",
     "HttpRequest",
     "HttpResponse",
@@ -25,6 +26,7 @@ __all__ = [
     "json_response",
     "objects_in",
     "parse_json",
+    "read_json",
     "seconds_text",
     "sse",
     "stream_response",
@@ -35,6 +37,8 @@ Op = Literal["generate", "count_tokens", "list_models", "not_found"]
 DEFAULT_MODEL = "fake-model"
 # The API of a request no provider recognizes (it gets a 404).
 UNKNOWN_API = "unknown"
+# Python's own cap on the digits int() converts (converting more takes quadratic time).
+_MAX_INT_DIGITS = 4300
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +53,23 @@ class HttpRequest:
     body: bytes = b""
     json: Any = None
     """The body as JSON, or None when it is empty or not JSON."""
+    json_error: str = ""
+    """Why the body is not JSON ("" when it is, or is empty)."""
 
     @classmethod
     def parse(cls, method: str, path: str, headers: Mapping[str, str], body: bytes) -> HttpRequest:
         """The request with its body parsed as JSON."""
-        return cls(method, path, headers, body, parse_json(body))
+        doc, error = read_json(body)
+        return cls(method, path, headers, body, doc, error)
+
+    @property
+    def body_error(self) -> BodyError | None:
+        """Why the body cannot be an API's request (None: a JSON object, or no body)."""
+        if self.json_error:
+            return BodyError("not_json", self.json_error)
+        if self.body and not isinstance(self.json, dict):
+            return BodyError("not_object", _json_type(self.json))
+        return None
 
     @property
     def model(self) -> str | None:
@@ -66,6 +82,16 @@ class HttpRequest:
     def asks_stream(self) -> bool:
         """Whether the JSON body asks for a stream (`"stream": true`)."""
         return isinstance(self.json, Mapping) and self.json.get("stream") is True
+
+
+@dataclass(frozen=True, slots=True)
+class BodyError:
+    """Why a request body cannot be an API's request: it is not JSON, or not a JSON object."""
+
+    kind: Literal["not_json", "not_object"]
+    detail: str
+    """The JSON parser's complaint ("not_json"), or the JSON type the body is ("not_object":
+    "array", "string", "number", "boolean" or "null")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +128,8 @@ class Context:
     api_key: str = ""
     tool_result: bool = False
     """The request sends a tool's output back."""
+    body_error: BodyError | None = None
+    """Why the body of a request that needs one cannot be read (None: it can)."""
 
     @property
     def request_id(self) -> str:
@@ -155,13 +183,45 @@ def first_half(body: bytes) -> bytes:
 
 
 def parse_json(body: bytes) -> Any:
-    """A request body as JSON, or None when it is empty or not JSON."""
+    """A request body as JSON, or None when it is empty or not JSON; never raises."""
+    return read_json(body)[0]
+
+
+def read_json(body: bytes) -> tuple[Any, str]:
+    """A request body as JSON and "", or None and why it is not JSON; never raises.
+
+    Strict where Python's parser is lenient: NaN and Infinity are not JSON. An integer too
+    long for int() becomes a float, as a JavaScript parser reads it.
+    """
     if not body:
-        return None
+        return None, ""
     try:
-        return json.loads(body)
-    except ValueError:
-        return None
+        return json.loads(body, parse_int=_integer, parse_constant=_no_constant), ""
+    except RecursionError:  # a body nested deeper than Python can recurse: "[" * 100000
+        return None, "nesting too deep"
+    except ValueError as exc:  # not JSON, not UTF-8 (UnicodeDecodeError), NaN
+        return None, str(exc)
+
+
+def _integer(text: str) -> int | float:
+    """A JSON integer: an int, or a float when it has more digits than int() converts."""
+    return int(text) if len(text.lstrip("-")) <= _MAX_INT_DIGITS else float(text)
+
+
+def _no_constant(name: str) -> Any:
+    """Refuse NaN, Infinity and -Infinity, which Python's parser accepts and JSON does not."""
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name of a parsed value that is not an object."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    return "null" if value is None else "number"
 
 
 def objects_in(value: Any) -> list[Mapping[str, Any]]:

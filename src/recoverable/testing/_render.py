@@ -33,6 +33,8 @@ __all__ = ["carries_tool_result", "context", "render", "route"]
 _APIS: dict[str, WireApi] = {api.name: api for p in PROVIDERS for api in p.apis}
 # Faults the server carries out itself: no response at all.
 _SILENT = ("drop", "hang")
+# The operations whose request is a JSON object; the others read no body.
+_READS_BODY = ("generate", "count_tokens")
 
 
 def route(request: HttpRequest) -> Route:
@@ -55,6 +57,7 @@ def context(request: HttpRequest, route: Route, seq: int, created: int) -> Conte
         include_usage=_include_usage(request.json),
         api_key=_api_key(request.headers),
         tool_result=carries_tool_result(route.api, request.json),
+        body_error=request.body_error if route.op in _READS_BODY else None,
     )
 
 
@@ -81,9 +84,16 @@ def carries_tool_result(api: str, body: Any) -> bool:
 
 
 def render(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> HttpResponse:
-    """The response to one request: the fault's form for this API, else the reply's."""
+    """The response to one request: the fault's form for this API, else the reply's.
+
+    A body the API cannot read gets the API's 400 instead of the reply; a fault still
+    comes first, as a real API's rate limit or outage answers before it reads the body.
+    """
     api = _APIS[route.api]
     reply = reply.answering(ctx.tool_result)
+    if fault is None and ctx.body_error is not None:
+        status, doc = api.bad_body(ctx, ctx.body_error)
+        return json_response(api.format, ctx, status, doc)
     if fault is None:
         return _success(api, route, ctx, reply)
     if fault.name in _SILENT:

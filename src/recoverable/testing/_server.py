@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
+import re
 import select
 import socket
 import socketserver
@@ -16,19 +18,28 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from . import _render
 from ._faults import DEFAULT_REPLY, Fault, Reply
+from ._framing import Refusal, body_framing, read_body
 from ._http import Context, HttpRequest, HttpResponse, Route
+from ._limits import BACKLOG, Limits
 
 __all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
 
 log = logging.getLogger("recoverable.testing")
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1")
-_MAX_BODY = 64 * 1024 * 1024  # refuse absurd bodies instead of buffering them
 _JOIN_TIMEOUT = 5.0
+# How long a refused client may go on sending before its connection is closed anyway.
+_LINGER = 2.0
+_MAX_REQUEST_LINE = 65536  # as http.server: longer gets a 414
+_BLANK_LINES = 8  # skipped before a request line, as RFC 9112 2.2 asks (within reason)
+# Control characters and spaces in a request target: refused, as the target is logged.
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+# The methods the APIs use; any other gets a 501.
+_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +70,15 @@ class RecordedRequest:
 
 
 class FakeProvider:
-    """A fault-injecting fake of the Anthropic, OpenAI and Gemini HTTP APIs on loopback."""
+    """A fault-injecting fake of the Anthropic, OpenAI and Gemini HTTP APIs on loopback.
+
+    Built for load: a listen backlog of 1024 and a thread per connection, so hundreds of
+    concurrent clients (keep-alive or not) are each answered. `limits` bounds what a client
+    can make it hold: the body size (64 MiB: a 413), each wait for a client's next bytes
+    (30 s: then a quiet close, or a 408 for a request left half-sent), and the recorded
+    requests (the newest 10 000). Any request it has begun to read gets an answer: a
+    malformed one a plain-text 4xx, a body that is not a JSON object the API's own 400.
+    """
 
     def __init__(
         self,
@@ -68,8 +87,9 @@ class FakeProvider:
         reply: Reply | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        limits: Limits | None = None,
     ) -> None:
-        """Configure; nothing listens until `start()` or `with`."""
+        """Configure; nothing listens until `start()` or `with`. `limits`: see `Limits`."""
         if host not in LOOPBACK_HOSTS:
             # A fault injector must never be reachable from another machine.
             raise ValueError(
@@ -81,7 +101,8 @@ class FakeProvider:
         self._port = port
         self._lock = threading.Lock()
         self._faults: deque[tuple[Fault, int | None]] = deque()  # (fault, remaining or None)
-        self._requests: list[RecordedRequest] = []
+        self._limits = limits or Limits()
+        self._requests: deque[RecordedRequest] = deque(maxlen=self._limits.max_recorded)
         self._seq = 0
         self._reply = reply or DEFAULT_REPLY
         self._server: _Server | None = None
@@ -177,6 +198,11 @@ class FakeProvider:
         """Base URL for OpenAI clients: `url` + "/v1"."""
         return self.url + "/v1"
 
+    @property
+    def limits(self) -> Limits:
+        """What the server accepts from its clients (see `Limits`)."""
+        return self._limits
+
     # -- behaviour -------------------------------------------------------------------------
 
     def fail(self, fault: Fault, times: int | None = 1) -> None:
@@ -197,7 +223,8 @@ class FakeProvider:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """A copy of the requests received so far, in arrival order."""
+        """A copy of the requests received so far, in arrival order: the newest
+        `limits.max_recorded` of them."""
         with self._lock:
             return list(self._requests)
 
@@ -239,6 +266,16 @@ def _recorded(request: HttpRequest, query: dict[str, str], route: Route) -> Reco
     )
 
 
+def _split_target(target: str) -> SplitResult | None:
+    """A request target split into path and query; None when it is malformed."""
+    if _CONTROL.search(target):
+        return None
+    try:
+        return urlsplit(target)
+    except ValueError:  # an absolute-form target with a bad host: "http://[::1/v1/models"
+        return None
+
+
 def _rendered(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> HttpResponse:
     """The response to send; a failure to render becomes a 500 that names it."""
     try:
@@ -257,6 +294,7 @@ class _Server(ThreadingHTTPServer):
     """ThreadingHTTPServer that tracks its connections so stop() can close them."""
 
     daemon_threads = True
+    request_queue_size = BACKLOG
 
     def __init__(
         self, address: tuple[str, int], provider: FakeProvider, family: socket.AddressFamily
@@ -322,15 +360,22 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    """Reads one request, asks the provider for a fault or reply, and writes the answer."""
+    """Reads one request, asks the provider for a fault or reply, and writes the answer.
+
+    Every request that has begun gets an answer: a malformed one a plain-text 4xx, then the
+    connection closes. Only an idle connection, or one the client closed, ends without one.
+    """
 
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
+    # Answer even a malformed request line as HTTP/1.1, not as HTTP/0.9 (no status line).
+    default_request_version = "HTTP/1.1"
     server_version = "FakeProvider/1"
     sys_version = ""
 
     def setup(self) -> None:
-        """Set up the connection streams with Nagle disabled."""
+        """Set up the connection streams, reads bounded by read_timeout, Nagle disabled."""
         super().setup()
+        self.connection.settimeout(self._provider.limits.read_timeout)
         # Real servers disable Nagle; without it small SSE writes stall on delayed ACKs.
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -344,18 +389,72 @@ class _Handler(BaseHTTPRequestHandler):
         """Send http.server's access log to `logging` at debug level."""
         log.debug("%s " + format, self.address_string(), *args)
 
-    def do_GET(self) -> None:
-        """Serve any method the same way; routing happens in `_render.route`."""
-        self._serve()
+    def handle_one_request(self) -> None:
+        """Read one request and answer it (http.server's, made to answer what it drops).
 
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+        A request line too long gets a 414, a malformed one a 400, a request not finished
+        within read_timeout a 408; an idle connection is closed quietly.
+        """
+        self.close_connection = True
+        self.command, self.requestline = "", ""
+        self.request_version = self.default_request_version
+        try:
+            if self._request_arrives() and self._read_head():
+                self._dispatch()
+        except TimeoutError:  # the client began a request, then went silent
+            self._refuse(408, "request not completed in time")
 
-    def _serve(self) -> None:
+    def _request_arrives(self) -> bool:
+        """Whether a request begins within read_timeout (False: idle, or closed).
+
+        Blank lines before it are skipped (RFC 9112 2.2: a client may send one after a body)
+        and count as idle: a 408 on a connection the client thinks idle could be taken for
+        the answer to its next request.
+        """
+        rfile = cast(io.BufferedReader, self.rfile)
+        try:
+            for _ in range(_BLANK_LINES):
+                ahead = rfile.peek(2)[:2]  # what is buffered, else one read: never waits twice
+                if ahead[:1] == b"\n" or ahead == b"\r\n":
+                    rfile.readline(2)
+                else:
+                    break
+            return bool(rfile.peek(1))
+        except TimeoutError:
+            return False
+
+    def _read_head(self) -> bool:
+        """Read the request line and headers; False once refused, or when the client left."""
+        line = self.rfile.readline(_MAX_REQUEST_LINE + 1)
+        self.raw_requestline = line
+        if len(line) > _MAX_REQUEST_LINE:
+            self.send_error(414)
+            return False
+        if line and not line.strip():
+            self.send_error(400, "Bad request syntax (empty request line)")
+            return False
+        return self.parse_request()  # it answers what it refuses (400, 431, 505)
+
+    def _dispatch(self) -> None:
+        """Serve a request of a known method with a well-formed target; refuse the rest."""
+        if self.command not in _METHODS:
+            self.send_error(501, f"Unsupported method ({self.command!r})")
+            return
+        target = _split_target(self.path)
+        if target is None:
+            self._refuse(400, "request target is malformed")
+            return
+        self._serve(target)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Answer what http.server refuses as every refusal is answered: plain text, then close."""
+        self._refuse(code, message or self.responses[code][0])
+
+    def _serve(self, split: SplitResult) -> None:
         """Read, record and answer one request."""
         body = self._read_body()
         if body is None:
             return
-        split = urlsplit(self.path)
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = HttpRequest.parse(self.command, split.path, headers, body)
         route = _render.route(request)
@@ -384,39 +483,38 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes | None:
         """The whole request body (Content-Length or chunked); None after refusing it."""
+        limit = self._provider.limits.max_body
         try:
-            if "chunked" in self.headers.get("transfer-encoding", "").lower():
-                return self._read_chunked()
-            length = int(self.headers.get("content-length") or 0)
-        except ValueError:
-            self._refuse(400, b"malformed request body framing")
+            framing = body_framing(
+                self.headers.get_all("content-length", []),
+                self.headers.get_all("transfer-encoding", []),
+                limit,
+            )
+            return read_body(self.rfile, framing, limit)
+        except Refusal as refusal:
+            self._refuse(refusal.status, refusal.reason)
             return None
-        if length > _MAX_BODY:
-            self._refuse(413, b"request body too large")
-            return None
-        return self.rfile.read(length) if length > 0 else b""
 
-    def _read_chunked(self) -> bytes | None:
-        """A chunked request body; raises ValueError on a bad chunk size."""
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            line = self.rfile.readline(1024)
-            size = int(line.split(b";", 1)[0].strip() or b"0", 16)
-            if size == 0:
-                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(chunks)
-            total += size
-            if total > _MAX_BODY:
-                self._refuse(413, b"request body too large")
-                return None
-            chunks.append(self.rfile.read(size))
-            self.rfile.readline(8)  # the CRLF after each chunk
+    def _refuse(self, status: int, reason: str) -> None:
+        """Answer a client error in plain text, then close once the client has read it."""
+        text = (("content-type", "text/plain; charset=utf-8"),)
+        self._send(HttpResponse(status, text, reason.encode(), close=True))
+        self._discard_input()
 
-    def _refuse(self, status: int, text: bytes) -> None:
-        """Answer a plain-text client error and close."""
-        self._send(HttpResponse(status, (("content-type", "text/plain"),), text, close=True))
+    def _discard_input(self) -> None:
+        """End our side, then drop what the client still sends until it ends its side too.
+
+        Closing a socket with unread input resets the connection, and the reset can destroy
+        the answer before the client reads it: a client still sending a refused body would
+        see a reset, not the 413. Bounded by `_LINGER` (or read_timeout, if shorter).
+        """
+        deadline = time.monotonic() + min(_LINGER, self._provider.limits.read_timeout)
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(65536):
+                    return
 
     def _hang(self, seconds: float | None) -> None:
         """Answer nothing until `seconds` pass, the server stops, or the client leaves."""

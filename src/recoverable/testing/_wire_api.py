@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._faults import Fault, Reply
-from ._http import Context, HttpRequest, HttpResponse, Op, Route, WireFormat
+from ._http import BodyError, Context, HttpRequest, HttpResponse, Op, Route, WireFormat
 
 __all__ = ["Endpoint", "Provider", "Streaming", "WireApi", "endpoint_route"]
 
 # The status and JSON document of an answer.
 Body = Callable[[Route, Context, Reply], tuple[int, Any]]
 ErrorBody = Callable[[Route, Context, Fault], tuple[int, Any]]
+# The status and JSON document of the answer to a body that is not a JSON object.
+BadBody = Callable[[Context, BodyError], tuple[int, Any]]
 # A stream's events; the int, when given, keeps only that many content events (a cut).
 Events = Callable[[Route, Context, Reply, int | None], list[bytes]]
 
@@ -71,6 +73,8 @@ class WireApi:
     """A request's answer when no fault is pending and it does not stream."""
     error: ErrorBody
     """The status and body of an HTTP error fault."""
+    bad_body: BadBody
+    """The status and body of the 400 a request body that is not a JSON object gets."""
     streaming: Streaming | None = None
     """None: no request of this API streams."""
     carries_tool_result: Callable[[Mapping[str, Any]], bool] = _no_tool_result

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._content import arg_pieces, args_json, kept_events, out_tokens, pieces
 from .._faults import Fault, Reply
-from .._http import DEFAULT_MODEL, Context, Route, WireFormat, objects_in, sse
+from .._http import DEFAULT_MODEL, BodyError, Context, Route, WireFormat, objects_in, sse
 from .._wire_api import Endpoint, Provider, Streaming, WireApi, endpoint_route
 
 __all__ = ["PROVIDER"]
@@ -84,6 +84,16 @@ def _error(route: Route, ctx: Context, fault: Fault) -> tuple[int, Any]:
     status, etype, message = row
     error = {"type": etype, "message": message.format(model=fault.model or route.model_or_default)}
     return status, {"type": "error", "error": error, "request_id": ctx.request_id}
+
+
+def _bad_body(ctx: Context, problem: BodyError) -> tuple[int, Any]:
+    """The 400 of a body that is not a JSON object; Anthropic quotes its parser's complaint."""
+    if problem.kind == "not_json":
+        message = f"The request body is not valid JSON: {problem.detail}"
+    else:
+        message = f"The request body is not a JSON object: it is a JSON {problem.detail}"
+    error = {"type": "invalid_request_error", "message": message}
+    return 400, {"type": "error", "error": error, "request_id": ctx.request_id}
 
 
 def _usage(ctx: Context, output_tokens: int) -> dict[str, Any]:
@@ -191,6 +201,7 @@ PROVIDER = Provider(
             _FORMAT,
             body=_body,
             error=_error,
+            bad_body=_bad_body,
             streaming=Streaming(_events, lambda sent: sse("error", _STREAM_ERROR)),
             carries_tool_result=_carries_tool_result,
         ),

@@ -10,6 +10,7 @@ from typing import Any
 from .._content import kept_events, out_tokens, pieces
 from .._faults import Fault, Reply
 from .._http import (
+    BodyError,
     Context,
     HttpRequest,
     HttpResponse,
@@ -65,6 +66,9 @@ _INTERNAL = (
     " https://developers.generativeai.google/guide/troubleshooting"
 )
 _OVERLOADED = "The model is overloaded. Please try again later."
+# Gemini's parse errors, less the excerpt of the body the real one quotes after a bad token.
+_NOT_JSON = "Invalid JSON payload received. Unexpected token."
+_NOT_OBJECT = 'Invalid JSON payload received. Unknown name "": Root element must be a message.'
 
 # fault: (HTTP status, google.rpc status, message). A message's {model}, {version} and
 # {action} are filled in per request. An invalid key is a 400, not a 401.
@@ -208,6 +212,12 @@ def _error(route: Route, ctx: Context, fault: Fault) -> tuple[int, Any]:
     return _rpc_error(code, text, status, list(_DETAILS.get(fault.name, ())))
 
 
+def _bad_body(ctx: Context, problem: BodyError) -> tuple[int, Any]:
+    """The 400 INVALID_ARGUMENT of a body that is not a JSON object."""
+    message = _NOT_JSON if problem.kind == "not_json" else _NOT_OBJECT
+    return _rpc_error(400, message, "INVALID_ARGUMENT")
+
+
 # -- answers -------------------------------------------------------------------------------
 
 
@@ -304,6 +314,7 @@ PROVIDER = Provider(
             _FORMAT,
             body=_body,
             error=_error,
+            bad_body=_bad_body,
             streaming=Streaming(_events, _stream_error),
             carries_tool_result=_carries_tool_result,
             fault_responses={"content_policy": _blocked},

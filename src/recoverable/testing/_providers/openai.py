@@ -15,6 +15,7 @@ from .._faults import Fault, Reply
 from .._http import (
     DEFAULT_MODEL,
     UNKNOWN_API,
+    BodyError,
     Context,
     Route,
     WireFormat,
@@ -75,6 +76,12 @@ _SERVER_ERROR = (
     " persists. (Please include the request ID {request_id} in your message.)"
 )
 _OVERLOADED = "The server is overloaded or not ready yet."
+_UNPARSABLE = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't"
+    " using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was"
+    " sent was not valid JSON. If you have trouble figuring out how to fix this, please"
+    " contact us through our help center at help.openai.com.)"
+)
 _INVALID = "invalid_request_error"
 
 _Row = tuple[int, str, str, str | None, str | None]
@@ -142,6 +149,11 @@ def _error(table: Mapping[str, _Row], route: Route, ctx: Context, fault: Fault) 
         request_id=ctx.request_id,
     )
     return status, {"error": _error_object(text, etype, param, code)}
+
+
+def _bad_body(ctx: Context, problem: BodyError) -> tuple[int, Any]:
+    """The 400 of a body that is not a JSON object: one message, whatever the body is."""
+    return 400, {"error": _error_object(_UNPARSABLE, _INVALID, None, None)}
 
 
 def _not_found(route: Route, ctx: Context, reply: Reply) -> tuple[int, Any]:
@@ -420,6 +432,7 @@ PROVIDER = Provider(
             _FORMAT,
             body=_completion,
             error=partial(_error, _ERRORS),
+            bad_body=_bad_body,
             streaming=Streaming(_chat_events, _chat_stream_error),
             carries_tool_result=_chat_tool_result,
         ),
@@ -428,6 +441,7 @@ PROVIDER = Provider(
             _FORMAT,
             body=_responses_body,
             error=partial(_error, _RESPONSES_ERRORS),
+            bad_body=_bad_body,
             streaming=Streaming(_responses_events, _responses_stream_error),
             carries_tool_result=_responses_tool_result,
         ),
@@ -436,7 +450,14 @@ PROVIDER = Provider(
             _FORMAT,
             body=lambda route, ctx, reply: (200, _MODEL_LIST),
             error=partial(_error, _ERRORS),
+            bad_body=_bad_body,  # never asked: the model list reads no body
         ),
-        WireApi(UNKNOWN_API, _FORMAT, body=_not_found, error=partial(_error, _ERRORS)),
+        WireApi(
+            UNKNOWN_API,
+            _FORMAT,
+            body=_not_found,
+            error=partial(_error, _ERRORS),
+            bad_body=_bad_body,  # never asked: an unknown path is a 404 whatever its body
+        ),
     ),
 )
