@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from recoverable import agents
-from recoverable.agents import _claude, _runner
+from recoverable.agents import _claude, _run_async
 from recoverable.agents._parsing import ParseState
-from recoverable.agents._running import Stop
+from recoverable.agents._process import Stop
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "cli" / "claude"
@@ -266,7 +266,7 @@ def path_parse_line(text_lines: list[str]) -> Pass:
 
 
 def path_run_reader(data: bytes) -> Pass:
-    """Our run path minus the subprocess: `_runner._read` over an asyncio.StreamReader."""
+    """Our run path minus the subprocess: `_run_async._read` over an asyncio.StreamReader."""
     options = agents.RunOptions(max_tool_failures=None)  # never stop early: read it all
 
     async def main() -> tuple[int, float]:
@@ -277,7 +277,7 @@ def path_run_reader(data: bytes) -> Pass:
         state = ParseState("claude")
         events: list[Any] = []
         start = time.perf_counter_ns()
-        async for event in _runner._read(_claude, state, process, options, Stop(), None):  # type: ignore[arg-type]
+        async for event in _run_async._read(_claude, state, process, options, Stop(), None):  # type: ignore[arg-type]
             events.append(event)
         return len(events), time.perf_counter_ns() - start
 
@@ -422,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         ('ours: agents.replay("claude", data)', "ours_replay", path_replay(data)),
         ("ours: _claude.parse_line loop over str lines", "ours_parse_line",
          path_parse_line(text_lines)),
-        ("ours: run path without the process (_runner._read over a StreamReader)",
+        ("ours: run path without the process (_run_async._read over a StreamReader)",
          "ours_run_path", path_run_reader(data)),
         (f"{sdk}: _LineFramer + _parse_stdout_line + parse_message", "sdk_sync",
          path_sdk_sync(chunks)),

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from recoverable import agents
-from recoverable.agents._clis import module_for
+from recoverable.agents._cli_modules import module_for
 from recoverable.testing import cli_setup
 
 REPO = Path(__file__).resolve().parent.parent

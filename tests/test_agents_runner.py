@@ -25,8 +25,8 @@ import recoverable as rc
 from recoverable.agents import Done, Error, RunOptions, RunResult, TextDelta, ToolEnd, ToolStart
 from recoverable.agents._parsing import ParseState, read_json
 from recoverable.agents._replay import STDERR_TAIL_CHARS
-from recoverable.agents._runner import run_process
-from recoverable.agents._runner_sync import run_process_sync
+from recoverable.agents._run_async import run_process
+from recoverable.agents._run_sync import run_process_sync
 
 
 def _parse_line(line: str, state: ParseState) -> list[Any]:

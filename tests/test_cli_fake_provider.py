@@ -24,7 +24,7 @@ import openai
 import pytest
 
 from recoverable.agents import CLI_NAMES, RunOptions
-from recoverable.agents._clis import module_for
+from recoverable.agents._cli_modules import module_for
 from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, _wire, cli_setup
 
 from .cli_support import (

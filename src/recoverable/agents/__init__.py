@@ -23,7 +23,7 @@ import os
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._clis import CLI_NAMES, module_for
+from ._cli_modules import CLI_NAMES, module_for
 from ._discovery import CliInfo, choose, discover, find_executable
 from ._events import (
     Done,
@@ -39,9 +39,9 @@ from ._events import (
     event_to_dict,
 )
 from ._options import RunOptions
+from ._process import environment
 from ._replay import replay
-from ._runner_sync import run_process_sync
-from ._running import environment
+from ._run_sync import run_process_sync
 
 __all__ = [
     "CLI_NAMES",
@@ -110,7 +110,7 @@ async def stream(
     name, executable = _resolve(cli, settings)
     module = module_for(name)
     argv = module.build_argv(executable, prompt, settings)
-    from ._runner import run_process  # asyncio is imported only by the async API
+    from ._run_async import run_process  # asyncio is imported only by the async API
 
     async with contextlib.aclosing(run_process(module, argv, settings, cancel=cancel)) as events:
         async for event in events:

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._detail import ErrorDetail, RecoverableError, make
-from ._clis import CLI_NAMES, module_for
+from ._cli_modules import CLI_NAMES, module_for
 
-__all__ = ["CliInfo", "choose", "discover", "find_executable"]
+__all__ = ["CliInfo", "choose", "discover", "find_executable", "inspect_cli"]
 
 # The versions this library is tested against; an older one is reported, not refused.
 TESTED_VERSIONS = {"claude": (2, 1, 197), "codex": (0, 171, 0), "gemini": (0, 61, 0)}
@@ -126,7 +126,9 @@ def _older(version: str | None, tested: tuple[int, int, int]) -> bool:
     return match is not None and tuple(int(part) for part in match.groups()) < tested
 
 
-def inspect(name: str, env: Mapping[str, str] | None = None, *, version: bool = True) -> CliInfo:
+def inspect_cli(
+    name: str, env: Mapping[str, str] | None = None, *, version: bool = True
+) -> CliInfo:
     """Everything `doctor` says about one CLI."""
     env = os.environ if env is None else env
     module_for(name)  # an unknown name is a ValueError here
@@ -151,7 +153,7 @@ def discover(
     names: Sequence[str] = CLI_NAMES, env: Mapping[str, str] | None = None
 ) -> list[CliInfo]:
     """Each CLI in `names`, in order."""
-    return [inspect(name, env) for name in names]
+    return [inspect_cli(name, env) for name in names]
 
 
 def choose(
@@ -161,7 +163,7 @@ def choose(
     need_auth: bool = True,
 ) -> CliInfo:
     """The first CLI in `order` that is installed (and can authenticate, when asked)."""
-    infos = [inspect(name, env, version=False) for name in order]
+    infos = [inspect_cli(name, env, version=False) for name in order]
     for info in infos:
         if info.path is not None and (info.authenticated or not need_auth):
             return info

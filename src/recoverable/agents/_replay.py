@@ -146,7 +146,7 @@ def replay(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> RunResult:
     """The RunResult of a finished process, from its output (the same parsers `run` uses)."""
-    from ._clis import module_for
+    from ._cli_modules import module_for
 
     module = module_for(cli)
     state = ParseState(module.NAME)

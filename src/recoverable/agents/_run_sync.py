@@ -1,6 +1,6 @@
 """Running a CLI without an event loop: `subprocess` and `selectors`, for sync code.
 
-The same contract as the async runner (`_runner`): its own process group, stdin closed, capped
+The same contract as the async runner (`_run_async`): its own process group, stdin closed, capped
 lines, our deadlines, the guardrail, SIGTERM / grace / SIGKILL, nothing left behind when the
 iterator ends or is closed early. No asyncio is imported, which keeps `recoverable run` and
 `agents.run_sync` light (asyncio alone costs ~40 ms to import).
@@ -20,8 +20,7 @@ from typing import Any
 from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule, ParseState
-from ._replay import Lines, finish
-from ._running import (
+from ._process import (
     CHUNK,
     GRACE_S,
     POLL_S,
@@ -34,6 +33,7 @@ from ._running import (
     signal_group,
     spawn_failure,
 )
+from ._replay import Lines, finish
 
 __all__ = ["run_process_sync"]
 

@@ -15,8 +15,7 @@ from collections.abc import AsyncGenerator
 from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule, ParseState
-from ._replay import Lines, finish
-from ._running import (
+from ._process import (
     CHUNK,
     GRACE_S,
     POLL_S,
@@ -29,6 +28,7 @@ from ._running import (
     signal_group,
     spawn_failure,
 )
+from ._replay import Lines, finish
 
 __all__ = ["run_process"]
 
