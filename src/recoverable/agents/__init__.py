@@ -23,6 +23,7 @@ import os
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._cancel import CancelSignal
 from ._cli_modules import CLI_NAMES, module_for
 from ._discovery import CliInfo, choose, discover, find_executable
 from ._events import (
@@ -140,12 +141,13 @@ def stream_sync(
     cli: str | Sequence[str] = "auto",
     *,
     options: RunOptions | None = None,
-    cancel: Any = None,
+    cancel: CancelSignal | None = None,
     **fields: Any,
 ) -> Generator[Event, None, None]:
     """`stream` for synchronous code: the same events, no event loop, no asyncio.
 
-    `cancel`: a `threading.Event`. Closing the iterator early stops the run's process group.
+    `cancel`: a `threading.Event` (anything with `is_set()`). Closing the iterator early stops
+    the run's process group.
     """
     settings = _options(options, fields)
     name, executable = _resolve(cli, settings)
@@ -160,7 +162,7 @@ def run_sync(
     cli: str | Sequence[str] = "auto",
     *,
     options: RunOptions | None = None,
-    cancel: Any = None,
+    cancel: CancelSignal | None = None,
     **fields: Any,
 ) -> RunResult:
     """`run` for synchronous code (any thread; no event loop needed)."""

@@ -15,8 +15,8 @@ import signal as signals
 import subprocess
 import time
 from collections.abc import Generator
-from typing import Any
 
+from .._cancel import CancelSignal
 from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule, ParseState
@@ -50,7 +50,7 @@ def _stop_group(process: subprocess.Popen[bytes], grace: float = GRACE_S) -> Non
 
 
 def run_process_sync(
-    module: CliModule, argv: list[str], options: RunOptions, *, cancel: Any = None
+    module: CliModule, argv: list[str], options: RunOptions, *, cancel: CancelSignal | None = None
 ) -> Generator[Event, None, None]:
     """Run `argv`, yield its events as they come, end with `Done`.
 
@@ -117,7 +117,7 @@ def _read(
     options: RunOptions,
     stop: Stop,
     stderr: StderrTail,
-    cancel: Any,
+    cancel: CancelSignal | None,
 ) -> Generator[Event, None, None]:
     """stdout to events, under our total deadline, idle deadline, guardrail and cancel."""
     assert process.stdout is not None
