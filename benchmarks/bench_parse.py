@@ -35,7 +35,6 @@ from typing import Any
 
 from recoverable import agents
 from recoverable.agents import _claude, _run_async
-from recoverable.agents._parsing import ParseState
 from recoverable.agents._process import Stop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -256,7 +255,7 @@ def path_parse_line(text_lines: list[str]) -> Pass:
     parse_line = _claude.parse_line
 
     def run() -> int:
-        state = ParseState("claude")
+        state = _claude.new_state()
         events: list[Any] = []
         for line in text_lines:
             events.extend(parse_line(line, state))
@@ -274,7 +273,7 @@ def path_run_reader(data: bytes) -> Pass:
         reader.feed_data(data)
         reader.feed_eof()
         process = types.SimpleNamespace(stdout=reader, returncode=None)  # still "running"
-        state = ParseState("claude")
+        state = _claude.new_state()
         events: list[Any] = []
         start = time.perf_counter_ns()
         async for event in _run_async._read(_claude, state, process, options, Stop(), None):  # type: ignore[arg-type]

@@ -29,7 +29,6 @@ from recoverable.agents._events import (
     ToolStart,
 )
 from recoverable.agents._options import RunOptions
-from recoverable.agents._parsing import ParseState
 from recoverable.agents._replay import decode_line, finish, replay
 
 DATA = Path(__file__).parent / "data" / "cli"
@@ -338,7 +337,7 @@ def test_capture_signals_and_exit_codes() -> None:
 
 
 def test_replay_tool_failures_are_counted() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     _claude.parse_line(CLAUDE_TOOL_USE, state)
     failed = CLAUDE_TOOL_RESULT.replace('"is_error":false', '"is_error":true')
     for expected in (1, 2):
@@ -352,7 +351,7 @@ def test_replay_tool_failures_are_counted() -> None:
 
 def test_finish_ends_with_done() -> None:
     stdout, stderr, exit_code, sig = _capture("codex", "tool")
-    state = ParseState("codex")
+    state = _codex.new_state()
     events: list[Event] = []
     for raw in stdout.splitlines():
         events.extend(decode_line(raw, _codex, state, 1 << 20))
@@ -539,7 +538,7 @@ LINES: list[tuple[str, str, list[tuple[Any, ...]]]] = [
 
 @pytest.mark.parametrize(("cli", "line", "expected"), LINES)
 def test_parse_line(cli: str, line: str, expected: list[tuple[Any, ...]]) -> None:
-    state = ParseState(cli)
+    state = MODULES[cli].new_state()
     events = MODULES[cli].parse_line(line, state)
     assert [_summary(event) for event in events] == expected
     for event in events:
@@ -548,7 +547,7 @@ def test_parse_line(cli: str, line: str, expected: list[tuple[Any, ...]]) -> Non
 
 
 def test_parse_line_state() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     _claude.parse_line(
         '{"type":"system","subtype":"init","session_id":"dc95e2c5","model":"claude-opus-4-8[1m]"}',
         state,
@@ -563,7 +562,7 @@ def test_parse_line_state() -> None:
     assert retry[0].detail.retry_after_ms == 1000
     assert retry[0].detail.details["attempt"] == 1
 
-    codex = ParseState("codex")
+    codex = _codex.new_state()
     _codex.parse_line('{"type":"thread.started","thread_id":"01a2299c"}', codex)
     _codex.parse_line('{"type":"turn.completed","usage":{"input_tokens":32}}', codex)
     assert (codex.session_id, codex.usage, codex.terminal) == (
@@ -572,13 +571,13 @@ def test_parse_line_state() -> None:
         "success",
     )
 
-    gemini = ParseState("gemini")
+    gemini = _gemini.new_state()
     _gemini.parse_line('{"type":"init","session_id":"0c10021f","model":"gemini-2.5-flash"}', gemini)
     assert gemini.session_id == "0c10021f"
 
 
 def test_claude_synthetic_error_line_is_not_text() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     events = _claude.parse_line(
         '{"type":"assistant","message":{"id":"x","model":"<synthetic>","role":"assistant",'
         '"content":[{"type":"text","text":"Credit balance is too low"}]},'
@@ -590,7 +589,7 @@ def test_claude_synthetic_error_line_is_not_text() -> None:
 
 
 def test_claude_sub_agent_text_is_not_the_answer() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     events = _claude.parse_line(
         '{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"inner"},'
         '{"type":"tool_use","id":"t","name":"Read","input":{}}]},"parent_tool_use_id":"toolu_1"}',
@@ -619,7 +618,7 @@ def _text_delta(text: str) -> str:
 
 
 def test_claude_partial_messages_are_not_repeated() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     lines = [
         _partial({"type": "message_start", "message": {"id": "msg_1"}}),
         _text_delta("Hello "),
@@ -634,7 +633,7 @@ def test_claude_partial_messages_are_not_repeated() -> None:
 
 def test_claude_cut_partial_stream_leaves_the_answer() -> None:
     # A stream cut mid-message, then Claude's non-streaming fallback sends the whole message.
-    state = ParseState("claude")
+    state = _claude.new_state()
     lines = [
         _partial({"type": "message_start", "message": {"id": "msg_1"}}),
         _text_delta("Hel"),
@@ -656,7 +655,7 @@ def test_claude_cut_partial_stream_leaves_the_answer() -> None:
     ],
 )  # fmt: skip
 def test_gemini_retried_stream(chunks: list[str], sent: list[str], text: str) -> None:
-    state = ParseState("gemini")
+    state = _gemini.new_state()
     events: list[Event] = []
     for chunk in chunks:
         line = json.dumps({"type": "message", "role": "assistant", "content": chunk, "delta": True})
@@ -667,7 +666,7 @@ def test_gemini_retried_stream(chunks: list[str], sent: list[str], text: str) ->
 
 
 def test_gemini_tool_turn_starts_a_new_answer() -> None:
-    state = ParseState("gemini")
+    state = _gemini.new_state()
     for line in (
         '{"type":"message","role":"assistant","content":"Let me","delta":true}',
         '{"type":"message","role":"assistant","content":" check.","delta":true}',
@@ -687,7 +686,7 @@ CLAUDE_TEXT = (DATA / "claude" / "text.stdout").read_bytes()
 
 @pytest.mark.parametrize("cli", sorted(MODULES))
 def test_truncated_json_line(cli: str) -> None:
-    state = ParseState(cli)
+    state = MODULES[cli].new_state()
     events = MODULES[cli].parse_line('{"type":"result","subtype":"succ', state)
     assert [_summary(e) for e in events] == [("error", "warning", "cli_output_invalid", None)]
     assert state.terminal is None
@@ -695,7 +694,7 @@ def test_truncated_json_line(cli: str) -> None:
 
 @pytest.mark.parametrize("cli", sorted(MODULES))
 def test_non_json_lines_are_raw(cli: str) -> None:
-    state = ParseState(cli)
+    state = MODULES[cli].new_state()
     assert MODULES[cli].parse_line("Loaded cached credentials.", state) == [
         Raw(cli, "Loaded cached credentials.")
     ]
@@ -743,13 +742,13 @@ def test_only_a_clis_own_retry_report_is_a_retry() -> None:
     claude = _claude.parse_line(
         '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,'
         '"retry_delay_ms":1000,"error_status":429,"error":"rate_limit"}',
-        ParseState("claude"),
+        _claude.new_state(),
     )
     codex = _codex.parse_line(
         '{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}',
-        ParseState("codex"),
+        _codex.new_state(),
     )
-    unreadable = _codex.parse_line('{"type":"x', ParseState("codex"))
+    unreadable = _codex.parse_line('{"type":"x', _codex.new_state())
     warnings = [e for e in (*claude, *codex, *unreadable) if isinstance(e, Error)]
     assert [(e.severity, e.is_retry) for e in warnings] == [("warning", True)] * 2 + [
         ("warning", False)
@@ -766,7 +765,7 @@ def test_provider_messages_are_read_by_every_cli(cli: str) -> None:
         "gemini": '{"type":"result","status":"error","error":{"type":"unknown",'
         '"message":"Your credit balance is too low"}}',
     }[cli]
-    state = ParseState(cli)
+    state = MODULES[cli].new_state()
     MODULES[cli].parse_line(line, state)
     assert isinstance(state.terminal, ErrorDetail)
     assert state.terminal.code == "provider_quota_exceeded"
@@ -998,7 +997,7 @@ def test_parsers_never_raise_on_odd_json() -> None:
         data = json.loads(line)
         for key_path in _paths(data):
             for value in _ODD_VALUES:
-                state = ParseState(cli)
+                state = MODULES[cli].new_state()
                 for event in MODULES[cli].parse_line(_with(data, key_path, value), state):
                     assert isinstance(event, Event)
                 MODULES[cli].outcome(state, 1, "")

@@ -52,8 +52,14 @@ def _outcome(state: ParseState, exit_code: int | None, tail: str) -> Any:
                                  details={"exit_code": exit_code})  # fmt: skip
 
 
-MODULE = SimpleNamespace(NAME="fake", PACKAGE="fake-cli", parse_line=_parse_line,
-                         outcome=_outcome, build_argv=None)  # fmt: skip
+MODULE = SimpleNamespace(
+    NAME="fake",
+    PACKAGE="fake-cli",
+    new_state=lambda: ParseState("fake"),
+    parse_line=_parse_line,
+    outcome=_outcome,
+    build_argv=None,
+)
 
 
 def _script(tmp_path: Path, body: str) -> list[str]:

@@ -8,7 +8,7 @@ kind; `system/api_retry` lines show the retries on the way.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._classify.http import from_http
@@ -27,6 +27,7 @@ from ._events import (
 )
 from ._options import RunOptions
 from ._parsing import (
+    Handlers,
     ParseState,
     as_dict,
     as_int,
@@ -36,10 +37,37 @@ from ._parsing import (
     unexplained_exit,
 )
 
-__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+__all__ = ["NAME", "PACKAGE", "ClaudeState", "build_argv", "new_state", "outcome", "parse_line"]
 
 NAME = "claude"
 PACKAGE = "@anthropic-ai/claude-code"
+
+
+@dataclass(frozen=True, slots=True)
+class _OpenMessage:
+    """A streamed message whose `message_stop` has not come yet."""
+
+    message_id: str | None
+    text_start: int
+    """Where its text starts in `text_parts` (a cut stream's text is dropped from there)."""
+
+
+@dataclass(slots=True)
+class ClaudeState(ParseState):
+    """What Claude's parser remembers on top of the shared state."""
+
+    api_error: str | None = None
+    """The `error` literal of the synthetic assistant line that announced an API failure."""
+    open_message: _OpenMessage | None = None
+    """The message being streamed (`--include-partial-messages`), until its `message_stop`."""
+    streamed_ids: set[str | None] = field(default_factory=set)
+    """Messages whose text came as deltas: their whole `assistant` line must not repeat it."""
+
+
+def new_state() -> ClaudeState:
+    """A fresh state for one run."""
+    return ClaudeState(NAME)
+
 
 # --- argv ----------------------------------------------------------------------------------
 
@@ -156,12 +184,12 @@ def _content_text(content: object) -> str | None:
 # --- parse_line ------------------------------------------------------------------------------
 
 
-def parse_line(line: str, state: ParseState) -> list[Event]:
+def parse_line(line: str, state: ClaudeState) -> list[Event]:
     """One stdout line to events, updating `state`."""
     return dispatch(line, state, NAME, _HANDLERS)
 
 
-def _system(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _system(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     subtype = data.get("subtype")
     if subtype == "init":
         state.session_id = as_str(data.get("session_id")) or state.session_id
@@ -202,16 +230,16 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
     )
 
 
-def _assistant(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _assistant(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     literal = as_str(data.get("error"))
     message = as_dict(data.get("message"))
     if literal is not None:
         # The synthetic line that announces an API failure: its text repeats the result's,
         # and it is not the model's answer. The result line classifies it.
-        state.extra["api_error"] = literal
+        state.api_error = literal
         return [Raw(NAME, data)]
     _close_abandoned_stream(state, as_str(message.get("id")), new_stream=False)
-    streamed_ids = state.extra.get("streamed", ())
+    streamed_ids = state.streamed_ids
     streamed = as_str(message.get("id")) in streamed_ids or None in streamed_ids
     sub_agent = data.get("parent_tool_use_id") is not None  # a Task sub-agent's own messages
     content = message.get("content")
@@ -248,7 +276,7 @@ def _tool_start(state: ParseState, block: dict[str, Any]) -> ToolStart:
     return ToolStart(tool_id, name, block.get("input"))
 
 
-def _user(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _user(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     content = as_dict(data.get("message")).get("content")
     events: list[Event] = []
     unmapped = not isinstance(content, list)
@@ -273,7 +301,7 @@ def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
 
 
-def _stream_event(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     """`--include-partial-messages`: raw Anthropic SSE events; text and thinking deltas map."""
     event = as_dict(data.get("event"))
     kind = event.get("type")
@@ -281,43 +309,38 @@ def _stream_event(data: dict[str, Any], state: ParseState) -> list[Event]:
         if data.get("parent_tool_use_id") is None:
             delta = as_dict(event.get("delta"))
             delta_type = delta.get("type")
-            field = _DELTA_FIELDS.get(delta_type) if type(delta_type) is str else None
-            if field is not None:
-                stream_id = state.extra.get("stream", (None, 0))[0]
-                streamed = state.extra.get("streamed")
-                if streamed is None:
-                    streamed = state.extra["streamed"] = set()
-                streamed.add(stream_id)
-                return _delta(state, field, delta.get(field))
+            text_field = _DELTA_FIELDS.get(delta_type) if type(delta_type) is str else None
+            if text_field is not None:
+                open_message = state.open_message
+                state.streamed_ids.add(open_message.message_id if open_message else None)
+                return _delta(state, text_field, delta.get(text_field))
     elif kind == "message_start":
         _close_abandoned_stream(state, None, new_stream=True)
-        state.extra["stream"] = (
-            as_str(as_dict(event.get("message")).get("id")),
-            len(state.text_parts),
-        )
+        message_id = as_str(as_dict(event.get("message")).get("id"))
+        state.open_message = _OpenMessage(message_id, len(state.text_parts))
     elif kind == "message_stop":
-        state.extra.pop("stream", None)
+        state.open_message = None
     return [Raw(NAME, data)]
 
 
 def _close_abandoned_stream(
-    state: ParseState, arriving_id: str | None, *, new_stream: bool
+    state: ClaudeState, arriving_id: str | None, *, new_stream: bool
 ) -> None:
     """Drop the text of a streamed message that never reached `message_stop`.
 
     A cut stream makes Claude ask again (its non-streaming fallback): the cut attempt's text
     leaves the answer. Its deltas were already sent and stay sent.
     """
-    stream = state.extra.get("stream")
+    stream = state.open_message
     if stream is None:
         return
-    if not new_stream and (arriving_id is None or stream[0] is None or arriving_id == stream[0]):
+    if not new_stream and (arriving_id is None or stream.message_id in (None, arriving_id)):
         return
-    del state.text_parts[stream[1] :]
-    del state.extra["stream"]
+    del state.text_parts[stream.text_start :]
+    state.open_message = None
 
 
-def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     state.session_id = as_str(data.get("session_id")) or state.session_id
     cost = data.get("total_cost_usd")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool):
@@ -336,14 +359,14 @@ def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
     return events
 
 
-def _result_error(data: dict[str, Any], state: ParseState) -> ErrorDetail:
+def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
     """The failure an error `result` reports, most specific evidence first."""
     subtype = as_str(data.get("subtype")) or ""
     listed = data.get("errors")
     errors = [item for item in listed if isinstance(item, str)] if isinstance(listed, list) else []
     text = as_str(data.get("result")) or "; ".join(errors) or f"claude result {subtype}"
     status = as_int(data.get("api_error_status"))
-    literal = state.extra.get("api_error")
+    literal = state.api_error
     reason = as_str(data.get("terminal_reason"))
     code = (
         _SUBTYPES.get(subtype)
@@ -363,7 +386,7 @@ def _result_error(data: dict[str, Any], state: ParseState) -> ErrorDetail:
     return make(code, text, status=status, source=NAME, details=details)
 
 
-_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+_HANDLERS: Handlers[ClaudeState] = {
     "system": _system,
     "assistant": _assistant,
     "user": _user,
@@ -374,12 +397,12 @@ _HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
 # --- outcome ---------------------------------------------------------------------------------
 
 
-def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without a `result` line ended: its stderr, else its exit code."""
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     if found is not None:
         return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
-    literal = state.extra.get("api_error")
+    literal = state.api_error
     if literal is not None:  # the API failure was announced, then the result never came
         code = _STRONG_LITERALS.get(literal) or _WEAK_LITERALS.get(literal) or "unknown"
         return make(code, f"claude reported {literal} and exited without a result line",

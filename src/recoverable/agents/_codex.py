@@ -31,6 +31,7 @@ from ._events import (
 )
 from ._options import RunOptions
 from ._parsing import (
+    Handlers,
     ParseState,
     as_dict,
     as_str,
@@ -40,10 +41,16 @@ from ._parsing import (
     unexplained_exit,
 )
 
-__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+__all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line"]
 
 NAME = "codex"
 PACKAGE = "@openai/codex"
+
+
+def new_state() -> ParseState:
+    """A fresh state for one run (codex needs nothing beyond the shared one)."""
+    return ParseState(NAME)
+
 
 # --- argv ----------------------------------------------------------------------------------
 
@@ -281,7 +288,7 @@ _TOOLS = {
     ),
 }
 
-_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+_HANDLERS: Handlers[ParseState] = {
     "thread.started": _thread_started,
     "item.started": _item,
     "item.updated": _item,

@@ -11,7 +11,7 @@ Refused: `max_turns` (only the setting `model.maxSessionTurns`) and `system_prom
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._classify.http import from_http
@@ -20,6 +20,7 @@ from .._detail import ErrorDetail, make
 from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
 from ._options import RunOptions
 from ._parsing import (
+    Handlers,
     ParseState,
     as_dict,
     as_int,
@@ -31,10 +32,26 @@ from ._parsing import (
     unexplained_exit,
 )
 
-__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+__all__ = ["NAME", "PACKAGE", "GeminiState", "build_argv", "new_state", "outcome", "parse_line"]
 
 NAME = "gemini"
 PACKAGE = "@google/gemini-cli"
+
+
+@dataclass(slots=True)
+class GeminiState(ParseState):
+    """What Gemini's parser remembers on top of the shared state."""
+
+    segment: list[str] = field(default_factory=list)
+    """The answer's chunks since the last tool or user turn (what a retried stream repeats)."""
+    held: list[str] = field(default_factory=list)
+    """Chunks held back because they repeat `segment` from its start (maybe a retry)."""
+
+
+def new_state() -> GeminiState:
+    """A fresh state for one run."""
+    return GeminiState(NAME)
+
 
 # --- argv ----------------------------------------------------------------------------------
 
@@ -149,24 +166,24 @@ def _retry_in(text: str) -> int | None:
 # --- parse_line ------------------------------------------------------------------------------
 
 
-def parse_line(line: str, state: ParseState) -> list[Event]:
+def parse_line(line: str, state: GeminiState) -> list[Event]:
     """One stdout line to events, updating `state`."""
     return dispatch(line, state, NAME, _HANDLERS)
 
 
-def _init(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _init(data: dict[str, Any], state: GeminiState) -> list[Event]:
     state.session_id = as_str(data.get("session_id")) or state.session_id
     return [Raw(NAME, data)]
 
 
-def _message(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _message(data: dict[str, Any], state: GeminiState) -> list[Event]:
     text = as_str(data.get("content"))
     if data.get("role") != "assistant" or not text:
         return [*_flush(state, new_segment=data.get("role") == "user"), Raw(NAME, data)]
     return _assistant_text(state, text)
 
 
-def _assistant_text(state: ParseState, chunk: str) -> list[Event]:
+def _assistant_text(state: GeminiState, chunk: str) -> list[Event]:
     """A text chunk, minus a retried stream's repeat of what was already sent.
 
     After a cut stream gemini asks again and streams the answer from its start, with nothing
@@ -174,8 +191,7 @@ def _assistant_text(state: ParseState, chunk: str) -> list[Event]:
     chunk are held back; once they repeat all of it, they were a retry and are dropped (the
     answer keeps one copy); when they stop matching first, they are sent after all.
     """
-    segment: list[str] = state.extra.setdefault("segment", [])
-    held: list[str] = state.extra.setdefault("held", [])
+    segment, held = state.segment, state.held
     if held or (len(segment) >= _MIN_REPLAY_CHUNKS and chunk == segment[0]):
         candidate = [*held, chunk]
         if candidate == segment[: len(candidate)]:
@@ -189,16 +205,15 @@ def _assistant_text(state: ParseState, chunk: str) -> list[Event]:
     return [_emit(state, segment, chunk)]
 
 
-def _emit(state: ParseState, segment: list[str], text: str) -> TextDelta:
+def _emit(state: GeminiState, segment: list[str], text: str) -> TextDelta:
     segment.append(text)
     state.text_parts.append(text)
     return TextDelta(text)
 
 
-def _flush(state: ParseState, *, new_segment: bool) -> list[Event]:
+def _flush(state: GeminiState, *, new_segment: bool) -> list[Event]:
     """Send held-back chunks (they were not a retry); a tool or user turn starts a new answer."""
-    segment: list[str] = state.extra.setdefault("segment", [])
-    held: list[str] = state.extra.setdefault("held", [])
+    segment, held = state.segment, state.held
     events: list[Event] = [_emit(state, segment, part) for part in held]
     held.clear()
     if new_segment:
@@ -206,7 +221,7 @@ def _flush(state: ParseState, *, new_segment: bool) -> list[Event]:
     return events
 
 
-def _tool_use(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _tool_use(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=True)
     tool_id = as_str(data.get("tool_id")) or ""
     name = as_str(data.get("tool_name")) or "tool"
@@ -214,7 +229,7 @@ def _tool_use(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [*events, ToolStart(tool_id, name, data.get("parameters"))]
 
 
-def _tool_result(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _tool_result(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=True)
     tool_id = as_str(data.get("tool_id")) or ""
     output = as_str(data.get("output"))
@@ -227,7 +242,7 @@ def _tool_result(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [*events, ToolEnd(tool_id, False, output=output, error=reason)]
 
 
-def _error(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _error(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=False)
     detail = _classify(None, as_str(data.get("message")) or "gemini reported an error")
     if data.get("severity") == "warning":
@@ -236,7 +251,7 @@ def _error(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [*events, Error(detail)]
 
 
-def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _result(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=True)
     stats = data.get("stats")
     if isinstance(stats, dict):
@@ -257,7 +272,7 @@ def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
     return events
 
 
-_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+_HANDLERS: Handlers[GeminiState] = {
     "init": _init,
     "message": _message,
     "tool_use": _tool_use,
@@ -269,7 +284,7 @@ _HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
 # --- outcome ---------------------------------------------------------------------------------
 
 
-def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+def outcome(state: GeminiState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without a `result` line ended: a fatal exit code, an error event, stderr."""
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     fatal = _FATAL.get(exit_code) if exit_code is not None else None

@@ -1,9 +1,10 @@
 """What the three CLI parsers share: their state, the line reader and the module contract.
 
-A CLI module is pure: `parse_line(line, state) -> list[Event]` maps one stdout line (plus the
-state it keeps) to events, and `outcome(state, exit_code, stderr_tail)` decides how a finished
-run ended. The terminal event decides; the exit code and stderr only explain what the stream
-did not.
+A CLI module is pure: `new_state()` starts a run's state (the shared `ParseState`, or the
+CLI's own subclass of it), `parse_line(line, state) -> list[Event]` maps one stdout line (plus
+that state) to events, and `outcome(state, exit_code, stderr_tail)` decides how a finished run
+ended. The terminal event decides; the exit code and stderr only explain what the stream did
+not.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import signal as signals
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .._classify.http import message_code
 from .._classify.phrases import PhraseTable
@@ -22,7 +23,9 @@ from ._options import RunOptions
 
 __all__ = [
     "CliModule",
+    "Handlers",
     "ParseState",
+    "StateT",
     "as_dict",
     "as_int",
     "as_str",
@@ -54,7 +57,6 @@ class ParseState:
     # Failures the stream reported, fatal or not yet: the last one explains a run that ends
     # without its terminal event.
     errors: list[ErrorDetail] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # per-CLI bookkeeping
 
     @property
     def text(self) -> str:
@@ -84,18 +86,30 @@ class ParseState:
         return Error(detail)
 
 
-class CliModule(Protocol):
-    """The contract of `_claude`, `_codex` and `_gemini`."""
+StateT = TypeVar("StateT", bound=ParseState)
+
+
+class CliModule(Protocol[StateT]):
+    """The contract of `_claude`, `_codex` and `_gemini`, over the state each one keeps."""
 
     NAME: str
     PACKAGE: str  # the npm package that installs it
 
-    def build_argv(self, executable: str, prompt: str, options: RunOptions) -> list[str]: ...
+    def new_state(self) -> StateT:
+        """A fresh state for one run."""
+        ...
 
-    def parse_line(self, line: str, state: ParseState) -> list[Event]: ...
+    def build_argv(self, executable: str, prompt: str, options: RunOptions) -> list[str]:
+        """The argv of one headless run (ValueError for an option this CLI cannot apply)."""
+        ...
 
-    def outcome(self, state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+    def parse_line(self, line: str, state: StateT) -> list[Event]:
+        """One stdout line to events, updating `state`."""
+        ...
+
+    def outcome(self, state: StateT, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
         """How a run with no terminal event and no signal ended (`_replay` decides the rest)."""
+        ...
 
 
 _DECODER = json.JSONDecoder()
@@ -154,10 +168,11 @@ def as_dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-Handlers = Mapping[str, Callable[[dict[str, Any], ParseState], list[Event]]]
+# What a parser does with each `type` of JSON line.
+Handlers = Mapping[str, Callable[[dict[str, Any], StateT], list[Event]]]
 
 
-def dispatch(line: str, state: ParseState, cli: str, handlers: Handlers) -> list[Event]:
+def dispatch(line: str, state: StateT, cli: str, handlers: Handlers[StateT]) -> list[Event]:
     """A stdout line to events by its `type`: unknown types and non-JSON lines are `Raw`."""
     data = read_json(line)
     if data is None:

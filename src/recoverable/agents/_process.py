@@ -12,11 +12,12 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from .._detail import ErrorDetail, make
 from ._events import Event, ToolEnd
 from ._options import RunOptions
-from ._parsing import CliModule, ParseState
+from ._parsing import CliModule, ParseState, StateT
 from ._replay import STDERR_TAIL_CHARS, Lines, decode_line
 
 __all__: list[str] = []
@@ -34,7 +35,7 @@ class Stop:
     detail: ErrorDetail | None = None
 
 
-def spawn_failure(exc: OSError, module: CliModule, executable: str) -> ErrorDetail:
+def spawn_failure(exc: OSError, module: CliModule[Any], executable: str) -> ErrorDetail:
     """errno of a failed spawn, before anything else (principle 4)."""
     if exc.errno == errno.ENOENT:
         return make("cli_not_found", f"{executable}: not found", source=module.NAME,
@@ -127,8 +128,8 @@ class Watch:
 def chunk_events(
     chunk: bytes,
     lines: Lines,
-    module: CliModule,
-    state: ParseState,
+    module: CliModule[StateT],
+    state: StateT,
     options: RunOptions,
     watch: Watch,
     stop: Stop,
@@ -145,7 +146,7 @@ def chunk_events(
                 return
 
 
-def cancelled(module: CliModule) -> ErrorDetail:
+def cancelled(module: CliModule[Any]) -> ErrorDetail:
     """Our caller's cancel: never a timeout, never retried."""
     return make("run_cancelled", "the caller cancelled the run", source=module.NAME)
 
@@ -155,7 +156,7 @@ def too_many_failures(state: ParseState, options: RunOptions) -> bool:
     return limit is not None and state.consecutive_tool_failures >= limit
 
 
-def tool_failures(state: ParseState, module: CliModule) -> ErrorDetail:
+def tool_failures(state: ParseState, module: CliModule[Any]) -> ErrorDetail:
     return make(
         "run_tool_failures",
         f"tool {state.last_failed_tool!r} failed {state.consecutive_tool_failures} times in a row",

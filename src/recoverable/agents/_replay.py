@@ -9,7 +9,7 @@ from __future__ import annotations
 from .._detail import ErrorDetail
 from ._events import Done, Error, Event, RunResult
 from ._options import DEFAULT_MAX_LINE_BYTES
-from ._parsing import CliModule, ParseState, bad_line, killed
+from ._parsing import CliModule, StateT, bad_line, killed
 
 __all__ = ["Lines", "decode_line", "finish", "replay"]
 
@@ -71,7 +71,7 @@ class Lines:
 
 
 def decode_line(
-    line: bytes | int, module: CliModule, state: ParseState, max_line_bytes: int
+    line: bytes | int, module: CliModule[StateT], state: StateT, max_line_bytes: int
 ) -> list[Event]:
     """One line from `Lines` to events: its bytes (without the newline), or the size of an
     oversize line it skipped. A bad line is an error event; the stream goes on."""
@@ -88,8 +88,8 @@ def decode_line(
 
 
 def finish(
-    module: CliModule,
-    state: ParseState,
+    module: CliModule[StateT],
+    state: StateT,
     events: list[Event],
     exit_code: int | None,
     signal: int | None,
@@ -122,7 +122,7 @@ def finish(
 
 
 def _outcome(
-    module: CliModule, state: ParseState, exit_code: int | None, signal: int | None, tail: str
+    module: CliModule[StateT], state: StateT, exit_code: int | None, signal: int | None, tail: str
 ) -> ErrorDetail | None:
     """One rule for every CLI: the terminal event decides, whatever the exit code; without
     one, a signal (one we did not send: the runner speaks for ours) is a kill; only then does
@@ -149,7 +149,7 @@ def replay(
     from ._cli_modules import module_for
 
     module = module_for(cli)
-    state = ParseState(module.NAME)
+    state = module.new_state()
     events: list[Event] = []
     data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
     lines = Lines(max_line_bytes)

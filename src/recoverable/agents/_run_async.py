@@ -11,10 +11,11 @@ import asyncio
 import contextlib
 import signal as signals
 from collections.abc import AsyncGenerator
+from typing import Any
 
 from ._events import Event
 from ._options import RunOptions
-from ._parsing import CliModule, ParseState
+from ._parsing import CliModule, StateT
 from ._process import (
     CHUNK,
     GRACE_S,
@@ -48,14 +49,14 @@ async def _drain_stderr(stream: asyncio.StreamReader, tail: StderrTail) -> None:
 
 
 async def run_process(
-    module: CliModule,
+    module: CliModule[Any],
     argv: list[str],
     options: RunOptions,
     *,
     cancel: asyncio.Event | None = None,
 ) -> AsyncGenerator[Event, None]:
     """Run `argv`, yield its events as they come, end with `Done`."""
-    state = ParseState(module.NAME)
+    state = module.new_state()
     events: list[Event] = []
     try:
         process = await asyncio.create_subprocess_exec(
@@ -106,8 +107,8 @@ async def run_process(
 
 
 async def _read(
-    module: CliModule,
-    state: ParseState,
+    module: CliModule[StateT],
+    state: StateT,
     process: asyncio.subprocess.Process,
     options: RunOptions,
     stop: Stop,

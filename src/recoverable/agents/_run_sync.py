@@ -15,11 +15,12 @@ import signal as signals
 import subprocess
 import time
 from collections.abc import Generator
+from typing import Any
 
 from .._cancel import CancelSignal
 from ._events import Event
 from ._options import RunOptions
-from ._parsing import CliModule, ParseState
+from ._parsing import CliModule, StateT
 from ._process import (
     CHUNK,
     GRACE_S,
@@ -50,13 +51,17 @@ def _stop_group(process: subprocess.Popen[bytes], grace: float = GRACE_S) -> Non
 
 
 def run_process_sync(
-    module: CliModule, argv: list[str], options: RunOptions, *, cancel: CancelSignal | None = None
+    module: CliModule[Any],
+    argv: list[str],
+    options: RunOptions,
+    *,
+    cancel: CancelSignal | None = None,
 ) -> Generator[Event, None, None]:
     """Run `argv`, yield its events as they come, end with `Done`.
 
     `cancel`: a `threading.Event` (anything with `is_set()`); setting it stops the run.
     """
-    state = ParseState(module.NAME)
+    state = module.new_state()
     events: list[Event] = []
     try:
         process = subprocess.Popen(
@@ -111,8 +116,8 @@ def _drain(process: subprocess.Popen[bytes], stderr: StderrTail) -> None:
 
 
 def _read(
-    module: CliModule,
-    state: ParseState,
+    module: CliModule[StateT],
+    state: StateT,
     process: subprocess.Popen[bytes],
     options: RunOptions,
     stop: Stop,
