@@ -35,7 +35,7 @@ from typing import Any
 
 from recoverable import agents
 from recoverable.agents import _claude, _run_async
-from recoverable.agents._process import Stop
+from recoverable.agents._process import RunContext
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "cli" / "claude"
@@ -273,12 +273,11 @@ def path_run_reader(data: bytes) -> Pass:
         reader.feed_data(data)
         reader.feed_eof()
         process = types.SimpleNamespace(stdout=reader, returncode=None)  # still "running"
-        state = _claude.new_state()
-        events: list[Any] = []
+        run = RunContext.start(_claude, options, asyncio.get_running_loop().time)
         start = time.perf_counter_ns()
-        async for event in _run_async._read(_claude, state, process, options, Stop(), None):  # type: ignore[arg-type]
-            events.append(event)
-        return len(events), time.perf_counter_ns() - start
+        async for _ in _run_async._read(run, process, None):  # type: ignore[arg-type]
+            pass  # the run keeps every event in `run.events`, as run_process's callers see them
+        return len(run.events), time.perf_counter_ns() - start
 
     return _timed_async(main)
 

@@ -29,7 +29,7 @@ from recoverable.agents._events import (
     ToolStart,
 )
 from recoverable.agents._options import RunOptions
-from recoverable.agents._replay import decode_line, finish, replay
+from recoverable.agents._replay import ProcessEnd, decode_line, finish, replay
 
 DATA = Path(__file__).parent / "data" / "cli"
 MODULES = {"claude": _claude, "codex": _codex, "gemini": _gemini}
@@ -355,7 +355,7 @@ def test_finish_ends_with_done() -> None:
     events: list[Event] = []
     for raw in stdout.splitlines():
         events.extend(decode_line(raw, _codex, state, 1 << 20))
-    result = finish(_codex, state, events, exit_code, sig, stderr)
+    result = finish(_codex, state, events, ProcessEnd(exit_code, sig, stderr))
     assert isinstance(events[-1], Done)
     assert events[-1].result is result
     assert result.events == tuple(events[:-1])

@@ -1,7 +1,8 @@
 """What both process runners share (the async one and the sync one): no I/O loop here.
 
-Spawn errors, the child's environment, signalling its group, stdout chunks to events (the
-lines cut by `_replay.Lines`), our deadlines and the tool-failure guardrail.
+How the child is spawned and what a failed spawn means, its environment, signalling its
+group, our deadlines, and one run's bookkeeping from spawn to `Done` (`RunContext`: stdout
+chunks to events through `_replay.Lines`, the tool-failure guardrail, the closing events).
 """
 
 from __future__ import annotations
@@ -9,18 +10,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import subprocess
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Generic
 
 from .._detail import ErrorDetail, make
-from ._events import Event, ToolEnd
+from ._events import Done, Event, ToolEnd
 from ._options import RunOptions
 from ._parsing import CliModule, ParseState, StateT
-from ._replay import STDERR_TAIL_CHARS, Lines, decode_line
+from ._replay import STDERR_TAIL_CHARS, Lines, ProcessEnd, decode_line, finish
 
-__all__: list[str] = []
+__all__ = ["RunContext", "environment", "signal_group", "spawn_failed", "spawn_options"]
 
 CHUNK = 64 * 1024
 GRACE_S = 3.0  # between SIGTERM and SIGKILL
@@ -35,14 +37,17 @@ class Stop:
     detail: ErrorDetail | None = None
 
 
-def spawn_failure(exc: OSError, module: CliModule[Any], executable: str) -> ErrorDetail:
-    """errno of a failed spawn, before anything else (principle 4)."""
-    if exc.errno == errno.ENOENT:
-        return make("cli_not_found", f"{executable}: not found", source=module.NAME,
-                    details={"errno": "ENOENT"})  # fmt: skip
-    name = errno.errorcode.get(exc.errno or 0, "unknown")
-    return make("cli_spawn_failed", f"{executable}: {exc.strerror or exc}", source=module.NAME,
-                details={"errno": name})  # fmt: skip
+def spawn_options(options: RunOptions) -> dict[str, Any]:
+    """How both runners start the CLI: stdin closed, stdout and stderr piped, the caller's cwd
+    and environment, and its own process group (so a stop reaches the tools it starts)."""
+    return {
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+        "cwd": options.cwd,
+        "env": environment(options),
+        "start_new_session": True,
+    }
 
 
 def environment(options: RunOptions) -> dict[str, str] | None:
@@ -52,6 +57,36 @@ def environment(options: RunOptions) -> dict[str, str] | None:
     if not options.env:
         return None
     return {**os.environ, **options.env}
+
+
+def spawn_failed(module: CliModule[Any], exc: OSError, executable: str) -> list[Event]:
+    """Every event of a run whose CLI could not start: its error, then `Done`."""
+    events: list[Event] = []
+    finish(
+        module,
+        module.new_state(),
+        events,
+        ProcessEnd(),
+        forced=_spawn_error(exc, module, executable),
+    )
+    return events
+
+
+def _spawn_error(exc: OSError, module: CliModule[Any], executable: str) -> ErrorDetail:
+    """errno of a failed spawn, before anything else (principle 4)."""
+    if exc.errno == errno.ENOENT:
+        return make(
+            "cli_not_found",
+            f"{executable}: not found",
+            source=module.NAME,
+            details={"errno": "ENOENT"},
+        )
+    return make(
+        "cli_spawn_failed",
+        f"{executable}: {exc.strerror or exc}",
+        source=module.NAME,
+        details={"errno": errno.errorcode.get(exc.errno or 0, "unknown")},
+    )
 
 
 class StderrTail:
@@ -125,41 +160,85 @@ class Watch:
         )
 
 
-def chunk_events(
-    chunk: bytes,
-    lines: Lines,
-    module: CliModule[StateT],
-    state: StateT,
-    options: RunOptions,
-    watch: Watch,
-    stop: Stop,
-    clock: Callable[[], float],
-) -> Iterator[Event]:
-    """The events of one stdout chunk (b"" at EOF); ends early at the tool-failure guardrail,
-    with the reason in `stop`."""
-    for line in lines.feed(chunk) if chunk else lines.close():
-        for event in decode_line(line, module, state, options.max_line_bytes):
-            watch.event(clock())
-            yield event
-            if isinstance(event, ToolEnd) and too_many_failures(state, options):
-                stop.detail = tool_failures(state, module)
-                return
+@dataclass(frozen=True, slots=True)
+class RunContext(Generic[StateT]):
+    """One run as its runner carries it from spawn to `Done`: the CLI's module and parse state,
+    our options and clocks, the line splitter, the end of stderr, every event so far and why we
+    stopped it.
+
+    Everything here is pure bookkeeping; the runner owns the process and its pipes."""
+
+    module: CliModule[StateT]
+    state: StateT
+    options: RunOptions
+    clock: Callable[[], float]
+    watch: Watch
+    lines: Lines
+    stderr: StderrTail = field(default_factory=StderrTail)
+    stop: Stop = field(default_factory=Stop)
+    events: list[Event] = field(default_factory=list)
+
+    @classmethod
+    def start(
+        cls, module: CliModule[StateT], options: RunOptions, clock: Callable[[], float]
+    ) -> RunContext[StateT]:
+        """The context of a run whose CLI has just started (our clocks start now)."""
+        state = module.new_state()
+        watch = Watch(options, state, clock())
+        return cls(module, state, options, clock, watch, Lines(options.max_line_bytes))
+
+    @property
+    def ended(self) -> bool:
+        """`Done` was produced: the process is gone and was waited for."""
+        return bool(self.events) and isinstance(self.events[-1], Done)
+
+    def next_wait(self, *, exited: bool, tick: float) -> float | None:
+        """How long to wait for output; None: stop reading (a deadline passed, then `stop`
+        says so; or the CLI exited and the drain is over)."""
+        wait = self.watch.next_wait(self.clock(), exited=exited, tick=tick)
+        if wait is None:
+            self.stop.detail = self.watch.timed_out
+        return wait
+
+    def record_cancel(self) -> None:
+        """Our caller's cancel: never a timeout, never retried."""
+        self.stop.detail = make(
+            "run_cancelled", "the caller cancelled the run", source=self.module.NAME
+        )
+
+    def chunk_events(self, chunk: bytes) -> Iterator[Event]:
+        """The events of one stdout chunk (b"" at EOF), each kept in `events`; ends early at
+        the tool-failure guardrail, with the reason in `stop`."""
+        module, state, watch, clock = self.module, self.state, self.watch, self.clock
+        events, options = self.events, self.options
+        max_line_bytes, limit = options.max_line_bytes, options.max_tool_failures
+        for line in self.lines.feed(chunk) if chunk else self.lines.close():
+            for event in decode_line(line, module, state, max_line_bytes):
+                watch.event(clock())
+                events.append(event)
+                yield event
+                if (
+                    isinstance(event, ToolEnd)
+                    and limit is not None
+                    and state.consecutive_tool_failures >= limit
+                ):
+                    self.stop.detail = _tool_failures(state, module.NAME)
+                    return
+
+    def end(self, returncode: int) -> list[Event]:
+        """The events that close the run once its process is gone and waited for: the deciding
+        `Error` when the stream did not carry it (our own reason first), then `Done`."""
+        seen = len(self.events)
+        end = ProcessEnd.from_returncode(returncode, self.stderr.text())
+        finish(self.module, self.state, self.events, end, forced=self.stop.detail)
+        return self.events[seen:]
 
 
-def cancelled(module: CliModule[Any]) -> ErrorDetail:
-    """Our caller's cancel: never a timeout, never retried."""
-    return make("run_cancelled", "the caller cancelled the run", source=module.NAME)
-
-
-def too_many_failures(state: ParseState, options: RunOptions) -> bool:
-    limit = options.max_tool_failures
-    return limit is not None and state.consecutive_tool_failures >= limit
-
-
-def tool_failures(state: ParseState, module: CliModule[Any]) -> ErrorDetail:
+def _tool_failures(state: ParseState, cli: str) -> ErrorDetail:
+    failures, tool = state.consecutive_tool_failures, state.last_failed_tool
     return make(
         "run_tool_failures",
-        f"tool {state.last_failed_tool!r} failed {state.consecutive_tool_failures} times in a row",
-        source=module.NAME,
-        details={"tool": state.last_failed_tool, "failures": state.consecutive_tool_failures},
+        f"tool {tool!r} failed {failures} times in a row",
+        source=cli,
+        details={"tool": tool, "failures": failures},
     )
