@@ -31,6 +31,8 @@ from recoverable.agents._events import (
 from recoverable.agents._options import RunOptions
 from recoverable.agents._replay import ProcessEnd, decode_line, finish, replay
 
+from .cli_support import TOOL_ARGS
+
 DATA = Path(__file__).parent / "data" / "cli"
 MODULES = {"claude": _claude, "codex": _codex, "gemini": _gemini}
 
@@ -897,32 +899,40 @@ ARGV = [
     ("claude", "hi", RunOptions(),
      ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose"]),
     ("claude", "hi", FULL,
-     ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose", "--model", "M",
-      "--max-turns", "3", "--append-system-prompt", "Be brief",
-      "--allowedTools", "Bash(echo *)", "Read", "--permission-mode", "P", "--resume", "S",
+     ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose", "--model=M",
+      "--max-turns=3", "--append-system-prompt=Be brief",
+      "--allowedTools=Bash(echo *)", "--allowedTools=Read", "--permission-mode=P", "--resume=S",
       "--x", "1"]),
     ("claude", "-x", RunOptions(),
      ["claude", "-p", "--output-format", "stream-json", "--verbose", "--", "-x"]),
     ("claude", "--help me", RunOptions(allowed_tools=("Read",)),
-     ["claude", "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "Read",
+     ["claude", "-p", "--output-format", "stream-json", "--verbose", "--allowedTools=Read",
       "--", "--help me"]),
+    ("claude", "hi", RunOptions(model="-m", system_prompt="-s x", resume="-r", max_turns=0),
+     ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose", "--model=-m",
+      "--max-turns=0", "--append-system-prompt=-s x", "--resume=-r"]),
     ("codex", "hi", RunOptions(),
      ["codex", "exec", "--json", "--skip-git-repo-check", "hi"]),
     ("codex", "hi", dataclasses.replace(FULL, max_turns=None, allowed_tools=()),
-     ["codex", "exec", "--json", "--skip-git-repo-check", "-m", "M", "-s", "P",
+     ["codex", "exec", "--json", "--skip-git-repo-check", "--model=M", "--sandbox=P",
       "-c", 'developer_instructions="Be brief"', "--x", "1", "resume", "S", "hi"]),
     ("codex", "-x", RunOptions(),
      ["codex", "exec", "--json", "--skip-git-repo-check", "--", "-x"]),
     ("codex", "-x", RunOptions(resume="S"),
-     ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "S", "--", "-x"]),
+     ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "--", "S", "-x"]),
+    ("codex", "hi", RunOptions(model="-m", system_prompt="-s", resume="-r"),
+     ["codex", "exec", "--json", "--skip-git-repo-check", "--model=-m",
+      "-c", 'developer_instructions="-s"', "resume", "--", "-r", "hi"]),
     ("gemini", "hi", RunOptions(),
      ["gemini", "-p", "hi", "-o", "stream-json"]),
     ("gemini", "hi", dataclasses.replace(FULL, max_turns=None, system_prompt=None),
-     ["gemini", "-p", "hi", "-o", "stream-json", "-m", "M", "--approval-mode", "P",
-      "--allowed-tools", "Bash(echo *)", "--allowed-tools", "Read", "--resume", "S",
-      "--x", "1"]),
+     ["gemini", "-p", "hi", "-o", "stream-json", "--model=M", "--approval-mode=P",
+      "--allowed-tools=Bash(echo *)", "--allowed-tools=Read", "--resume=S", "--x", "1"]),
     ("gemini", "-x y", RunOptions(),
      ["gemini", "--prompt=-x y", "-o", "stream-json"]),
+    ("gemini", "hi", RunOptions(model="-m", allowed_tools=("-t",), resume="-r"),
+     ["gemini", "-p", "hi", "-o", "stream-json", "--model=-m", "--allowed-tools=-t",
+      "--resume=-r"]),
 ]  # fmt: skip
 
 
@@ -950,7 +960,7 @@ def test_codex_system_prompt_is_a_toml_string() -> None:
 
 def test_captured_argv_is_what_build_argv_makes() -> None:
     meta = json.loads((DATA / "claude" / "tool.json").read_text())
-    options = RunOptions(allowed_tools=("Bash(echo *)",))
+    options = RunOptions(extra_args=TOOL_ARGS["claude"])  # what the capture script passed
     assert _claude.build_argv("claude", meta["argv"][2], options) == meta["argv"]
 
 

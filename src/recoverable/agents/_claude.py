@@ -25,7 +25,7 @@ from ._events import (
     ToolStart,
     TurnEnd,
 )
-from ._options import RunOptions
+from ._options import RunOptions, option_flags
 from ._parsing import (
     Handlers,
     ParseState,
@@ -72,30 +72,25 @@ def new_state() -> ClaudeState:
 # --- argv ----------------------------------------------------------------------------------
 
 
+# RunOptions field -> claude's flag, in argv order.
+_FLAGS = {
+    "model": "--model",
+    "max_turns": "--max-turns",  # hidden from --help in 2.1.197, works
+    "system_prompt": "--append-system-prompt",
+    "allowed_tools": "--allowedTools",  # one tool a flag: `=` ends the variadic option
+    "permission_mode": "--permission-mode",
+    "resume": "--resume",  # its value is optional: `--resume -x` would resume a picked session
+}
+
+
 def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     """The argv of one headless run (a prompt that looks like a flag goes last, after `--`)."""
     # commander reads "-p -x" as an unknown option "-x"; after "--" it is the positional prompt.
     dashed = prompt.startswith("-")
-    argv = [executable, "-p"]
-    if not dashed:
-        argv.append(prompt)
-    argv += ["--output-format", "stream-json", "--verbose"]
-    if options.model:
-        argv += ["--model", options.model]
-    if options.max_turns is not None:
-        argv += ["--max-turns", str(options.max_turns)]  # hidden from --help in 2.1.197, works
-    if options.system_prompt:
-        argv += ["--append-system-prompt", options.system_prompt]
-    if options.allowed_tools:
-        argv += ["--allowedTools", *options.allowed_tools]
-    if options.permission_mode:
-        argv += ["--permission-mode", options.permission_mode]
-    if options.resume:
-        argv += ["--resume", options.resume]
+    argv = [executable, "-p", *([] if dashed else [prompt])]
+    argv += ["--output-format", "stream-json", "--verbose", *option_flags(options, _FLAGS)]
     argv += options.extra_args
-    if dashed:
-        argv += ["--", prompt]  # also ends a variadic option such as --allowedTools
-    return argv
+    return [*argv, "--", prompt] if dashed else argv
 
 
 # --- classification tables -----------------------------------------------------------------

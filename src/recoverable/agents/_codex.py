@@ -29,7 +29,7 @@ from ._events import (
     ToolStart,
     TurnEnd,
 )
-from ._options import RunOptions
+from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,
     ParseState,
@@ -37,7 +37,6 @@ from ._parsing import (
     as_str,
     dispatch,
     phrase_code,
-    refuse_unsupported,
     unexplained_exit,
 )
 
@@ -55,25 +54,29 @@ def new_state() -> ParseState:
 # --- argv ----------------------------------------------------------------------------------
 
 
+# RunOptions field -> codex exec's flag, in argv order.
+_FLAGS = {
+    "model": "--model",
+    "permission_mode": "--sandbox",  # read-only | workspace-write | danger-full-access
+}
+
+
 def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     """The argv of one `codex exec --json` run (or `... resume THREAD_ID PROMPT`)."""
     refuse_unsupported(NAME, options, "max_turns", "allowed_tools")
-    argv = [executable, "exec", "--json", "--skip-git-repo-check"]
     # exec-level options go before `resume`: `exec resume` has no --sandbox of its own.
-    if options.model:
-        argv += ["-m", options.model]
-    if options.permission_mode:
-        argv += ["-s", options.permission_mode]  # read-only | workspace-write | danger-full-access
+    argv = [executable, "exec", "--json", "--skip-git-repo-check", *option_flags(options, _FLAGS)]
     if options.system_prompt:
         # Added to codex's own instructions as a developer message (a string key in 0.171).
         argv += ["-c", f"developer_instructions={_toml_string(options.system_prompt)}"]
     argv += options.extra_args
+    positionals = [prompt]
     if options.resume:
-        argv += ["resume", options.resume]
-    if prompt.startswith("-"):
-        argv.append("--")  # clap would read it as a flag
-    argv.append(prompt)
-    return argv
+        argv.append("resume")
+        positionals.insert(0, options.resume)
+    if any(value.startswith("-") for value in positionals):
+        argv.append("--")  # clap would read them as flags
+    return [*argv, *positionals]
 
 
 def _toml_string(text: str) -> str:

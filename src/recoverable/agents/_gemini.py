@@ -18,7 +18,7 @@ from .._classify.http import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, make
 from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
-from ._options import RunOptions
+from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,
     ParseState,
@@ -28,7 +28,6 @@ from ._parsing import (
     dispatch,
     phrase_code,
     read_json,
-    refuse_unsupported,
     unexplained_exit,
 )
 
@@ -56,22 +55,22 @@ def new_state() -> GeminiState:
 # --- argv ----------------------------------------------------------------------------------
 
 
+# RunOptions field -> gemini's flag, in argv order.
+_FLAGS = {
+    "model": "--model",
+    "permission_mode": "--approval-mode",  # default | auto_edit | yolo | plan
+    "allowed_tools": "--allowed-tools",  # deprecated for the policy engine, still read (0.61)
+    "resume": "--resume",  # a session id (0.61 takes it), "latest" or an index
+}
+
+
 def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     """The argv of one headless run (`--prompt=...` when the prompt looks like a flag)."""
     refuse_unsupported(NAME, options, "max_turns", "system_prompt")
     # yargs refuses "-p -x" ("Not enough arguments following: p"); "--prompt=-x" is a value.
-    argv = [executable, *([f"--prompt={prompt}"] if prompt.startswith("-") else ["-p", prompt])]
-    argv += ["-o", "stream-json"]
-    if options.model:
-        argv += ["-m", options.model]
-    if options.permission_mode:
-        argv += ["--approval-mode", options.permission_mode]  # default|auto_edit|yolo|plan
-    for tool in options.allowed_tools:
-        argv += ["--allowed-tools", tool]  # deprecated for the policy engine, still read (0.61)
-    if options.resume:
-        argv += ["--resume", options.resume]  # a session id (0.61 takes it), "latest" or an index
-    argv += options.extra_args
-    return argv
+    prompt_args = [f"--prompt={prompt}"] if prompt.startswith("-") else ["-p", prompt]
+    flags = option_flags(options, _FLAGS)
+    return [executable, *prompt_args, "-o", "stream-json", *flags, *options.extra_args]
 
 
 # --- classification tables -----------------------------------------------------------------

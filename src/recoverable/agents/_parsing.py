@@ -34,7 +34,6 @@ __all__ = [
     "killed",
     "phrase_code",
     "read_json",
-    "refuse_unsupported",
     "signal_name",
     "unexplained_exit",
 ]
@@ -113,13 +112,6 @@ class CliModule(Protocol[StateT]):
 
 
 _DECODER = json.JSONDecoder()
-
-
-def refuse_unsupported(cli: str, options: RunOptions, *names: str) -> None:
-    """A ValueError for options this CLI cannot apply: silently dropping them would surprise."""
-    given = [name for name in names if getattr(options, name)]
-    if given:
-        raise ValueError(f"{cli} has no way to apply {', '.join(given)}; leave it unset for {cli}")
 
 
 def read_json(line: str) -> dict[str, Any] | None:
