@@ -100,12 +100,33 @@ class _Maker:
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
     def event(self, event: dict[str, Any], **extra: Any) -> str:
-        return self.line({"type": "stream_event", "event": event, "session_id": self.session,
-                          "parent_tool_use_id": None, "uuid": self.uuid(), **extra})  # fmt: skip
+        return self.line(
+            {
+                "type": "stream_event",
+                "event": event,
+                "session_id": self.session,
+                "parent_tool_use_id": None,
+                "uuid": self.uuid(),
+                **extra,
+            }
+        )
+
+    def block_start(self, block: dict[str, Any]) -> str:
+        return self.event({"type": "content_block_start", "index": 0, "content_block": block})
+
+    def block_delta(self, delta: dict[str, Any]) -> str:
+        return self.event({"type": "content_block_delta", "index": 0, "delta": delta})
 
     def status(self) -> str:
-        return self.line({"type": "system", "subtype": "status", "status": "requesting",
-                          "uuid": self.uuid(), "session_id": self.session})  # fmt: skip
+        return self.line(
+            {
+                "type": "system",
+                "subtype": "status",
+                "status": "requesting",
+                "uuid": self.uuid(),
+                "session_id": self.session,
+            }
+        )
 
     def assistant(self, template: dict[str, Any], msg_id: str, block: dict[str, Any]) -> str:
         data = json.loads(json.dumps(template))
@@ -118,14 +139,24 @@ class _Maker:
         return self.line(data)
 
     def message_start(self, msg_id: str) -> str:
-        message: dict[str, Any] = {"id": msg_id, "type": "message", "role": "assistant",
-                   "model": "claude-opus-4-8", "content": [], "stop_reason": None,
-                   "stop_sequence": None,
-                   "usage": {"input_tokens": self.rng.randint(19_000, 150_000),
-                             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                             "output_tokens": 1}}  # fmt: skip
-        return self.event({"type": "message_start", "message": message},
-                          ttft_ms=self.rng.randint(5, 900))  # fmt: skip
+        message: dict[str, Any] = {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": self.rng.randint(19_000, 150_000),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 1,
+            },
+        }
+        return self.event(
+            {"type": "message_start", "message": message}, ttft_ms=self.rng.randint(5, 900)
+        )
 
     def message_end(self, stop_reason: str) -> list[str]:
         delta = {
@@ -149,21 +180,18 @@ class _Maker:
         cuts = sorted(self.rng.sample(range(1, len(partial)), k=min(4, len(partial) - 1)))
         pieces = [partial[a:b] for a, b in zip([0, *cuts], [*cuts, len(partial)], strict=True)]
         out = [self.status(), self.message_start(msg_id)]
-        out.append(self.event({"type": "content_block_start", "index": 0,
-                               "content_block": {"type": "tool_use", "id": tool_id,
-                                                 "name": name, "input": {}}}))  # fmt: skip
+        out.append(self.block_start({"type": "tool_use", "id": tool_id, "name": name, "input": {}}))
         for piece in pieces:
-            out.append(self.event({"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": "input_json_delta",
-                                             "partial_json": piece}}))  # fmt: skip
+            out.append(self.block_delta({"type": "input_json_delta", "partial_json": piece}))
         block = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
         out.append(self.assistant(self.tool_use, msg_id, block))
         out += self.message_end("tool_use")
         # The tool's output: 0 to ~60 lines of code-like text (quotes, tabs, non-ASCII).
         output = "\n".join(self.rng.choices(_CODE, k=self.rng.randint(0, 60)))
         result = json.loads(json.dumps(self.tool_result))
-        result["message"]["content"][0].update(tool_use_id=tool_id, content=output,
-                                               is_error=self.rng.random() < 0.05)  # fmt: skip
+        result["message"]["content"][0].update(
+            tool_use_id=tool_id, content=output, is_error=self.rng.random() < 0.05
+        )
         result["uuid"] = self.uuid()
         result["session_id"] = self.session
         result["tool_use_result"]["stdout"] = output
@@ -176,17 +204,13 @@ class _Maker:
         deltas = [" " + self.words(1, 4) for _ in range(self.rng.randint(10, 60))]
         out = [self.status(), self.message_start(msg_id)]
         start = {"type": kind, kind: ""} | ({"signature": ""} if kind == "thinking" else {})
-        out.append(self.event({"type": "content_block_start", "index": 0,
-                               "content_block": start}))  # fmt: skip
+        out.append(self.block_start(start))
         for piece in deltas:
-            out.append(self.event({"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": f"{kind}_delta", kind: piece}}))  # fmt: skip
+            out.append(self.block_delta({"type": f"{kind}_delta", kind: piece}))
         block: dict[str, Any] = {"type": kind, kind: "".join(deltas)}
         if kind == "thinking":
             signature = f"{self.rng.getrandbits(512):0128x}"
-            out.append(self.event({"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": "signature_delta",
-                                             "signature": signature}}))  # fmt: skip
+            out.append(self.block_delta({"type": "signature_delta", "signature": signature}))
             block["signature"] = signature
         out.append(self.assistant(self.text_message, msg_id, block))
         out += self.message_end("end_turn")
@@ -399,9 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
     parser.add_argument("--mb", type=float, default=5.0, help="size of the stream (default 5)")
     parser.add_argument(
-        "--profile", action="store_true",
+        "--profile",
+        action="store_true",
         help="also print a cProfile of agents.replay (always when it misses the target)",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
 
     data, mix = build_stream(int(args.mb * 1_000_000))
@@ -448,26 +473,39 @@ def main(argv: list[str] | None = None) -> int:
         report = profile(path_replay(data))
 
     if args.json:
-        payload = {"python": platform.python_version(), "bytes": len(data),
-                   "lines": len(text_lines), "mix": mix, "repeats": REPEATS, "rows": rows,
-                   "verdict": verdict, "profile": report}  # fmt: skip
+        payload = {
+            "python": platform.python_version(),
+            "bytes": len(data),
+            "lines": len(text_lines),
+            "mix": mix,
+            "repeats": REPEATS,
+            "rows": rows,
+            "verdict": verdict,
+            "profile": report,
+        }
         print(json.dumps(payload, indent=2))
         return 0
     print("# Claude stream-json parsing\n")
-    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
-          f"CPUs; {mb:.2f} MB, {len(text_lines)} lines "
-          f"({', '.join(f'{k} {v}' for k, v in sorted(mix.items(), key=lambda kv: -kv[1]))}); "
-          f"median of {REPEATS} passes, one process.\n")  # fmt: skip
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
+        f"CPUs; {mb:.2f} MB, {len(text_lines)} lines "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(mix.items(), key=lambda kv: -kv[1]))}); "
+        f"median of {REPEATS} passes, one process.\n"
+    )
     print("| path | MB/s | % of json.loads | events/messages produced |")
     print("|---|---:|---:|---:|")
     for row in rows.values():
-        print(f"| {row['path']} | {row['mb_per_s']:.1f} | {row['pct_of_json_loads']:.0f}% "
-              f"| {row['count']} |")  # fmt: skip
+        print(
+            f"| {row['path']} | {row['mb_per_s']:.1f} | {row['pct_of_json_loads']:.0f}% "
+            f"| {row['count']} |"
+        )
     ok = "yes" if verdict["meets_70pct"] else "NO"
-    print(f"\nTargets: replay >= 70% of json.loads: {ok} "
-          f"({verdict['replay_pct_of_json_loads']:.0f}%); replay / SDK sync path: "
-          f"{verdict['replay_over_sdk_sync']:.2f}x; run path / SDK transport: "
-          f"{verdict['run_path_over_sdk_transport']:.2f}x (> 1: faster than the SDK).")  # fmt: skip
+    print(
+        f"\nTargets: replay >= 70% of json.loads: {ok} "
+        f"({verdict['replay_pct_of_json_loads']:.0f}%); replay / SDK sync path: "
+        f"{verdict['replay_over_sdk_sync']:.2f}x; run path / SDK transport: "
+        f"{verdict['run_path_over_sdk_transport']:.2f}x (> 1: faster than the SDK)."
+    )
     print(
         "\nEvery parser row keeps what it produced in a list (ours: the events, Done not "
         "counted; the SDK: the typed messages parse_message returns, one per line), so each "

@@ -165,19 +165,25 @@ def _add_agent_commands(sub: Any) -> None:
     p_run.add_argument("--cli", default="auto", help="claude, codex, gemini or auto (default)")
     p_run.add_argument("--json", action="store_true", help="print events as NDJSON")
     p_run.add_argument(
-        "--fake", nargs="?", const="", metavar="FAULT",
+        "--fake",
+        nargs="?",
+        const="",
+        metavar="FAULT",
         help="point the real CLI at a built-in fake provider on 127.0.0.1, optionally failing "
         "with FAULT (rate_limited, insufficient_quota, unauthorized, overloaded, drop, ...)",
-    )  # fmt: skip
+    )
     p_run.add_argument(
-        "--times", type=int, default=0,
+        "--times",
+        type=int,
+        default=0,
         help="with --fake FAULT: fail only the first N requests (default: every request)",
-    )  # fmt: skip
+    )
     p_run.add_argument("--model")
     p_run.add_argument("--cwd")
     p_run.add_argument("--timeout", type=float, help="total seconds")
-    p_run.add_argument("--idle-timeout", type=float,
-                       help="seconds without any event before the run is stopped")  # fmt: skip
+    p_run.add_argument(
+        "--idle-timeout", type=float, help="seconds without any event before the run is stopped"
+    )
     p_run.add_argument("--max-turns", type=int)
     p_run.set_defaults(run=_lazy("cmd_run"))
     p_doctor = sub.add_parser("doctor", help="which AI CLIs are installed and usable")

@@ -166,8 +166,9 @@ def run_sync(
     **fields: Any,
 ) -> RunResult:
     """`run` for synchronous code (any thread; no event loop needed)."""
-    with contextlib.closing(stream_sync(prompt, cli, options=options, cancel=cancel,
-                                        **fields)) as events:  # fmt: skip
+    with contextlib.closing(
+        stream_sync(prompt, cli, options=options, cancel=cancel, **fields)
+    ) as events:
         for event in events:
             if isinstance(event, Done):
                 return event.result

@@ -400,6 +400,10 @@ def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> Erro
     literal = state.api_error
     if literal is not None:  # the API failure was announced, then the result never came
         code = _STRONG_LITERALS.get(literal) or _WEAK_LITERALS.get(literal) or "unknown"
-        return make(code, f"claude reported {literal} and exited without a result line",
-                    source=NAME, details={"error": literal, "exit_code": exit_code})  # fmt: skip
+        return make(
+            code,
+            f"claude reported {literal} and exited without a result line",
+            source=NAME,
+            details={"error": literal, "exit_code": exit_code},
+        )
     return unexplained_exit(NAME, exit_code, "before its result line")

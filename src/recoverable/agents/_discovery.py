@@ -77,8 +77,14 @@ def find_executable(name: str, env: Mapping[str, str] | None = None) -> str | No
 
 def _version(path: str) -> str | None:
     try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20,
-                              stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        done = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     match = _VERSION.search(done.stdout or done.stderr or "")
@@ -91,9 +97,13 @@ def _credentials(name: str, env: Mapping[str, str]) -> str | None:
     variables = {
         "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
         "codex": ("CODEX_API_KEY", "OPENAI_API_KEY"),
-        "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
-                   "GOOGLE_GENAI_USE_GCA"),
-    }[name]  # fmt: skip
+        "gemini": (
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+            "GOOGLE_GENAI_USE_GCA",
+        ),
+    }[name]
     for variable in variables:
         if env.get(variable):
             return f"${variable}"
@@ -143,9 +153,8 @@ def inspect_cli(
         problems.append(make("cli_not_authenticated", f"{name} has no credentials", source=name))
     if _older(found_version, TESTED_VERSIONS[name]):
         tested = ".".join(str(part) for part in TESTED_VERSIONS[name])
-        problems.append(make("cli_version_unsupported",
-                             f"{name} {found_version} is older than {tested}, the version tested",
-                             source=name))  # fmt: skip
+        older = f"{name} {found_version} is older than {tested}, the version tested"
+        problems.append(make("cli_version_unsupported", older, source=name))
     return CliInfo(name, path, found_version, source is not None, source, tuple(problems))
 
 

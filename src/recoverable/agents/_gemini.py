@@ -147,8 +147,14 @@ def _classify(kind: str | None, message: str) -> ErrorDetail:
     if body is not None:
         status = as_int(as_dict(body.get("error")).get("code"))
         found = from_http(status, body=body, source=NAME)
-        return make(found.code, message, retry_after_ms=found.retry_after_ms, status=status,
-                    source=NAME, details={**found.details, **details})  # fmt: skip
+        return make(
+            found.code,
+            message,
+            retry_after_ms=found.retry_after_ms,
+            status=status,
+            source=NAME,
+            details={**found.details, **details},
+        )
     code = phrase_code(_PHRASE_TABLE, inner) or "unknown"
     return make(code, message, retry_after_ms=_retry_in(inner), source=NAME, details=details)
 
@@ -310,5 +316,10 @@ def _api_exit(exit_code: int, stderr: str) -> ErrorDetail:
     message = (
         found.message if body is not None else f"gemini exited {exit_code} after HTTP {status}"
     )
-    return make(found.code, message, status=status, source=NAME,
-                details={**found.details, "exit_code": exit_code})  # fmt: skip
+    return make(
+        found.code,
+        message,
+        status=status,
+        source=NAME,
+        details={**found.details, "exit_code": exit_code},
+    )

@@ -191,8 +191,12 @@ def signal_name(number: int) -> str:
 
 def killed(cli: str, signal: int, before: str) -> ErrorDetail:
     """A signal we did not send (the runner speaks for the ones we did): no exit code."""
-    return make("cli_killed", f"{cli} was killed by {signal_name(signal)} {before}",
-                source=cli, details={"signal": signal})  # fmt: skip
+    return make(
+        "cli_killed",
+        f"{cli} was killed by {signal_name(signal)} {before}",
+        source=cli,
+        details={"signal": signal},
+    )
 
 
 # 128 + signal: how a CLI that handles the signal itself exits (claude's SIGTERM handler: 143).
@@ -202,11 +206,22 @@ _SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 def unexplained_exit(cli: str, exit_code: int | None, before: str) -> ErrorDetail:
     """An end the stream and stderr do not explain: never a success without a terminal event."""
     if exit_code == 0:
-        return make("provider_bad_response", "stream ended without a terminal event",
-                    source=cli, details={"exit_code": 0})  # fmt: skip
+        return make(
+            "provider_bad_response",
+            "stream ended without a terminal event",
+            source=cli,
+            details={"exit_code": 0},
+        )
     if exit_code is not None and exit_code in _SIGNAL_EXITS:
-        return make("cli_killed",
-                    f"{cli} exited {exit_code} (128+{_SIGNAL_EXITS[exit_code]}) {before}",
-                    source=cli, details={"exit_code": exit_code})  # fmt: skip
-    return make("cli_crashed", f"{cli} exited with code {exit_code} {before}",
-                source=cli, details={"exit_code": exit_code})  # fmt: skip
+        return make(
+            "cli_killed",
+            f"{cli} exited {exit_code} (128+{_SIGNAL_EXITS[exit_code]}) {before}",
+            source=cli,
+            details={"exit_code": exit_code},
+        )
+    return make(
+        "cli_crashed",
+        f"{cli} exited with code {exit_code} {before}",
+        source=cli,
+        details={"exit_code": exit_code},
+    )
