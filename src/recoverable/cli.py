@@ -3,6 +3,16 @@
 recoverable codes [--markdown | --json]     the code table
 recoverable classify [--text]               an error on stdin (JSON or text) -> its detail
 recoverable fake-provider [...]             a fault-injecting fake LLM API on 127.0.0.1
+recoverable run PROMPT [--cli NAME] [...]   an AI coding CLI on a prompt, its events streamed
+                                            (`--fake [FAULT]`: against a built-in fake provider)
+recoverable doctor [--json]                 which AI CLIs are installed and usable
+
+`run` and `doctor` live in `_cli_agents`, imported only when one of them runs.
+
+The one declared exception to "the library never imports `recoverable.testing`": this command
+(here and in `_cli_agents`) imports it for `fake-provider` and `run --fake`, inside the
+function that needs it, so no other command and no `import recoverable` loads it. A test
+(tests/test_cli.py) holds every module of the package outside `testing/` to that.
 """
 
 from __future__ import annotations
