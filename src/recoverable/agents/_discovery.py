@@ -27,11 +27,17 @@ class CliInfo:
     """One CLI as found on this machine."""
 
     name: str
+    """The CLI's name: claude, codex or gemini."""
     path: str | None
+    """Where its executable is; None when it is not installed."""
     version: str | None = None
-    authenticated: bool = False  # credentials found (no request is made to check them)
+    """The version `--version` prints, when it was asked and answered."""
+    authenticated: bool = False
+    """Credentials were found (no request is made to check them)."""
     auth_source: str | None = None
+    """Where they were found: `$VARIABLE` or a file's path."""
     problems: tuple[ErrorDetail, ...] = field(default=())
+    """What keeps it from working, or may: not installed, no credentials, an older version."""
 
     @property
     def usable(self) -> bool:

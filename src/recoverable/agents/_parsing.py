@@ -44,18 +44,21 @@ class ParseState:
     """What a parser remembers between lines (mutable: one per run)."""
 
     cli: str
+    """The CLI's name (the `source` of what it reports)."""
     session_id: str | None = None
     text_parts: list[str] = field(default_factory=list)
+    """The answer's text deltas so far."""
     usage: dict[str, Any] | None = None
     cost_usd: float | None = None
-    # The terminal event: None until seen; then "success" or the failure it reported.
     terminal: ErrorDetail | str | None = None
-    tool_names: dict[str, str] = field(default_factory=dict)  # tool id -> name, once started
+    """The terminal event: None until seen; then "success" or the failure it reported."""
+    tool_names: dict[str, str] = field(default_factory=dict)
+    """Tool id -> name, once started."""
     consecutive_tool_failures: int = 0
     last_failed_tool: str | None = None
-    # Failures the stream reported, fatal or not yet: the last one explains a run that ends
-    # without its terminal event.
     errors: list[ErrorDetail] = field(default_factory=list)
+    """Failures the stream reported, fatal or not yet: the last one explains a run that ends
+    without its terminal event."""
 
     @property
     def text(self) -> str:
