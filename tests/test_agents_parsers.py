@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from recoverable import ErrorDetail
+from recoverable import ErrorDetail, agents
 from recoverable.agents import _claude, _codex, _gemini
 from recoverable.agents._events import (
     Done,
@@ -29,6 +29,7 @@ from recoverable.agents._events import (
     ToolStart,
 )
 from recoverable.agents._options import RunOptions
+from recoverable.agents._parsing import ParseState
 from recoverable.agents._replay import ProcessEnd, decode_line, finish, replay
 
 from .cli_support import TOOL_ARGS
@@ -968,8 +969,20 @@ def test_modules_have_the_contract() -> None:
     for name, module in MODULES.items():
         assert name == module.NAME
         assert module.PACKAGE.startswith("@")
-        for function in ("build_argv", "parse_line", "outcome"):
+        for function in ("new_state", "build_argv", "parse_line", "outcome"):
             assert callable(getattr(module, function))
+        state = module.new_state()
+        assert isinstance(state, ParseState)
+        assert state.cli == name
+
+
+def test_the_public_api_of_agents() -> None:
+    assert sorted(agents.__all__) == [
+        "CLI_NAMES", "CliInfo", "Done", "Error", "Event", "Raw", "RunOptions", "RunResult",
+        "TextDelta", "ThinkingDelta", "ToolEnd", "ToolStart", "TurnEnd", "discover",
+        "event_to_dict", "replay", "run", "run_sync", "stream", "stream_sync",
+    ]  # fmt: skip
+    assert all(hasattr(agents, name) for name in agents.__all__)
 
 
 # --- robustness ------------------------------------------------------------------------------

@@ -24,21 +24,11 @@ from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._cancel import CancelSignal
+from . import _events
 from ._cli_modules import CLI_NAMES, module_for
 from ._discovery import CliInfo, choose, discover, find_executable
-from ._events import (
-    Done,
-    Error,
-    Event,
-    Raw,
-    RunResult,
-    TextDelta,
-    ThinkingDelta,
-    ToolEnd,
-    ToolStart,
-    TurnEnd,
-    event_to_dict,
-)
+from ._events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
+from ._events import Done, Event, RunResult
 from ._options import RunOptions
 from ._process import environment
 from ._replay import replay
@@ -47,25 +37,15 @@ from ._run_sync import run_process_sync
 __all__ = [
     "CLI_NAMES",
     "CliInfo",
-    "Done",
-    "Error",
-    "Event",
-    "Raw",
     "RunOptions",
-    "RunResult",
-    "TextDelta",
-    "ThinkingDelta",
-    "ToolEnd",
-    "ToolStart",
-    "TurnEnd",
     "discover",
-    "event_to_dict",
     "replay",
     "run",
     "run_sync",
     "stream",
     "stream_sync",
 ]
+__all__ += _events.__all__
 
 if TYPE_CHECKING:
     import asyncio

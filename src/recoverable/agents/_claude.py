@@ -32,7 +32,7 @@ from ._parsing import (
     as_dict,
     as_int,
     as_str,
-    dispatch,
+    line_parser,
     phrase_code,
     unexplained_exit,
 )
@@ -177,11 +177,6 @@ def _content_text(content: object) -> str | None:
 
 
 # --- parse_line ------------------------------------------------------------------------------
-
-
-def parse_line(line: str, state: ClaudeState) -> list[Event]:
-    """One stdout line to events, updating `state`."""
-    return dispatch(line, state, NAME, _HANDLERS)
 
 
 def _system(data: dict[str, Any], state: ClaudeState) -> list[Event]:
@@ -388,6 +383,7 @@ _HANDLERS: Handlers[ClaudeState] = {
     "stream_event": _stream_event,
     "result": _result,
 }
+parse_line = line_parser(NAME, _HANDLERS)
 
 # --- outcome ---------------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from ._parsing import (
     ParseState,
     as_dict,
     as_str,
-    dispatch,
+    line_parser,
     phrase_code,
     unexplained_exit,
 )
@@ -162,11 +162,6 @@ def _retry(reconnecting: re.Match[str]) -> ErrorDetail:
 
 
 # --- parse_line ------------------------------------------------------------------------------
-
-
-def parse_line(line: str, state: ParseState) -> list[Event]:
-    """One stdout line to events, updating `state`."""
-    return dispatch(line, state, NAME, _HANDLERS)
 
 
 def _thread_started(data: dict[str, Any], state: ParseState) -> list[Event]:
@@ -300,6 +295,7 @@ _HANDLERS: Handlers[ParseState] = {
     "turn.failed": _turn_failed,
     "error": _top_level_error,
 }
+parse_line = line_parser(NAME, _HANDLERS)
 
 # --- outcome ---------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from ._parsing import (
     as_dict,
     as_int,
     as_str,
-    dispatch,
+    line_parser,
     phrase_code,
     read_json,
     unexplained_exit,
@@ -171,11 +171,6 @@ def _retry_in(text: str) -> int | None:
 # --- parse_line ------------------------------------------------------------------------------
 
 
-def parse_line(line: str, state: GeminiState) -> list[Event]:
-    """One stdout line to events, updating `state`."""
-    return dispatch(line, state, NAME, _HANDLERS)
-
-
 def _init(data: dict[str, Any], state: GeminiState) -> list[Event]:
     state.session_id = as_str(data.get("session_id")) or state.session_id
     return [Raw(NAME, data)]
@@ -285,6 +280,7 @@ _HANDLERS: Handlers[GeminiState] = {
     "error": _error,
     "result": _result,
 }
+parse_line = line_parser(NAME, _HANDLERS)
 
 # --- outcome ---------------------------------------------------------------------------------
 

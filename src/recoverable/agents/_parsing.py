@@ -30,8 +30,8 @@ __all__ = [
     "as_int",
     "as_str",
     "bad_line",
-    "dispatch",
     "killed",
+    "line_parser",
     "phrase_code",
     "read_json",
     "signal_name",
@@ -167,15 +167,22 @@ def as_dict(value: object) -> dict[str, Any]:
 Handlers = Mapping[str, Callable[[dict[str, Any], StateT], list[Event]]]
 
 
-def dispatch(line: str, state: StateT, cli: str, handlers: Handlers[StateT]) -> list[Event]:
-    """A stdout line to events by its `type`: unknown types and non-JSON lines are `Raw`."""
-    data = read_json(line)
-    if data is None:
-        if line.lstrip().startswith("{"):
-            return [bad_line(cli, line, "unparseable JSON line")]
-        return [Raw(cli, line)]
-    handler = handlers.get(as_str(data.get("type")) or "")
-    return handler(data, state) if handler is not None else [Raw(cli, data)]
+def line_parser(cli: str, handlers: Handlers[StateT]) -> Callable[[str, StateT], list[Event]]:
+    """A CLI module's `parse_line`: each JSON line goes to the handler of its `type`; unknown
+    types and non-JSON lines are `Raw`, a broken JSON object an error event."""
+    handler_for = handlers.get
+
+    def parse_line(line: str, state: StateT) -> list[Event]:
+        """One stdout line to events, updating `state`."""
+        data = read_json(line)
+        if data is None:
+            if line.lstrip().startswith("{"):
+                return [bad_line(cli, line, "unparseable JSON line")]
+            return [Raw(cli, line)]
+        handler = handler_for(as_str(data.get("type")) or "")
+        return handler(data, state) if handler is not None else [Raw(cli, data)]
+
+    return parse_line
 
 
 def phrase_code(table: PhraseTable, text: str) -> str | None:
