@@ -77,9 +77,9 @@ _FLAGS = {
     "model": "--model",
     "max_turns": "--max-turns",  # hidden from --help in 2.1.197, works
     "system_prompt": "--append-system-prompt",
-    "allowed_tools": "--allowedTools",  # one tool a flag: `=` ends the variadic option
+    "allowed_tools": "--allowedTools",  # variadic, but after `=` it takes nothing more
     "permission_mode": "--permission-mode",
-    "resume": "--resume",  # its value is optional: `--resume -x` would resume a picked session
+    "resume": "--resume",  # an optional value: commander reads `--resume -x` as two options
 }
 
 

@@ -70,10 +70,9 @@ def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
         # Added to codex's own instructions as a developer message (a string key in 0.171).
         argv += ["-c", f"developer_instructions={_toml_string(options.system_prompt)}"]
     argv += options.extra_args
-    positionals = [prompt]
     if options.resume:
         argv.append("resume")
-        positionals.insert(0, options.resume)
+    positionals = [options.resume, prompt] if options.resume else [prompt]
     if any(value.startswith("-") for value in positionals):
         argv.append("--")  # clap would read them as flags
     return [*argv, *positionals]

@@ -51,8 +51,8 @@ def option_flags(options: RunOptions, flags: Mapping[str, str]) -> list[str]:
     set, in that order; a sequence (`allowed_tools`) gives its flag once per item.
 
     Always one argument with `=`: a value that starts with a dash (a model, a system prompt, a
-    session name) is then a value to commander, clap and yargs alike, where `--flag -x` would
-    be read as two flags, or the value refused."""
+    session name) is then a value to commander, clap and yargs alike; as `--flag -x`, clap and
+    yargs (and commander for an optional value) read `-x` as a flag of its own."""
     argv: list[str] = []
     for name, flag in flags.items():
         value = getattr(options, name)

@@ -102,7 +102,7 @@ class ProcessEnd:
 
     @classmethod
     def from_returncode(cls, returncode: int, stderr_tail: str) -> ProcessEnd:
-        """From a `returncode` as subprocess and asyncio report it (negative: killed by -it)."""
+        """From a `returncode` as subprocess and asyncio report it (below 0: minus the signal)."""
         if returncode < 0:
             return cls(None, -returncode, stderr_tail)
         return cls(returncode, None, stderr_tail)
