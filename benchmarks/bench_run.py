@@ -41,7 +41,7 @@ import threading
 import time
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -554,7 +554,9 @@ def main(argv: list[str] | None = None) -> int:
         for cli in args.cli:
             results[cli] = bench_cli(cli, args.runs, args.stand_in_runs, root)
     if args.json:
-        payload = {cli: {**r, "rows": rows(cli, r)} for cli, r in results.items()}
+        payload = {
+            cli: {**r, "rows": [asdict(row) for row in rows(cli, r)]} for cli, r in results.items()
+        }
         print(
             json.dumps(
                 {

@@ -22,7 +22,16 @@ from ._options import RunOptions
 from ._parsing import CliModule, ParseState, StateT
 from ._replay import STDERR_TAIL_CHARS, Lines, ProcessEnd, decode_line, finish
 
-__all__ = ["RunContext", "environment", "signal_group", "spawn_failed", "spawn_options"]
+__all__ = [
+    "CHUNK",
+    "GRACE_S",
+    "POLL_S",
+    "RunContext",
+    "environment",
+    "signal_group",
+    "spawn_failed",
+    "spawn_options",
+]
 
 CHUNK = 64 * 1024
 GRACE_S = 3.0  # between SIGTERM and SIGKILL

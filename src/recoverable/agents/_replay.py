@@ -13,7 +13,7 @@ from ._events import Done, Error, Event, RunResult
 from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import CliModule, StateT, bad_line, killed
 
-__all__ = ["Lines", "ProcessEnd", "decode_line", "finish", "replay"]
+__all__ = ["STDERR_TAIL_CHARS", "Lines", "ProcessEnd", "decode_line", "finish", "replay"]
 
 STDERR_TAIL_CHARS = 8192  # the end of stderr kept on a RunResult
 
