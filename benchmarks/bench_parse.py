@@ -297,7 +297,7 @@ def path_run_reader(data: bytes) -> Pass:
         reader.feed_data(data)
         reader.feed_eof()
         process = types.SimpleNamespace(stdout=reader, returncode=None)  # still "running"
-        run = RunContext.start(_claude, options, asyncio.get_running_loop().time)
+        run = RunContext(_claude, options, asyncio.get_running_loop().time)
         start = time.perf_counter_ns()
         async for _ in _run_async._read(run, process, None):  # type: ignore[arg-type]
             pass  # the run keeps every event in `run.events`, as run_process's callers see them

@@ -23,7 +23,6 @@ import os
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._cancel import CancelSignal
 from . import _events
 from ._cli_modules import CLI_NAMES, module_for
 from ._discovery import CliInfo, choose, discover, find_executable
@@ -49,6 +48,8 @@ __all__ += _events.__all__
 
 if TYPE_CHECKING:
     import asyncio
+
+    from .._cancel import CancelSignal
 
 _OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
 

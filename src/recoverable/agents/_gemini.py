@@ -11,7 +11,6 @@ Refused: `max_turns` (only the setting `model.maxSessionTurns`) and `system_prom
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from .._classify.http import from_http
@@ -37,19 +36,23 @@ NAME = "gemini"
 PACKAGE = "@google/gemini-cli"
 
 
-@dataclass(slots=True)
 class GeminiState(ParseState):
-    """What Gemini's parser remembers on top of the shared state."""
+    """What Gemini's parser remembers on top of the shared state (a slotted class, not a
+    dataclass: see `_claude.ClaudeState`)."""
 
-    segment: list[str] = field(default_factory=list)
-    """The answer's chunks since the last tool or user turn (what a retried stream repeats)."""
-    held: list[str] = field(default_factory=list)
-    """Chunks held back because they repeat `segment` from its start (maybe a retry)."""
+    __slots__ = ("held", "segment")
+
+    def __init__(self) -> None:
+        super().__init__(NAME)
+        self.segment: list[str] = []
+        """The answer's chunks since the last tool or user turn (what a retried stream repeats)."""
+        self.held: list[str] = []
+        """Chunks held back because they repeat `segment` from its start (maybe a retry)."""
 
 
 def new_state() -> GeminiState:
     """A fresh state for one run."""
-    return GeminiState(NAME)
+    return GeminiState()
 
 
 # --- argv ----------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import os
 import subprocess
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, Generic
 
 from .._detail import ErrorDetail, make
@@ -37,13 +36,6 @@ CHUNK = 64 * 1024
 GRACE_S = 3.0  # between SIGTERM and SIGKILL
 DRAIN_S = 2.0  # reading on after the CLI itself exited, while a child holds stdout
 POLL_S = 0.5  # how often we look whether the CLI exited or the caller cancelled
-
-
-@dataclass(slots=True)
-class Stop:
-    """Why we ended the run ourselves (None: we did not)."""
-
-    detail: ErrorDetail | None = None
 
 
 def spawn_options(options: RunOptions) -> dict[str, Any]:
@@ -169,32 +161,41 @@ class Watch:
         )
 
 
-@dataclass(frozen=True, slots=True)
 class RunContext(Generic[StateT]):
     """One run as its runner carries it from spawn to `Done`: the CLI's module and parse state,
     our options and clocks, the line splitter, the end of stderr, every event so far and why we
     stopped it.
 
-    Everything here is pure bookkeeping; the runner owns the process and its pipes."""
+    Everything here is pure bookkeeping; the runner owns the process and its pipes. A plain
+    slotted class, as `Watch` and `Lines` are: it is on the import path of `recoverable run`,
+    where creating a dataclass costs ~1 ms."""
 
-    module: CliModule[StateT]
-    state: StateT
-    options: RunOptions
-    clock: Callable[[], float]
-    watch: Watch
-    lines: Lines
-    stderr: StderrTail = field(default_factory=StderrTail)
-    stop: Stop = field(default_factory=Stop)
-    events: list[Event] = field(default_factory=list)
+    __slots__ = (
+        "clock",
+        "events",
+        "lines",
+        "module",
+        "options",
+        "state",
+        "stderr",
+        "stopped_by",
+        "watch",
+    )
 
-    @classmethod
-    def start(
-        cls, module: CliModule[StateT], options: RunOptions, clock: Callable[[], float]
-    ) -> RunContext[StateT]:
+    def __init__(
+        self, module: CliModule[StateT], options: RunOptions, clock: Callable[[], float]
+    ) -> None:
         """The context of a run whose CLI has just started (our clocks start now)."""
-        state = module.new_state()
-        watch = Watch(options, state, clock())
-        return cls(module, state, options, clock, watch, Lines(options.max_line_bytes))
+        self.module, self.options, self.clock = module, options, clock
+        self.state = module.new_state()
+        self.watch = Watch(options, self.state, clock())
+        self.lines = Lines(options.max_line_bytes)
+        self.stderr = StderrTail()
+        self.events: list[Event] = []
+        """Every event so far: what `Done`'s result will hold."""
+        self.stopped_by: ErrorDetail | None = None
+        """Why we ended the run ourselves (our cancel, a deadline, the guardrail); None: we
+        did not."""
 
     @property
     def ended(self) -> bool:
@@ -202,22 +203,22 @@ class RunContext(Generic[StateT]):
         return bool(self.events) and isinstance(self.events[-1], Done)
 
     def next_wait(self, *, exited: bool, tick: float) -> float | None:
-        """How long to wait for output; None: stop reading (a deadline passed, then `stop`
+        """How long to wait for output; None: stop reading (a deadline passed, then `stopped_by`
         says so; or the CLI exited and the drain is over)."""
         wait = self.watch.next_wait(self.clock(), exited=exited, tick=tick)
         if wait is None:
-            self.stop.detail = self.watch.timed_out
+            self.stopped_by = self.watch.timed_out
         return wait
 
     def record_cancel(self) -> None:
         """Our caller's cancel: never a timeout, never retried."""
-        self.stop.detail = make(
+        self.stopped_by = make(
             "run_cancelled", "the caller cancelled the run", source=self.module.NAME
         )
 
     def chunk_events(self, chunk: bytes) -> Iterator[Event]:
         """The events of one stdout chunk (b"" at EOF), each kept in `events`; ends early at
-        the tool-failure guardrail, with the reason in `stop`."""
+        the tool-failure guardrail, with the reason in `stopped_by`."""
         module, state, watch, clock = self.module, self.state, self.watch, self.clock
         events, options = self.events, self.options
         max_line_bytes, limit = options.max_line_bytes, options.max_tool_failures
@@ -231,7 +232,7 @@ class RunContext(Generic[StateT]):
                     and limit is not None
                     and state.consecutive_tool_failures >= limit
                 ):
-                    self.stop.detail = _tool_failures(state, module.NAME)
+                    self.stopped_by = _tool_failures(state, module.NAME)
                     return
 
     def end(self, returncode: int) -> list[Event]:
@@ -239,7 +240,7 @@ class RunContext(Generic[StateT]):
         `Error` when the stream did not carry it (our own reason first), then `Done`."""
         seen = len(self.events)
         end = ProcessEnd.from_returncode(returncode, self.stderr.text())
-        finish(self.module, self.state, self.events, end, forced=self.stop.detail)
+        finish(self.module, self.state, self.events, end, forced=self.stopped_by)
         return self.events[seen:]
 
 

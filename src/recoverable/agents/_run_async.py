@@ -50,13 +50,13 @@ async def run_process(
         for event in spawn_failed(module, exc, argv[0]):
             yield event
         return
-    run = RunContext.start(module, options, asyncio.get_running_loop().time)
+    run = RunContext(module, options, asyncio.get_running_loop().time)
     assert process.stderr is not None
     stderr_task = asyncio.create_task(_drain_stderr(process.stderr, run))
     try:
         async for event in _read(run, process, cancel):
             yield event
-        if run.stop.detail is not None:
+        if run.stopped_by is not None:
             await _stop_group(process)
         returncode = await process.wait()
         signal_group(process.pid, signals.SIGKILL)  # tools it left behind
@@ -107,7 +107,7 @@ async def _read(
             chunk = read.result()
             for event in run.chunk_events(chunk):
                 yield event
-            if run.stop.detail is not None or not chunk:
+            if run.stopped_by is not None or not chunk:
                 return
     finally:
         if cancel_wait is not None:

@@ -15,15 +15,17 @@ import signal as signals
 import subprocess
 import time
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._cancel import CancelSignal
 from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule
 from ._process import CHUNK, GRACE_S, POLL_S, RunContext, signal_group, spawn_failed, spawn_options
 
 __all__ = ["run_process_sync"]
+
+if TYPE_CHECKING:
+    from .._cancel import CancelSignal
 
 _CANCEL_POLL_S = 0.1  # a threading.Event cannot wake select(): look this often
 
@@ -53,10 +55,10 @@ def run_process_sync(
     except OSError as exc:
         yield from spawn_failed(module, exc, argv[0])
         return
-    run = RunContext.start(module, options, time.monotonic)
+    run = RunContext(module, options, time.monotonic)
     try:
         yield from _read(run, process, cancel)
-        if run.stop.detail is not None:
+        if run.stopped_by is not None:
             _stop_group(process)
         returncode = process.wait()
         _drain(process, run)
@@ -111,7 +113,7 @@ def _read(
                         selector.unregister(err)
                     continue
                 yield from run.chunk_events(chunk)
-                if run.stop.detail is not None or not chunk:
+                if run.stopped_by is not None or not chunk:
                     return
     finally:
         selector.close()
