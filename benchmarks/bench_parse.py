@@ -34,9 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from recoverable import agents
-from recoverable.agents import _claude, _runner
-from recoverable.agents._parsing import ParseState
-from recoverable.agents._running import Stop
+from recoverable.agents import _claude, _run_async
+from recoverable.agents._process import RunContext
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "cli" / "claude"
@@ -101,12 +100,33 @@ class _Maker:
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
     def event(self, event: dict[str, Any], **extra: Any) -> str:
-        return self.line({"type": "stream_event", "event": event, "session_id": self.session,
-                          "parent_tool_use_id": None, "uuid": self.uuid(), **extra})  # fmt: skip
+        return self.line(
+            {
+                "type": "stream_event",
+                "event": event,
+                "session_id": self.session,
+                "parent_tool_use_id": None,
+                "uuid": self.uuid(),
+                **extra,
+            }
+        )
+
+    def block_start(self, block: dict[str, Any]) -> str:
+        return self.event({"type": "content_block_start", "index": 0, "content_block": block})
+
+    def block_delta(self, delta: dict[str, Any]) -> str:
+        return self.event({"type": "content_block_delta", "index": 0, "delta": delta})
 
     def status(self) -> str:
-        return self.line({"type": "system", "subtype": "status", "status": "requesting",
-                          "uuid": self.uuid(), "session_id": self.session})  # fmt: skip
+        return self.line(
+            {
+                "type": "system",
+                "subtype": "status",
+                "status": "requesting",
+                "uuid": self.uuid(),
+                "session_id": self.session,
+            }
+        )
 
     def assistant(self, template: dict[str, Any], msg_id: str, block: dict[str, Any]) -> str:
         data = json.loads(json.dumps(template))
@@ -119,14 +139,24 @@ class _Maker:
         return self.line(data)
 
     def message_start(self, msg_id: str) -> str:
-        message: dict[str, Any] = {"id": msg_id, "type": "message", "role": "assistant",
-                   "model": "claude-opus-4-8", "content": [], "stop_reason": None,
-                   "stop_sequence": None,
-                   "usage": {"input_tokens": self.rng.randint(19_000, 150_000),
-                             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                             "output_tokens": 1}}  # fmt: skip
-        return self.event({"type": "message_start", "message": message},
-                          ttft_ms=self.rng.randint(5, 900))  # fmt: skip
+        message: dict[str, Any] = {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": self.rng.randint(19_000, 150_000),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 1,
+            },
+        }
+        return self.event(
+            {"type": "message_start", "message": message}, ttft_ms=self.rng.randint(5, 900)
+        )
 
     def message_end(self, stop_reason: str) -> list[str]:
         delta = {
@@ -150,21 +180,18 @@ class _Maker:
         cuts = sorted(self.rng.sample(range(1, len(partial)), k=min(4, len(partial) - 1)))
         pieces = [partial[a:b] for a, b in zip([0, *cuts], [*cuts, len(partial)], strict=True)]
         out = [self.status(), self.message_start(msg_id)]
-        out.append(self.event({"type": "content_block_start", "index": 0,
-                               "content_block": {"type": "tool_use", "id": tool_id,
-                                                 "name": name, "input": {}}}))  # fmt: skip
+        out.append(self.block_start({"type": "tool_use", "id": tool_id, "name": name, "input": {}}))
         for piece in pieces:
-            out.append(self.event({"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": "input_json_delta",
-                                             "partial_json": piece}}))  # fmt: skip
+            out.append(self.block_delta({"type": "input_json_delta", "partial_json": piece}))
         block = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
         out.append(self.assistant(self.tool_use, msg_id, block))
         out += self.message_end("tool_use")
         # The tool's output: 0 to ~60 lines of code-like text (quotes, tabs, non-ASCII).
         output = "\n".join(self.rng.choices(_CODE, k=self.rng.randint(0, 60)))
         result = json.loads(json.dumps(self.tool_result))
-        result["message"]["content"][0].update(tool_use_id=tool_id, content=output,
-                                               is_error=self.rng.random() < 0.05)  # fmt: skip
+        result["message"]["content"][0].update(
+            tool_use_id=tool_id, content=output, is_error=self.rng.random() < 0.05
+        )
         result["uuid"] = self.uuid()
         result["session_id"] = self.session
         result["tool_use_result"]["stdout"] = output
@@ -177,17 +204,13 @@ class _Maker:
         deltas = [" " + self.words(1, 4) for _ in range(self.rng.randint(10, 60))]
         out = [self.status(), self.message_start(msg_id)]
         start = {"type": kind, kind: ""} | ({"signature": ""} if kind == "thinking" else {})
-        out.append(self.event({"type": "content_block_start", "index": 0,
-                               "content_block": start}))  # fmt: skip
+        out.append(self.block_start(start))
         for piece in deltas:
-            out.append(self.event({"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": f"{kind}_delta", kind: piece}}))  # fmt: skip
+            out.append(self.block_delta({"type": f"{kind}_delta", kind: piece}))
         block: dict[str, Any] = {"type": kind, kind: "".join(deltas)}
         if kind == "thinking":
             signature = f"{self.rng.getrandbits(512):0128x}"
-            out.append(self.event({"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": "signature_delta",
-                                             "signature": signature}}))  # fmt: skip
+            out.append(self.block_delta({"type": "signature_delta", "signature": signature}))
             block["signature"] = signature
         out.append(self.assistant(self.text_message, msg_id, block))
         out += self.message_end("end_turn")
@@ -256,7 +279,7 @@ def path_parse_line(text_lines: list[str]) -> Pass:
     parse_line = _claude.parse_line
 
     def run() -> int:
-        state = ParseState("claude")
+        state = _claude.new_state()
         events: list[Any] = []
         for line in text_lines:
             events.extend(parse_line(line, state))
@@ -266,7 +289,7 @@ def path_parse_line(text_lines: list[str]) -> Pass:
 
 
 def path_run_reader(data: bytes) -> Pass:
-    """Our run path minus the subprocess: `_runner._read` over an asyncio.StreamReader."""
+    """Our run path minus the subprocess: `_run_async._read` over an asyncio.StreamReader."""
     options = agents.RunOptions(max_tool_failures=None)  # never stop early: read it all
 
     async def main() -> tuple[int, float]:
@@ -274,12 +297,11 @@ def path_run_reader(data: bytes) -> Pass:
         reader.feed_data(data)
         reader.feed_eof()
         process = types.SimpleNamespace(stdout=reader, returncode=None)  # still "running"
-        state = ParseState("claude")
-        events: list[Any] = []
+        run = RunContext(_claude, options, asyncio.get_running_loop().time)
         start = time.perf_counter_ns()
-        async for event in _runner._read(_claude, state, process, options, Stop(), None):  # type: ignore[arg-type]
-            events.append(event)
-        return len(events), time.perf_counter_ns() - start
+        async for _ in _run_async._read(run, process, None):  # type: ignore[arg-type]
+            pass  # the run keeps every event in `run.events`, as run_process's callers see them
+        return len(run.events), time.perf_counter_ns() - start
 
     return _timed_async(main)
 
@@ -401,9 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
     parser.add_argument("--mb", type=float, default=5.0, help="size of the stream (default 5)")
     parser.add_argument(
-        "--profile", action="store_true",
+        "--profile",
+        action="store_true",
         help="also print a cProfile of agents.replay (always when it misses the target)",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
 
     data, mix = build_stream(int(args.mb * 1_000_000))
@@ -422,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         ('ours: agents.replay("claude", data)', "ours_replay", path_replay(data)),
         ("ours: _claude.parse_line loop over str lines", "ours_parse_line",
          path_parse_line(text_lines)),
-        ("ours: run path without the process (_runner._read over a StreamReader)",
+        ("ours: run path without the process (_run_async._read over a StreamReader)",
          "ours_run_path", path_run_reader(data)),
         (f"{sdk}: _LineFramer + _parse_stdout_line + parse_message", "sdk_sync",
          path_sdk_sync(chunks)),
@@ -450,26 +473,39 @@ def main(argv: list[str] | None = None) -> int:
         report = profile(path_replay(data))
 
     if args.json:
-        payload = {"python": platform.python_version(), "bytes": len(data),
-                   "lines": len(text_lines), "mix": mix, "repeats": REPEATS, "rows": rows,
-                   "verdict": verdict, "profile": report}  # fmt: skip
+        payload = {
+            "python": platform.python_version(),
+            "bytes": len(data),
+            "lines": len(text_lines),
+            "mix": mix,
+            "repeats": REPEATS,
+            "rows": rows,
+            "verdict": verdict,
+            "profile": report,
+        }
         print(json.dumps(payload, indent=2))
         return 0
     print("# Claude stream-json parsing\n")
-    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
-          f"CPUs; {mb:.2f} MB, {len(text_lines)} lines "
-          f"({', '.join(f'{k} {v}' for k, v in sorted(mix.items(), key=lambda kv: -kv[1]))}); "
-          f"median of {REPEATS} passes, one process.\n")  # fmt: skip
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
+        f"CPUs; {mb:.2f} MB, {len(text_lines)} lines "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(mix.items(), key=lambda kv: -kv[1]))}); "
+        f"median of {REPEATS} passes, one process.\n"
+    )
     print("| path | MB/s | % of json.loads | events/messages produced |")
     print("|---|---:|---:|---:|")
     for row in rows.values():
-        print(f"| {row['path']} | {row['mb_per_s']:.1f} | {row['pct_of_json_loads']:.0f}% "
-              f"| {row['count']} |")  # fmt: skip
+        print(
+            f"| {row['path']} | {row['mb_per_s']:.1f} | {row['pct_of_json_loads']:.0f}% "
+            f"| {row['count']} |"
+        )
     ok = "yes" if verdict["meets_70pct"] else "NO"
-    print(f"\nTargets: replay >= 70% of json.loads: {ok} "
-          f"({verdict['replay_pct_of_json_loads']:.0f}%); replay / SDK sync path: "
-          f"{verdict['replay_over_sdk_sync']:.2f}x; run path / SDK transport: "
-          f"{verdict['run_path_over_sdk_transport']:.2f}x (> 1: faster than the SDK).")  # fmt: skip
+    print(
+        f"\nTargets: replay >= 70% of json.loads: {ok} "
+        f"({verdict['replay_pct_of_json_loads']:.0f}%); replay / SDK sync path: "
+        f"{verdict['replay_over_sdk_sync']:.2f}x; run path / SDK transport: "
+        f"{verdict['run_path_over_sdk_transport']:.2f}x (> 1: faster than the SDK)."
+    )
     print(
         "\nEvery parser row keeps what it produced in a list (ours: the events, Done not "
         "counted; the SDK: the typed messages parse_message returns, one per line), so each "

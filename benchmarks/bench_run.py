@@ -41,12 +41,12 @@ import threading
 import time
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from recoverable import agents
-from recoverable.agents._clis import module_for
+from recoverable.agents._cli_modules import module_for
 from recoverable.testing import cli_setup
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,8 +129,15 @@ def spawn(
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                                   stdout=out, stderr=err, start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
         done = threading.Event()
         peak = [0]
 
@@ -169,9 +176,12 @@ def fake_server() -> Iterator[types.SimpleNamespace]:
     """A FakeProvider in its own process (`python -m recoverable.testing._command`)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "recoverable.testing._command", "--reply", REPLY],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        start_new_session=True, text=True,
-    )  # fmt: skip
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         url = process.stdout.readline().strip()
@@ -262,9 +272,15 @@ def run_in_process(target: Target, fake: Any, root: str) -> Sample:
         os.makedirs(work)
         start = time.perf_counter()
         result = agents.run_sync(
-            PROMPT, target.cli, executable=target.executable, env=setup.environ(),
-            inherit_env=False, extra_args=setup.args, cwd=work, timeout=TIMEOUT_S,
-        )  # fmt: skip
+            PROMPT,
+            target.cli,
+            executable=target.executable,
+            env=setup.environ(),
+            inherit_env=False,
+            extra_args=setup.args,
+            cwd=work,
+            timeout=TIMEOUT_S,
+        )
         wall = (time.perf_counter() - start) * 1000
     if not result.success or result.text != REPLY:
         raise RuntimeError(f"agents.run_sync({target.cli}) failed: {result.error}")
@@ -281,8 +297,11 @@ def run_recoverable(target: Target, root: str) -> Sample:
     if REPLY not in stdout:
         raise RuntimeError(f"recoverable run --cli {target.cli}: no reply: {stdout[-500:]!r}")
     # wait4's ru_maxrss is the largest of the Python process and every process under it.
-    return Sample(wall, cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None,
-                  python_rss_mb=hwm / 1024 if hwm else None)  # fmt: skip
+    return Sample(
+        wall,
+        cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None,
+        python_rss_mb=hwm / 1024 if hwm else None,
+    )
 
 
 def run_recoverable_plain(target: Target, root: str) -> Sample:
@@ -305,9 +324,15 @@ def host_rss(target: Target, fake: Any, root: str) -> tuple[float, float]:
         setup = cli_setup(target.cli, fake, home)
         work = os.path.join(home, "work")
         os.makedirs(work)
-        spec = {"prompt": PROMPT, "cli": target.cli, "executable": target.executable,
-                "cwd": work, "env": setup.environ(), "args": list(setup.args),
-                "reply": REPLY}  # fmt: skip
+        spec = {
+            "prompt": PROMPT,
+            "cli": target.cli,
+            "executable": target.executable,
+            "cwd": work,
+            "env": setup.environ(),
+            "args": list(setup.args),
+            "reply": REPLY,
+        }
         argv = [sys.executable, "-c", HOST, json.dumps(spec)]
         _, _, _, _, stdout = spawn(argv, python_env(), work)
     report = json.loads(stdout.strip().splitlines()[-1])
@@ -349,18 +374,19 @@ def rounds(target: Target, fake: Any, root: str, runs: int) -> dict[str, Any]:
     for name, items in samples.items():
         out[name] = {
             "median_ms": statistics.median(walls[name]),
-            "added_ms": statistics.median(x - a for x, a in zip(walls[name], walls["bare"],
-                                                                strict=True)),
+            "added_ms": statistics.median(
+                x - a for x, a in zip(walls[name], walls["bare"], strict=True)
+            ),
             "cli_rss_mb": _median([s.cli_rss_mb for s in items]),
             "python_rss_mb": _median([s.python_rss_mb for s in items]),
             "samples_ms": [round(w, 1) for w in walls[name]],
-        }  # fmt: skip
+        }
     for name in ("recoverable", "recoverable_plain"):  # less a bare Python start, paired
         if name in walls:
             out[name]["added_after_python_ms"] = statistics.median(
-                c - a - p for c, a, p in zip(walls[name], walls["bare"], walls["python"],
-                                             strict=True)
-            )  # fmt: skip
+                c - a - p
+                for c, a, p in zip(walls[name], walls["bare"], walls["python"], strict=True)
+            )
     return {"runs": runs, **out}
 
 
@@ -381,11 +407,23 @@ def bench_cli(cli: str, runs: int, standin_runs: int, root: str) -> dict[str, An
     return out
 
 
-def rows(cli: str, r: dict[str, Any]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of a CLI's table; None is an empty cell."""
+
+    path: str
+    ms: float | None = None
+    added_ms: float | None = None
+    cli_mb: float | None = None
+    python_mb: float | None = None
+    added_mb: float | None = None
+
+
+def rows(cli: str, r: dict[str, Any]) -> list[Row]:
     """The table's rows, from one CLI's summaries."""
     rss = r["rss"]
     py_mb = rss["bare_python_mb"]
-    out = []
+    out = [Row("`python -c pass` (reference)", r["real"]["python"]["median_ms"], python_mb=py_mb)]
     for kind in ("real", "stand_in"):
         if kind not in r:
             continue
@@ -394,27 +432,29 @@ def rows(cli: str, r: dict[str, Any]) -> list[dict[str, Any]]:
         what = f"`{cli}`" if real else f"stand-in `{cli}` (`cat` of text.stdout)"
         host_mb = rss["host_python_mb"] if real else None  # measured with the real CLI
         out += [
-            {"path": f"(a) bare {what}", "ms": bare["median_ms"], "added_ms": 0.0,
-             "cli_mb": bare["cli_rss_mb"], "python_mb": None, "added_mb": 0.0},
-            {"path": "(b) `agents.run_sync` in-process", "ms": inproc["median_ms"],
-             "added_ms": inproc["added_ms"], "cli_mb": rss["host_cli_mb"] if real else None,
-             "python_mb": host_mb, "added_mb": None if host_mb is None else host_mb - py_mb},
-        ]  # fmt: skip
+            Row(f"(a) bare {what}", bare["median_ms"], 0.0, bare["cli_rss_mb"], added_mb=0.0),
+            Row(
+                "(b) `agents.run_sync` in-process",
+                inproc["median_ms"],
+                inproc["added_ms"],
+                rss["host_cli_mb"] if real else None,
+                host_mb,
+                None if host_mb is None else host_mb - py_mb,
+            ),
+        ]
         commands = [("recoverable", "(c) `recoverable run --fake`")]
         if "recoverable_plain" in s:
             commands.append(("recoverable_plain", "(d) `recoverable run`, no --fake"))
         for key, label in commands:
             c, c_mb = s[key], s[key]["python_rss_mb"]
             out += [
-                {"path": label, "ms": c["median_ms"], "added_ms": c["added_ms"],
-                 "cli_mb": c["cli_rss_mb"], "python_mb": c_mb, "added_mb": c_mb},
-                {"path": f"{label[:3]} less a bare Python start", "ms": None,
-                 "added_ms": c["added_after_python_ms"], "cli_mb": None, "python_mb": None,
-                 "added_mb": None if c_mb is None else c_mb - py_mb},
-            ]  # fmt: skip
-    out.insert(0, {"path": "`python -c pass` (reference)", "ms": r["real"]["python"]["median_ms"],
-                   "added_ms": None, "cli_mb": None, "python_mb": py_mb,
-                   "added_mb": None})  # fmt: skip
+                Row(label, c["median_ms"], c["added_ms"], c["cli_rss_mb"], c_mb, c_mb),
+                Row(
+                    f"{label[:3]} less a bare Python start",
+                    added_ms=c["added_after_python_ms"],
+                    added_mb=None if c_mb is None else c_mb - py_mb,
+                ),
+            ]
     return out
 
 
@@ -428,19 +468,22 @@ def _verdict(value: float | None, limit: float) -> str:
 
 def print_tables(results: dict[str, dict[str, Any]], runs: int, standin_runs: int) -> None:
     print("# What `agents.run` and `recoverable run` add over the bare CLI\n")
-    print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
-          f"CPUs; per CLI {runs} interleaved rounds with the real CLI and {standin_runs} with "
-          "a stand-in, each after a warm-up round; prompt "
-          f"{PROMPT!r}, FakeProvider replying {REPLY!r}.\n")  # fmt: skip
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} "
+        f"CPUs; per CLI {runs} interleaved rounds with the real CLI and {standin_runs} with "
+        "a stand-in, each after a warm-up round; prompt "
+        f"{PROMPT!r}, FakeProvider replying {REPLY!r}.\n"
+    )
     for cli, r in results.items():
         print(f"## {cli}\n")
-        print("| path | median wall ms | added ms | CLI peak RSS MB | Python peak RSS MB "
-              "| RSS added MB |")  # fmt: skip
+        print(
+            "| path | median wall ms | added ms | CLI peak RSS MB | Python peak RSS MB "
+            "| RSS added MB |"
+        )
         print("|---|---:|---:|---:|---:|---:|")
         for row in rows(cli, r):
-            print(f"| {row['path']} | {_num(row['ms'])} | {_num(row['added_ms'])} "
-                  f"| {_num(row['cli_mb'])} | {_num(row['python_mb'])} "
-                  f"| {_num(row['added_mb'])} |")  # fmt: skip
+            cells = (row.ms, row.added_ms, row.cli_mb, row.python_mb, row.added_mb)
+            print(f"| {row.path} | {' | '.join(_num(cell) for cell in cells)} |")
         rss = r["rss"]
         b_mb = rss["host_python_mb"] - rss["bare_python_mb"]
         c_mb = r["real"]["recoverable"]["python_rss_mb"]
@@ -449,12 +492,16 @@ def print_tables(results: dict[str, dict[str, Any]], runs: int, standin_runs: in
             if kind in r:
                 b_ms = r[kind]["in_process"]["added_ms"]
                 c_ms = r[kind]["recoverable"]["added_after_python_ms"]
-                parts.append(f"{label}: (b) {b_ms:+.1f} ms {_verdict(b_ms, TARGET_MS)}, "
-                             f"(c) after a Python start {c_ms:+.1f} ms "
-                             f"{_verdict(c_ms, TARGET_MS)}")  # fmt: skip
-        print(f"\nTargets (< {TARGET_MS:.0f} ms, < {TARGET_MB:.0f} MB added): "
-              f"{'; '.join(parts)}; RSS (b) {b_mb:.1f} MB {_verdict(b_mb, TARGET_MB)}, "
-              f"(c) {_num(c_mb)} MB {_verdict(c_mb, TARGET_MB)}.\n")  # fmt: skip
+                parts.append(
+                    f"{label}: (b) {b_ms:+.1f} ms {_verdict(b_ms, TARGET_MS)}, "
+                    f"(c) after a Python start {c_ms:+.1f} ms "
+                    f"{_verdict(c_ms, TARGET_MS)}"
+                )
+        print(
+            f"\nTargets (< {TARGET_MS:.0f} ms, < {TARGET_MB:.0f} MB added): "
+            f"{'; '.join(parts)}; RSS (b) {b_mb:.1f} MB {_verdict(b_mb, TARGET_MB)}, "
+            f"(c) {_num(c_mb)} MB {_verdict(c_mb, TARGET_MB)}.\n"
+        )
     own = _vm_hwm_kb(os.getpid())
     print(
         "What the numbers are. *Wall*: from spawn (or the call) to the exit being reaped; "
@@ -486,12 +533,18 @@ def print_tables(results: dict[str, dict[str, Any]], runs: int, standin_runs: in
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
-    parser.add_argument("--runs", type=int, default=RUNS,
-                        help=f"rounds per CLI with the real CLI ({RUNS})")  # fmt: skip
-    parser.add_argument("--stand-in-runs", type=int, default=STANDIN_RUNS,
-                        help=f"rounds with the stand-in ({STANDIN_RUNS}; 0: none)")  # fmt: skip
-    parser.add_argument("--cli", nargs="+", default=list(agents.CLI_NAMES),
-                        choices=agents.CLI_NAMES)  # fmt: skip
+    parser.add_argument(
+        "--runs", type=int, default=RUNS, help=f"rounds per CLI with the real CLI ({RUNS})"
+    )
+    parser.add_argument(
+        "--stand-in-runs",
+        type=int,
+        default=STANDIN_RUNS,
+        help=f"rounds with the stand-in ({STANDIN_RUNS}; 0: none)",
+    )
+    parser.add_argument(
+        "--cli", nargs="+", default=list(agents.CLI_NAMES), choices=agents.CLI_NAMES
+    )
     args = parser.parse_args(argv)
     missing = [cli for cli in args.cli if not (BIN / cli).exists()]
     if missing:
@@ -501,10 +554,20 @@ def main(argv: list[str] | None = None) -> int:
         for cli in args.cli:
             results[cli] = bench_cli(cli, args.runs, args.stand_in_runs, root)
     if args.json:
-        payload = {cli: {**r, "rows": rows(cli, r)} for cli, r in results.items()}
-        print(json.dumps({"python": platform.python_version(), "runs": args.runs,
-                          "stand_in_runs": args.stand_in_runs, "results": payload},
-                         indent=2))  # fmt: skip
+        payload = {
+            cli: {**r, "rows": [asdict(row) for row in rows(cli, r)]} for cli, r in results.items()
+        }
+        print(
+            json.dumps(
+                {
+                    "python": platform.python_version(),
+                    "runs": args.runs,
+                    "stand_in_runs": args.stand_in_runs,
+                    "results": payload,
+                },
+                indent=2,
+            )
+        )
     else:
         print_tables(results, args.runs, args.stand_in_runs)
     return 0

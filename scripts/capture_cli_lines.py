@@ -181,12 +181,13 @@ def run(
     argv: list[str],
     env: dict[str, str],
     cwd: Path,
-    marker: bytes,
     fake: FakeProvider,
     send: signal.Signals | None,
 ) -> Outcome:
-    """Run one CLI to the end (or the timeout), signalling its group when asked."""
-    out_path, err_path = cwd.parent / "stdout", cwd.parent / "stderr"
+    """Run one CLI to the end (or the timeout) in `cwd` (the scratch dir's work/), signalling
+    its group when asked."""
+    scratch_dir = cwd.parent
+    out_path, err_path = scratch_dir / "stdout", scratch_dir / "stderr"
     started = time.monotonic()
     timed_out = False
     sent = None
@@ -221,7 +222,8 @@ def run(
                 except subprocess.TimeoutExpired:
                     timed_out = True
         finally:
-            escaped = kill_leftovers(proc.pid, marker)
+            # Every process of the run has the scratch dir in its environment (HOME, TMPDIR).
+            escaped = kill_leftovers(proc.pid, str(scratch_dir).encode())
             proc.wait()
     return Outcome(
         out_path.read_bytes(),
@@ -332,7 +334,7 @@ def capture(
             Path(path).write_text(json.dumps(merge(json.loads(text), scenario.settings), indent=2))
         env = setup.environ()
         argv = argv_for(cli, binary, setup, prompt, extra)
-        outcome = run(argv, env, cwd, str(tmp).encode(), fake, scenario.send)
+        outcome = run(argv, env, cwd, fake, scenario.send)
         requests = fake.requests
         scrub = scrubber(tmp, fake.port, install_root(binary))
     doc: dict[str, Any] = {

@@ -9,7 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
-from recoverable.agents._clis import module_for
+from recoverable.agents._cli_modules import module_for
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0

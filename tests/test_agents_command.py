@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from recoverable import agents
-from recoverable.agents._discovery import choose, inspect
+from recoverable.agents._discovery import choose, inspect_cli
 from recoverable.testing._cli_setup import DROP_PREFIXES as _DROP_PREFIXES
 
 from .cli_support import cli_bin_dir, find_cli
@@ -103,11 +103,11 @@ def test_doctor_with_a_key_is_ok(tmp_path: Path) -> None:
     )  # fmt: skip
 
 
-def test_inspect_reports_a_missing_cli_with_its_install_command(
+def test_inspect_cli_reports_a_missing_cli_with_its_install_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # not the repo, whose node_modules/.bin holds the CLIs
-    info = inspect("gemini", {"PATH": str(tmp_path), "HOME": str(tmp_path)})
+    info = inspect_cli("gemini", {"PATH": str(tmp_path), "HOME": str(tmp_path)})
     assert info.path is None
     assert [p.code for p in info.problems] == ["cli_not_found"]
     assert info.problems[0].fix_command == "npm install -g @google/gemini-cli"

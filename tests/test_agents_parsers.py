@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from recoverable import ErrorDetail
+from recoverable import ErrorDetail, agents
 from recoverable.agents import _claude, _codex, _gemini
 from recoverable.agents._events import (
     Done,
@@ -30,7 +30,9 @@ from recoverable.agents._events import (
 )
 from recoverable.agents._options import RunOptions
 from recoverable.agents._parsing import ParseState
-from recoverable.agents._replay import decode_line, finish, replay
+from recoverable.agents._replay import ProcessEnd, decode_line, finish, replay
+
+from .cli_support import TOOL_ARGS
 
 DATA = Path(__file__).parent / "data" / "cli"
 MODULES = {"claude": _claude, "codex": _codex, "gemini": _gemini}
@@ -338,7 +340,7 @@ def test_capture_signals_and_exit_codes() -> None:
 
 
 def test_replay_tool_failures_are_counted() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     _claude.parse_line(CLAUDE_TOOL_USE, state)
     failed = CLAUDE_TOOL_RESULT.replace('"is_error":false', '"is_error":true')
     for expected in (1, 2):
@@ -352,11 +354,11 @@ def test_replay_tool_failures_are_counted() -> None:
 
 def test_finish_ends_with_done() -> None:
     stdout, stderr, exit_code, sig = _capture("codex", "tool")
-    state = ParseState("codex")
+    state = _codex.new_state()
     events: list[Event] = []
     for raw in stdout.splitlines():
         events.extend(decode_line(raw, _codex, state, 1 << 20))
-    result = finish(_codex, state, events, exit_code, sig, stderr)
+    result = finish(_codex, state, events, ProcessEnd(exit_code, sig, stderr))
     assert isinstance(events[-1], Done)
     assert events[-1].result is result
     assert result.events == tuple(events[:-1])
@@ -539,7 +541,7 @@ LINES: list[tuple[str, str, list[tuple[Any, ...]]]] = [
 
 @pytest.mark.parametrize(("cli", "line", "expected"), LINES)
 def test_parse_line(cli: str, line: str, expected: list[tuple[Any, ...]]) -> None:
-    state = ParseState(cli)
+    state = MODULES[cli].new_state()
     events = MODULES[cli].parse_line(line, state)
     assert [_summary(event) for event in events] == expected
     for event in events:
@@ -548,7 +550,7 @@ def test_parse_line(cli: str, line: str, expected: list[tuple[Any, ...]]) -> Non
 
 
 def test_parse_line_state() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     _claude.parse_line(
         '{"type":"system","subtype":"init","session_id":"dc95e2c5","model":"claude-opus-4-8[1m]"}',
         state,
@@ -563,7 +565,7 @@ def test_parse_line_state() -> None:
     assert retry[0].detail.retry_after_ms == 1000
     assert retry[0].detail.details["attempt"] == 1
 
-    codex = ParseState("codex")
+    codex = _codex.new_state()
     _codex.parse_line('{"type":"thread.started","thread_id":"01a2299c"}', codex)
     _codex.parse_line('{"type":"turn.completed","usage":{"input_tokens":32}}', codex)
     assert (codex.session_id, codex.usage, codex.terminal) == (
@@ -572,13 +574,13 @@ def test_parse_line_state() -> None:
         "success",
     )
 
-    gemini = ParseState("gemini")
+    gemini = _gemini.new_state()
     _gemini.parse_line('{"type":"init","session_id":"0c10021f","model":"gemini-2.5-flash"}', gemini)
     assert gemini.session_id == "0c10021f"
 
 
 def test_claude_synthetic_error_line_is_not_text() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     events = _claude.parse_line(
         '{"type":"assistant","message":{"id":"x","model":"<synthetic>","role":"assistant",'
         '"content":[{"type":"text","text":"Credit balance is too low"}]},'
@@ -590,7 +592,7 @@ def test_claude_synthetic_error_line_is_not_text() -> None:
 
 
 def test_claude_sub_agent_text_is_not_the_answer() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     events = _claude.parse_line(
         '{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"inner"},'
         '{"type":"tool_use","id":"t","name":"Read","input":{}}]},"parent_tool_use_id":"toolu_1"}',
@@ -619,7 +621,7 @@ def _text_delta(text: str) -> str:
 
 
 def test_claude_partial_messages_are_not_repeated() -> None:
-    state = ParseState("claude")
+    state = _claude.new_state()
     lines = [
         _partial({"type": "message_start", "message": {"id": "msg_1"}}),
         _text_delta("Hello "),
@@ -634,7 +636,7 @@ def test_claude_partial_messages_are_not_repeated() -> None:
 
 def test_claude_cut_partial_stream_leaves_the_answer() -> None:
     # A stream cut mid-message, then Claude's non-streaming fallback sends the whole message.
-    state = ParseState("claude")
+    state = _claude.new_state()
     lines = [
         _partial({"type": "message_start", "message": {"id": "msg_1"}}),
         _text_delta("Hel"),
@@ -656,7 +658,7 @@ def test_claude_cut_partial_stream_leaves_the_answer() -> None:
     ],
 )  # fmt: skip
 def test_gemini_retried_stream(chunks: list[str], sent: list[str], text: str) -> None:
-    state = ParseState("gemini")
+    state = _gemini.new_state()
     events: list[Event] = []
     for chunk in chunks:
         line = json.dumps({"type": "message", "role": "assistant", "content": chunk, "delta": True})
@@ -667,7 +669,7 @@ def test_gemini_retried_stream(chunks: list[str], sent: list[str], text: str) ->
 
 
 def test_gemini_tool_turn_starts_a_new_answer() -> None:
-    state = ParseState("gemini")
+    state = _gemini.new_state()
     for line in (
         '{"type":"message","role":"assistant","content":"Let me","delta":true}',
         '{"type":"message","role":"assistant","content":" check.","delta":true}',
@@ -687,7 +689,7 @@ CLAUDE_TEXT = (DATA / "claude" / "text.stdout").read_bytes()
 
 @pytest.mark.parametrize("cli", sorted(MODULES))
 def test_truncated_json_line(cli: str) -> None:
-    state = ParseState(cli)
+    state = MODULES[cli].new_state()
     events = MODULES[cli].parse_line('{"type":"result","subtype":"succ', state)
     assert [_summary(e) for e in events] == [("error", "warning", "cli_output_invalid", None)]
     assert state.terminal is None
@@ -695,7 +697,7 @@ def test_truncated_json_line(cli: str) -> None:
 
 @pytest.mark.parametrize("cli", sorted(MODULES))
 def test_non_json_lines_are_raw(cli: str) -> None:
-    state = ParseState(cli)
+    state = MODULES[cli].new_state()
     assert MODULES[cli].parse_line("Loaded cached credentials.", state) == [
         Raw(cli, "Loaded cached credentials.")
     ]
@@ -743,13 +745,13 @@ def test_only_a_clis_own_retry_report_is_a_retry() -> None:
     claude = _claude.parse_line(
         '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,'
         '"retry_delay_ms":1000,"error_status":429,"error":"rate_limit"}',
-        ParseState("claude"),
+        _claude.new_state(),
     )
     codex = _codex.parse_line(
         '{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}',
-        ParseState("codex"),
+        _codex.new_state(),
     )
-    unreadable = _codex.parse_line('{"type":"x', ParseState("codex"))
+    unreadable = _codex.parse_line('{"type":"x', _codex.new_state())
     warnings = [e for e in (*claude, *codex, *unreadable) if isinstance(e, Error)]
     assert [(e.severity, e.is_retry) for e in warnings] == [("warning", True)] * 2 + [
         ("warning", False)
@@ -766,7 +768,7 @@ def test_provider_messages_are_read_by_every_cli(cli: str) -> None:
         "gemini": '{"type":"result","status":"error","error":{"type":"unknown",'
         '"message":"Your credit balance is too low"}}',
     }[cli]
-    state = ParseState(cli)
+    state = MODULES[cli].new_state()
     MODULES[cli].parse_line(line, state)
     assert isinstance(state.terminal, ErrorDetail)
     assert state.terminal.code == "provider_quota_exceeded"
@@ -898,32 +900,40 @@ ARGV = [
     ("claude", "hi", RunOptions(),
      ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose"]),
     ("claude", "hi", FULL,
-     ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose", "--model", "M",
-      "--max-turns", "3", "--append-system-prompt", "Be brief",
-      "--allowedTools", "Bash(echo *)", "Read", "--permission-mode", "P", "--resume", "S",
+     ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose", "--model=M",
+      "--max-turns=3", "--append-system-prompt=Be brief",
+      "--allowedTools=Bash(echo *)", "--allowedTools=Read", "--permission-mode=P", "--resume=S",
       "--x", "1"]),
     ("claude", "-x", RunOptions(),
      ["claude", "-p", "--output-format", "stream-json", "--verbose", "--", "-x"]),
     ("claude", "--help me", RunOptions(allowed_tools=("Read",)),
-     ["claude", "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "Read",
+     ["claude", "-p", "--output-format", "stream-json", "--verbose", "--allowedTools=Read",
       "--", "--help me"]),
+    ("claude", "hi", RunOptions(model="-m", system_prompt="-s x", resume="-r", max_turns=0),
+     ["claude", "-p", "hi", "--output-format", "stream-json", "--verbose", "--model=-m",
+      "--max-turns=0", "--append-system-prompt=-s x", "--resume=-r"]),
     ("codex", "hi", RunOptions(),
      ["codex", "exec", "--json", "--skip-git-repo-check", "hi"]),
     ("codex", "hi", dataclasses.replace(FULL, max_turns=None, allowed_tools=()),
-     ["codex", "exec", "--json", "--skip-git-repo-check", "-m", "M", "-s", "P",
+     ["codex", "exec", "--json", "--skip-git-repo-check", "--model=M", "--sandbox=P",
       "-c", 'developer_instructions="Be brief"', "--x", "1", "resume", "S", "hi"]),
     ("codex", "-x", RunOptions(),
      ["codex", "exec", "--json", "--skip-git-repo-check", "--", "-x"]),
     ("codex", "-x", RunOptions(resume="S"),
-     ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "S", "--", "-x"]),
+     ["codex", "exec", "--json", "--skip-git-repo-check", "resume", "--", "S", "-x"]),
+    ("codex", "hi", RunOptions(model="-m", system_prompt="-s", resume="-r"),
+     ["codex", "exec", "--json", "--skip-git-repo-check", "--model=-m",
+      "-c", 'developer_instructions="-s"', "resume", "--", "-r", "hi"]),
     ("gemini", "hi", RunOptions(),
      ["gemini", "-p", "hi", "-o", "stream-json"]),
     ("gemini", "hi", dataclasses.replace(FULL, max_turns=None, system_prompt=None),
-     ["gemini", "-p", "hi", "-o", "stream-json", "-m", "M", "--approval-mode", "P",
-      "--allowed-tools", "Bash(echo *)", "--allowed-tools", "Read", "--resume", "S",
-      "--x", "1"]),
+     ["gemini", "-p", "hi", "-o", "stream-json", "--model=M", "--approval-mode=P",
+      "--allowed-tools=Bash(echo *)", "--allowed-tools=Read", "--resume=S", "--x", "1"]),
     ("gemini", "-x y", RunOptions(),
      ["gemini", "--prompt=-x y", "-o", "stream-json"]),
+    ("gemini", "hi", RunOptions(model="-m", allowed_tools=("-t",), resume="-r"),
+     ["gemini", "-p", "hi", "-o", "stream-json", "--model=-m", "--allowed-tools=-t",
+      "--resume=-r"]),
 ]  # fmt: skip
 
 
@@ -951,7 +961,7 @@ def test_codex_system_prompt_is_a_toml_string() -> None:
 
 def test_captured_argv_is_what_build_argv_makes() -> None:
     meta = json.loads((DATA / "claude" / "tool.json").read_text())
-    options = RunOptions(allowed_tools=("Bash(echo *)",))
+    options = RunOptions(extra_args=TOOL_ARGS["claude"])  # what the capture script passed
     assert _claude.build_argv("claude", meta["argv"][2], options) == meta["argv"]
 
 
@@ -959,8 +969,20 @@ def test_modules_have_the_contract() -> None:
     for name, module in MODULES.items():
         assert name == module.NAME
         assert module.PACKAGE.startswith("@")
-        for function in ("build_argv", "parse_line", "outcome"):
+        for function in ("new_state", "build_argv", "parse_line", "outcome"):
             assert callable(getattr(module, function))
+        state = module.new_state()
+        assert isinstance(state, ParseState)
+        assert state.cli == name
+
+
+def test_the_public_api_of_agents() -> None:
+    assert sorted(agents.__all__) == [
+        "CLI_NAMES", "CliInfo", "Done", "Error", "Event", "Raw", "RunOptions", "RunResult",
+        "TextDelta", "ThinkingDelta", "ToolEnd", "ToolStart", "TurnEnd", "discover",
+        "event_to_dict", "replay", "run", "run_sync", "stream", "stream_sync",
+    ]  # fmt: skip
+    assert all(hasattr(agents, name) for name in agents.__all__)
 
 
 # --- robustness ------------------------------------------------------------------------------
@@ -998,7 +1020,7 @@ def test_parsers_never_raise_on_odd_json() -> None:
         data = json.loads(line)
         for key_path in _paths(data):
             for value in _ODD_VALUES:
-                state = ParseState(cli)
+                state = MODULES[cli].new_state()
                 for event in MODULES[cli].parse_line(_with(data, key_path, value), state):
                     assert isinstance(event, Event)
                 MODULES[cli].outcome(state, 1, "")

@@ -86,11 +86,19 @@ async def test_a_text_reply(cli: str, tmp_path: Path) -> None:
     assert len(fake.requests) == 1
 
 
+# TOOL_ARGS as run options: Claude's allow-list, Gemini's yolo mode (`--flag=value` forms).
+TOOL_OPTIONS: dict[str, dict[str, Any]] = {
+    "claude": {"allowed_tools": ("Bash(echo *)",)},
+    "codex": {},
+    "gemini": {"permission_mode": "yolo"},
+}
+
+
 @pytest.mark.parametrize("cli", agents.CLI_NAMES)
 async def test_a_tool_call(cli: str, tmp_path: Path) -> None:
     name, arguments = TOOL_CALLS[cli]
     reply = Reply.tool_call(name, arguments, then="The tool printed hi-from-tool.")
-    result, fake = await _run(cli, tmp_path, reply=reply, extra=TOOL_ARGS[cli])
+    result, fake = await _run(cli, tmp_path, reply=reply, **TOOL_OPTIONS[cli])
     assert result.success is True
     assert result.text.endswith("The tool printed hi-from-tool.")
     starts = [e for e in result.events if isinstance(e, agents.ToolStart)]
@@ -100,6 +108,25 @@ async def test_a_tool_call(cli: str, tmp_path: Path) -> None:
     assert ends[0].success is True
     assert TOOL_OUTPUT in (ends[0].output or "")
     assert len(fake.requests) == 2
+
+
+# A value that starts with a dash reaches the CLI as a value (`--model=-x`), not as a flag.
+DASHED = "-fake-model"
+
+
+@pytest.mark.parametrize("cli", agents.CLI_NAMES)
+async def test_a_dash_leading_model_reaches_the_provider(cli: str, tmp_path: Path) -> None:
+    result, fake = await _run(cli, tmp_path, model=DASHED)
+    assert (result.success, result.text) == (True, "Hello from FakeProvider.")
+    assert [request.model for request in fake.requests] == [DASHED]
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex"])  # Gemini has no flag for it
+async def test_a_dash_leading_system_prompt_reaches_the_provider(cli: str, tmp_path: Path) -> None:
+    result, fake = await _run(cli, tmp_path, system_prompt="-answer in one line")
+    assert result.success is True
+    assert len(fake.requests) == 1
+    assert b"-answer in one line" in fake.requests[0].body
 
 
 # (fault, code, retryable) per CLI; the CLI's own retries are off (retries=0).

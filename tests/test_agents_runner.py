@@ -25,8 +25,8 @@ import recoverable as rc
 from recoverable.agents import Done, Error, RunOptions, RunResult, TextDelta, ToolEnd, ToolStart
 from recoverable.agents._parsing import ParseState, read_json
 from recoverable.agents._replay import STDERR_TAIL_CHARS
-from recoverable.agents._runner import run_process
-from recoverable.agents._runner_sync import run_process_sync
+from recoverable.agents._run_async import run_process
+from recoverable.agents._run_sync import run_process_sync
 
 
 def _parse_line(line: str, state: ParseState) -> list[Any]:
@@ -52,8 +52,14 @@ def _outcome(state: ParseState, exit_code: int | None, tail: str) -> Any:
                                  details={"exit_code": exit_code})  # fmt: skip
 
 
-MODULE = SimpleNamespace(NAME="fake", PACKAGE="fake-cli", parse_line=_parse_line,
-                         outcome=_outcome, build_argv=None)  # fmt: skip
+MODULE = SimpleNamespace(
+    NAME="fake",
+    PACKAGE="fake-cli",
+    new_state=lambda: ParseState("fake"),
+    parse_line=_parse_line,
+    outcome=_outcome,
+    build_argv=None,
+)
 
 
 def _script(tmp_path: Path, body: str) -> list[str]:

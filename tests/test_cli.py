@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import recoverable as rc
 
@@ -94,3 +96,70 @@ def test_a_bad_subcommand_exits_2() -> None:
     result = _run("nonsense")
     assert result.returncode == 2
     assert "invalid choice" in result.stderr
+
+
+# The command may import recoverable.testing, lazily, for `fake-provider` and `run --fake`;
+# nothing else in the library may (see the docstring of recoverable.cli).
+SRC = Path(rc.__file__).resolve().parent
+MAY_IMPORT_TESTING = {"recoverable.cli", "recoverable._cli_agents"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(node: ast.Import | ast.ImportFrom, module: str, package: bool) -> list[str]:
+    """The absolute names an import statement loads, relative ones resolved."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    parts = module.split(".") if package else module.split(".")[:-1]
+    base = ".".join(parts[: len(parts) - node.level + 1]) if node.level else ""
+    target = ".".join(name for name in (base, node.module or "") if name)
+    return [target, *(f"{target}.{alias.name}" for alias in node.names)]
+
+
+def _testing_imports(source: str, module: str, package: bool = False) -> list[tuple[int, bool]]:
+    """(line, inside a function) of each import of recoverable.testing in `source`."""
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = _imported(node, module, package)
+            if any(name.split(".")[:2] == ["recoverable", "testing"] for name in names):
+                found.append((node.lineno, in_function))
+        inside = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for child in ast.iter_child_nodes(node):
+            visit(child, inside)
+
+    visit(ast.parse(source), in_function=False)
+    return found
+
+
+def test_the_import_scan_sees_every_form() -> None:
+    source = (
+        "from ..testing import FakeProvider\n"
+        "def f():\n"
+        "    from .. import testing\n"
+        "    import recoverable.testing._faults\n"
+        "from .._detail import make\n"
+        "from . import testing_like\n"
+    )
+    assert _testing_imports(source, "recoverable.agents._x") == [(1, False), (3, True), (4, True)]
+    assert _testing_imports("from .testing import x\n", "recoverable", package=True) == [(1, False)]
+
+
+def test_only_the_command_imports_testing_and_only_inside_functions() -> None:
+    importers = {}
+    for path in sorted(SRC.rglob("*.py")):
+        if "testing" in path.relative_to(SRC).parts:
+            continue
+        module = _module_name(path)
+        found = _testing_imports(path.read_text(), module, path.name == "__init__.py")
+        if found:
+            importers[module] = found
+    assert set(importers) == MAY_IMPORT_TESTING
+    at_module_level = {
+        module: [line for line, lazy in found if not lazy] for module, found in importers.items()
+    }
+    assert at_module_level == {module: [] for module in MAY_IMPORT_TESTING}

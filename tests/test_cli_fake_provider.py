@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from recoverable.agents import CLI_NAMES, RunOptions
-from recoverable.agents._clis import module_for
+from recoverable.agents._cli_modules import module_for
 from recoverable.testing import FakeProvider, Fault, RecordedRequest, Reply, cli_setup
 
 from .cli_support import (

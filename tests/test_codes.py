@@ -211,7 +211,7 @@ def test_create_refuses_an_unregistered_unsafe_fix_command() -> None:
 
 def test_install_commands_name_each_clis_own_package() -> None:
     """The registry's static fix commands and the agents modules name the same npm packages."""
-    from recoverable.agents._clis import CLI_NAMES, module_for
+    from recoverable.agents._cli_modules import CLI_NAMES, module_for
 
     for cli in CLI_NAMES:
         expected = f"npm install -g {module_for(cli).PACKAGE}"

@@ -71,8 +71,8 @@ def _fake_setup(cli: str, fault: str, times: int) -> Iterator[tuple[str, dict[st
         setup = cli_setup(name, fake, home)
         work = os.path.join(home, "work")
         os.makedirs(work, exist_ok=True)
-        yield name, {"env": setup.environ(), "inherit_env": False,
-                     "extra_args": setup.args, "cwd": work}  # fmt: skip
+        options = {"env": setup.environ(), "inherit_env": False, "extra_args": setup.args}
+        yield name, {**options, "cwd": work}
 
 
 def _print_event(event: agents.Event, out: TextIO, err: TextIO) -> None:
@@ -100,8 +100,8 @@ def _print_event(event: agents.Event, out: TextIO, err: TextIO) -> None:
 
 def _print_failure(error: ErrorDetail, err: TextIO) -> None:
     """How a run failed, for a person: the code, whether a retry may help, and the fix."""
-    print(f"{error.code} (retryable: {str(error.retryable).lower()}) - {error.user_message}",
-          file=err)  # fmt: skip
+    retryable = str(error.retryable).lower()
+    print(f"{error.code} (retryable: {retryable}) - {error.user_message}", file=err)
     if error.fix_required:
         print(f"fix: {error.fix_required}", file=err)
     if error.fix_command:

@@ -538,7 +538,3 @@ def mark_exhausted(detail: ErrorDetail, attempts: int) -> ErrorDetail:
         retry_after_ms=None,
         details={**detail.details, "attempts": attempts, "retries_exhausted": True},
     )
-
-
-# Until the agents and testing packages move to `unvalidated` (the house refactor).
-make = unvalidated

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
+from ._cancel import CancelSignal
 from ._classify import classify
 from ._detail import ErrorDetail, RecoverableError, copy_with, mark_exhausted, with_details
 from ._policy import RetryPolicy
@@ -123,8 +124,9 @@ class Retrying:
     """The clock the deadline is measured on."""
     rng: Callable[[], float] = random.random
     """The jitter's source of numbers in [0, 1)."""
-    cancel: Any = None
-    """A threading.Event (or anything with `is_set()`): set, it stops the retries."""
+    cancel: CancelSignal | None = None
+    """A threading.Event, an asyncio.Event or anything with `is_set()`: set, it stops the
+    retries and wakes the wait between them."""
 
     # --- the decision (pure but for the clock) -------------------------------------------
 
@@ -182,8 +184,9 @@ class Retrying:
     def _wait(self, seconds: float) -> None:
         if seconds <= 0:
             return
-        if self.cancel is not None and hasattr(self.cancel, "wait") and self.sleep is time.sleep:
-            self.cancel.wait(seconds)  # wakes at once on cancel
+        wait = getattr(self.cancel, "wait", None)
+        if wait is not None and self.sleep is time.sleep and not inspect.iscoroutinefunction(wait):
+            wait(seconds)  # a threading.Event: wakes at once on cancel
         else:
             self.sleep(seconds)
 

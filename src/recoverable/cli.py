@@ -3,6 +3,16 @@
 recoverable codes [--markdown | --json]     the code table
 recoverable classify [--text]               an error on stdin (JSON or text) -> its detail
 recoverable fake-provider [...]             a fault-injecting fake LLM API on 127.0.0.1
+recoverable run PROMPT [--cli NAME] [...]   an AI coding CLI on a prompt, its events streamed
+                                            (`--fake [FAULT]`: against a built-in fake provider)
+recoverable doctor [--json]                 which AI CLIs are installed and usable
+
+`run` and `doctor` live in `_cli_agents`, imported only when one of them runs.
+
+The one declared exception to "the library never imports `recoverable.testing`": this command
+(here and in `_cli_agents`) imports it for `fake-provider` and `run --fake`, inside the
+function that needs it, so no other command and no `import recoverable` loads it. A test
+(tests/test_cli.py) holds every module of the package outside `testing/` to that.
 """
 
 from __future__ import annotations
@@ -165,19 +175,25 @@ def _add_agent_commands(sub: Any) -> None:
     p_run.add_argument("--cli", default="auto", help="claude, codex, gemini or auto (default)")
     p_run.add_argument("--json", action="store_true", help="print events as NDJSON")
     p_run.add_argument(
-        "--fake", nargs="?", const="", metavar="FAULT",
+        "--fake",
+        nargs="?",
+        const="",
+        metavar="FAULT",
         help="point the real CLI at a built-in fake provider on 127.0.0.1, optionally failing "
         "with FAULT (rate_limited, insufficient_quota, unauthorized, overloaded, drop, ...)",
-    )  # fmt: skip
+    )
     p_run.add_argument(
-        "--times", type=int, default=0,
+        "--times",
+        type=int,
+        default=0,
         help="with --fake FAULT: fail only the first N requests (default: every request)",
-    )  # fmt: skip
+    )
     p_run.add_argument("--model")
     p_run.add_argument("--cwd")
     p_run.add_argument("--timeout", type=float, help="total seconds")
-    p_run.add_argument("--idle-timeout", type=float,
-                       help="seconds without any event before the run is stopped")  # fmt: skip
+    p_run.add_argument(
+        "--idle-timeout", type=float, help="seconds without any event before the run is stopped"
+    )
     p_run.add_argument("--max-turns", type=int)
     p_run.set_defaults(run=_lazy("cmd_run"))
     p_doctor = sub.add_parser("doctor", help="which AI CLIs are installed and usable")

@@ -23,51 +23,33 @@ import os
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._clis import CLI_NAMES, module_for
+from . import _events
+from ._cli_modules import CLI_NAMES, module_for
 from ._discovery import CliInfo, choose, discover, find_executable
-from ._events import (
-    Done,
-    Error,
-    Event,
-    Raw,
-    RunResult,
-    TextDelta,
-    ThinkingDelta,
-    ToolEnd,
-    ToolStart,
-    TurnEnd,
-    event_to_dict,
-)
+from ._events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
+from ._events import Done, Event, RunResult
 from ._options import RunOptions
+from ._process import environment
 from ._replay import replay
-from ._runner_sync import run_process_sync
-from ._running import environment
+from ._run_sync import run_process_sync
 
 __all__ = [
     "CLI_NAMES",
     "CliInfo",
-    "Done",
-    "Error",
-    "Event",
-    "Raw",
     "RunOptions",
-    "RunResult",
-    "TextDelta",
-    "ThinkingDelta",
-    "ToolEnd",
-    "ToolStart",
-    "TurnEnd",
     "discover",
-    "event_to_dict",
     "replay",
     "run",
     "run_sync",
     "stream",
     "stream_sync",
 ]
+__all__ += _events.__all__
 
 if TYPE_CHECKING:
     import asyncio
+
+    from .._cancel import CancelSignal
 
 _OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
 
@@ -110,7 +92,7 @@ async def stream(
     name, executable = _resolve(cli, settings)
     module = module_for(name)
     argv = module.build_argv(executable, prompt, settings)
-    from ._runner import run_process  # asyncio is imported only by the async API
+    from ._run_async import run_process  # asyncio is imported only by the async API
 
     async with contextlib.aclosing(run_process(module, argv, settings, cancel=cancel)) as events:
         async for event in events:
@@ -140,12 +122,13 @@ def stream_sync(
     cli: str | Sequence[str] = "auto",
     *,
     options: RunOptions | None = None,
-    cancel: Any = None,
+    cancel: CancelSignal | None = None,
     **fields: Any,
 ) -> Generator[Event, None, None]:
     """`stream` for synchronous code: the same events, no event loop, no asyncio.
 
-    `cancel`: a `threading.Event`. Closing the iterator early stops the run's process group.
+    `cancel`: a `threading.Event` (anything with `is_set()`). Closing the iterator early stops
+    the run's process group.
     """
     settings = _options(options, fields)
     name, executable = _resolve(cli, settings)
@@ -160,12 +143,13 @@ def run_sync(
     cli: str | Sequence[str] = "auto",
     *,
     options: RunOptions | None = None,
-    cancel: Any = None,
+    cancel: CancelSignal | None = None,
     **fields: Any,
 ) -> RunResult:
     """`run` for synchronous code (any thread; no event loop needed)."""
-    with contextlib.closing(stream_sync(prompt, cli, options=options, cancel=cancel,
-                                        **fields)) as events:  # fmt: skip
+    with contextlib.closing(
+        stream_sync(prompt, cli, options=options, cancel=cancel, **fields)
+    ) as events:
         for event in events:
             if isinstance(event, Done):
                 return event.result

@@ -8,12 +8,11 @@ kind; `system/api_retry` lines show the retries on the way.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
-from .._classify.http import from_http
+from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
-from .._detail import ErrorDetail, make
+from .._detail import ErrorDetail, unvalidated
 from ._events import (
     RETRYING,
     Error,
@@ -25,49 +24,76 @@ from ._events import (
     ToolStart,
     TurnEnd,
 )
-from ._options import RunOptions
+from ._options import RunOptions, option_flags
 from ._parsing import (
+    Handlers,
     ParseState,
     as_dict,
     as_int,
     as_str,
-    dispatch,
+    line_parser,
     phrase_code,
     unexplained_exit,
 )
 
-__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+__all__ = ["NAME", "PACKAGE", "ClaudeState", "build_argv", "new_state", "outcome", "parse_line"]
 
 NAME = "claude"
 PACKAGE = "@anthropic-ai/claude-code"
 
+
+# No dataclasses here: these classes are created on the import path of `recoverable run`, where
+# a dataclass takes up to ~1 ms to create, a NamedTuple a tenth of that, a slotted class ~0.
+class _OpenMessage(NamedTuple):
+    """A streamed message whose `message_stop` has not come yet."""
+
+    message_id: str | None
+    text_start: int
+    """Where its text starts in `text_parts` (a cut stream's text is dropped from there)."""
+
+
+class ClaudeState(ParseState):
+    """What Claude's parser remembers on top of the shared state."""
+
+    __slots__ = ("api_error", "open_message", "streamed_ids")
+
+    def __init__(self) -> None:
+        super().__init__(NAME)
+        self.api_error: str | None = None
+        """The `error` literal of the synthetic assistant line that announced an API failure."""
+        self.open_message: _OpenMessage | None = None
+        """The message being streamed (`--include-partial-messages`), until its `message_stop`."""
+        self.streamed_ids: set[str | None] = set()
+        """Messages whose text came as deltas: their whole `assistant` line must not repeat it."""
+
+
+def new_state() -> ClaudeState:
+    """A fresh state for one run."""
+    return ClaudeState()
+
+
 # --- argv ----------------------------------------------------------------------------------
+
+
+# RunOptions field -> claude's flag, in argv order.
+_FLAGS = {
+    "model": "--model",
+    "max_turns": "--max-turns",  # hidden from --help in 2.1.197, works
+    "system_prompt": "--append-system-prompt",
+    "allowed_tools": "--allowedTools",  # variadic, but after `=` it takes nothing more
+    "permission_mode": "--permission-mode",
+    "resume": "--resume",  # an optional value: commander reads `--resume -x` as two options
+}
 
 
 def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     """The argv of one headless run (a prompt that looks like a flag goes last, after `--`)."""
     # commander reads "-p -x" as an unknown option "-x"; after "--" it is the positional prompt.
     dashed = prompt.startswith("-")
-    argv = [executable, "-p"]
-    if not dashed:
-        argv.append(prompt)
-    argv += ["--output-format", "stream-json", "--verbose"]
-    if options.model:
-        argv += ["--model", options.model]
-    if options.max_turns is not None:
-        argv += ["--max-turns", str(options.max_turns)]  # hidden from --help in 2.1.197, works
-    if options.system_prompt:
-        argv += ["--append-system-prompt", options.system_prompt]
-    if options.allowed_tools:
-        argv += ["--allowedTools", *options.allowed_tools]
-    if options.permission_mode:
-        argv += ["--permission-mode", options.permission_mode]
-    if options.resume:
-        argv += ["--resume", options.resume]
+    argv = [executable, "-p", *([] if dashed else [prompt])]
+    argv += ["--output-format", "stream-json", "--verbose", *option_flags(options, _FLAGS)]
     argv += options.extra_args
-    if dashed:
-        argv += ["--", prompt]  # also ends a variadic option such as --allowedTools
-    return argv
+    return [*argv, "--", prompt] if dashed else argv
 
 
 # --- classification tables -----------------------------------------------------------------
@@ -156,12 +182,7 @@ def _content_text(content: object) -> str | None:
 # --- parse_line ------------------------------------------------------------------------------
 
 
-def parse_line(line: str, state: ParseState) -> list[Event]:
-    """One stdout line to events, updating `state`."""
-    return dispatch(line, state, NAME, _HANDLERS)
-
-
-def _system(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _system(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     subtype = data.get("subtype")
     if subtype == "init":
         state.session_id = as_str(data.get("session_id")) or state.session_id
@@ -192,7 +213,7 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
         message += f" (HTTP {status})"
     if attempt is not None and most is not None:
         message += f", attempt {attempt} of {most}"
-    return make(
+    return unvalidated(
         code,
         message,
         retry_after_ms=hint,
@@ -202,16 +223,16 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
     )
 
 
-def _assistant(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _assistant(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     literal = as_str(data.get("error"))
     message = as_dict(data.get("message"))
     if literal is not None:
         # The synthetic line that announces an API failure: its text repeats the result's,
         # and it is not the model's answer. The result line classifies it.
-        state.extra["api_error"] = literal
+        state.api_error = literal
         return [Raw(NAME, data)]
     _close_abandoned_stream(state, as_str(message.get("id")), new_stream=False)
-    streamed_ids = state.extra.get("streamed", ())
+    streamed_ids = state.streamed_ids
     streamed = as_str(message.get("id")) in streamed_ids or None in streamed_ids
     sub_agent = data.get("parent_tool_use_id") is not None  # a Task sub-agent's own messages
     content = message.get("content")
@@ -248,7 +269,7 @@ def _tool_start(state: ParseState, block: dict[str, Any]) -> ToolStart:
     return ToolStart(tool_id, name, block.get("input"))
 
 
-def _user(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _user(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     content = as_dict(data.get("message")).get("content")
     events: list[Event] = []
     unmapped = not isinstance(content, list)
@@ -273,7 +294,7 @@ def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
 
 
-def _stream_event(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     """`--include-partial-messages`: raw Anthropic SSE events; text and thinking deltas map."""
     event = as_dict(data.get("event"))
     kind = event.get("type")
@@ -281,43 +302,38 @@ def _stream_event(data: dict[str, Any], state: ParseState) -> list[Event]:
         if data.get("parent_tool_use_id") is None:
             delta = as_dict(event.get("delta"))
             delta_type = delta.get("type")
-            field = _DELTA_FIELDS.get(delta_type) if type(delta_type) is str else None
-            if field is not None:
-                stream_id = state.extra.get("stream", (None, 0))[0]
-                streamed = state.extra.get("streamed")
-                if streamed is None:
-                    streamed = state.extra["streamed"] = set()
-                streamed.add(stream_id)
-                return _delta(state, field, delta.get(field))
+            text_field = _DELTA_FIELDS.get(delta_type) if type(delta_type) is str else None
+            if text_field is not None:
+                open_message = state.open_message
+                state.streamed_ids.add(open_message.message_id if open_message else None)
+                return _delta(state, text_field, delta.get(text_field))
     elif kind == "message_start":
         _close_abandoned_stream(state, None, new_stream=True)
-        state.extra["stream"] = (
-            as_str(as_dict(event.get("message")).get("id")),
-            len(state.text_parts),
-        )
+        message_id = as_str(as_dict(event.get("message")).get("id"))
+        state.open_message = _OpenMessage(message_id, len(state.text_parts))
     elif kind == "message_stop":
-        state.extra.pop("stream", None)
+        state.open_message = None
     return [Raw(NAME, data)]
 
 
 def _close_abandoned_stream(
-    state: ParseState, arriving_id: str | None, *, new_stream: bool
+    state: ClaudeState, arriving_id: str | None, *, new_stream: bool
 ) -> None:
     """Drop the text of a streamed message that never reached `message_stop`.
 
     A cut stream makes Claude ask again (its non-streaming fallback): the cut attempt's text
     leaves the answer. Its deltas were already sent and stay sent.
     """
-    stream = state.extra.get("stream")
+    stream = state.open_message
     if stream is None:
         return
-    if not new_stream and (arriving_id is None or stream[0] is None or arriving_id == stream[0]):
+    if not new_stream and (arriving_id is None or stream.message_id in (None, arriving_id)):
         return
-    del state.text_parts[stream[1] :]
-    del state.extra["stream"]
+    del state.text_parts[stream.text_start :]
+    state.open_message = None
 
 
-def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     state.session_id = as_str(data.get("session_id")) or state.session_id
     cost = data.get("total_cost_usd")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool):
@@ -336,14 +352,14 @@ def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
     return events
 
 
-def _result_error(data: dict[str, Any], state: ParseState) -> ErrorDetail:
+def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
     """The failure an error `result` reports, most specific evidence first."""
     subtype = as_str(data.get("subtype")) or ""
     listed = data.get("errors")
     errors = [item for item in listed if isinstance(item, str)] if isinstance(listed, list) else []
     text = as_str(data.get("result")) or "; ".join(errors) or f"claude result {subtype}"
     status = as_int(data.get("api_error_status"))
-    literal = state.extra.get("api_error")
+    literal = state.api_error
     reason = as_str(data.get("terminal_reason"))
     code = (
         _SUBTYPES.get(subtype)
@@ -360,28 +376,33 @@ def _result_error(data: dict[str, Any], state: ParseState) -> ErrorDetail:
             details[key] = value
     if errors:
         details["errors"] = errors
-    return make(code, text, status=status, source=NAME, details=details)
+    return unvalidated(code, text, status=status, source=NAME, details=details)
 
 
-_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+_HANDLERS: Handlers[ClaudeState] = {
     "system": _system,
     "assistant": _assistant,
     "user": _user,
     "stream_event": _stream_event,
     "result": _result,
 }
+parse_line = line_parser(NAME, _HANDLERS)
 
 # --- outcome ---------------------------------------------------------------------------------
 
 
-def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without a `result` line ended: its stderr, else its exit code."""
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     if found is not None:
-        return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
-    literal = state.extra.get("api_error")
+        return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
+    literal = state.api_error
     if literal is not None:  # the API failure was announced, then the result never came
         code = _STRONG_LITERALS.get(literal) or _WEAK_LITERALS.get(literal) or "unknown"
-        return make(code, f"claude reported {literal} and exited without a result line",
-                    source=NAME, details={"error": literal, "exit_code": exit_code})  # fmt: skip
+        return unvalidated(
+            code,
+            f"claude reported {literal} and exited without a result line",
+            source=NAME,
+            details={"error": literal, "exit_code": exit_code},
+        )
     return unexplained_exit(NAME, exit_code, "before its result line")

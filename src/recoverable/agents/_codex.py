@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .._classify.http import from_http
+from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
-from .._detail import ErrorDetail, make
+from .._detail import ErrorDetail, unvalidated
 from ._events import (
     RETRYING,
     Error,
@@ -29,44 +29,53 @@ from ._events import (
     ToolStart,
     TurnEnd,
 )
-from ._options import RunOptions
+from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
+    Handlers,
     ParseState,
     as_dict,
     as_str,
-    dispatch,
+    line_parser,
     phrase_code,
-    refuse_unsupported,
     unexplained_exit,
 )
 
-__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+__all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line"]
 
 NAME = "codex"
 PACKAGE = "@openai/codex"
 
+
+def new_state() -> ParseState:
+    """A fresh state for one run (codex needs nothing beyond the shared one)."""
+    return ParseState(NAME)
+
+
 # --- argv ----------------------------------------------------------------------------------
+
+
+# RunOptions field -> codex exec's flag, in argv order.
+_FLAGS = {
+    "model": "--model",
+    "permission_mode": "--sandbox",  # read-only | workspace-write | danger-full-access
+}
 
 
 def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     """The argv of one `codex exec --json` run (or `... resume THREAD_ID PROMPT`)."""
     refuse_unsupported(NAME, options, "max_turns", "allowed_tools")
-    argv = [executable, "exec", "--json", "--skip-git-repo-check"]
     # exec-level options go before `resume`: `exec resume` has no --sandbox of its own.
-    if options.model:
-        argv += ["-m", options.model]
-    if options.permission_mode:
-        argv += ["-s", options.permission_mode]  # read-only | workspace-write | danger-full-access
+    argv = [executable, "exec", "--json", "--skip-git-repo-check", *option_flags(options, _FLAGS)]
     if options.system_prompt:
         # Added to codex's own instructions as a developer message (a string key in 0.171).
         argv += ["-c", f"developer_instructions={_toml_string(options.system_prompt)}"]
     argv += options.extra_args
     if options.resume:
-        argv += ["resume", options.resume]
-    if prompt.startswith("-"):
-        argv.append("--")  # clap would read it as a flag
-    argv.append(prompt)
-    return argv
+        argv.append("resume")
+    positionals = [options.resume, prompt] if options.resume else [prompt]
+    if any(value.startswith("-") for value in positionals):
+        argv.append("--")  # clap would read them as flags
+    return [*argv, *positionals]
 
 
 def _toml_string(text: str) -> str:
@@ -134,12 +143,12 @@ def _classify_message(message: str, details: dict[str, Any] | None = None) -> Er
         if found.group(3):
             extra["request_id"] = found.group(3)
         code = from_http(status, body=found.group(2), source=NAME).code
-        return make(code, text, status=status, source=NAME, details=extra)
+        return unvalidated(code, text, status=status, source=NAME, details=extra)
     request_id = _REQUEST_ID.search(text)
     if request_id is not None:
         extra["request_id"] = request_id.group(1)
     code = phrase_code(_PHRASE_TABLE, text) or "unknown"
-    return make(code, text, source=NAME, details=extra)
+    return unvalidated(code, text, source=NAME, details=extra)
 
 
 def _retry(reconnecting: re.Match[str]) -> ErrorDetail:
@@ -152,11 +161,6 @@ def _retry(reconnecting: re.Match[str]) -> ErrorDetail:
 
 
 # --- parse_line ------------------------------------------------------------------------------
-
-
-def parse_line(line: str, state: ParseState) -> list[Event]:
-    """One stdout line to events, updating `state`."""
-    return dispatch(line, state, NAME, _HANDLERS)
 
 
 def _thread_started(data: dict[str, Any], state: ParseState) -> list[Event]:
@@ -281,7 +285,7 @@ _TOOLS = {
     ),
 }
 
-_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+_HANDLERS: Handlers[ParseState] = {
     "thread.started": _thread_started,
     "item.started": _item,
     "item.updated": _item,
@@ -290,6 +294,7 @@ _HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
     "turn.failed": _turn_failed,
     "error": _top_level_error,
 }
+parse_line = line_parser(NAME, _HANDLERS)
 
 # --- outcome ---------------------------------------------------------------------------------
 
@@ -300,9 +305,9 @@ def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> Error
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     if exit_code == 2:  # clap rejects its arguments with exit 2
         message = found[1] if found is not None else "codex rejected its arguments (exit 2)"
-        return make("cli_invalid_arguments", message, source=NAME, details={"exit_code": 2})
+        return unvalidated("cli_invalid_arguments", message, source=NAME, details={"exit_code": 2})
     if state.errors:  # a top-level error, then no turn.failed
         return state.errors[-1]
     if found is not None:
-        return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
+        return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
     return unexplained_exit(NAME, exit_code, "before the turn ended")

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._detail import ErrorDetail, RecoverableError, make
-from ._clis import CLI_NAMES, module_for
+from .._detail import ErrorDetail, RecoverableError, unvalidated
+from ._cli_modules import CLI_NAMES, module_for
 
-__all__ = ["CliInfo", "choose", "discover", "find_executable"]
+__all__ = ["CliInfo", "choose", "discover", "find_executable", "inspect_cli"]
 
 # The versions this library is tested against; an older one is reported, not refused.
 TESTED_VERSIONS = {"claude": (2, 1, 197), "codex": (0, 171, 0), "gemini": (0, 61, 0)}
@@ -27,11 +27,17 @@ class CliInfo:
     """One CLI as found on this machine."""
 
     name: str
+    """The CLI's name: claude, codex or gemini."""
     path: str | None
+    """Where its executable is; None when it is not installed."""
     version: str | None = None
-    authenticated: bool = False  # credentials found (no request is made to check them)
+    """The version `--version` prints, when it was asked and answered."""
+    authenticated: bool = False
+    """Credentials were found (no request is made to check them)."""
     auth_source: str | None = None
+    """Where they were found: `$VARIABLE` or a file's path."""
     problems: tuple[ErrorDetail, ...] = field(default=())
+    """What keeps it from working, or may: not installed, no credentials, an older version."""
 
     @property
     def usable(self) -> bool:
@@ -77,8 +83,14 @@ def find_executable(name: str, env: Mapping[str, str] | None = None) -> str | No
 
 def _version(path: str) -> str | None:
     try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20,
-                              stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        done = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     match = _VERSION.search(done.stdout or done.stderr or "")
@@ -91,9 +103,13 @@ def _credentials(name: str, env: Mapping[str, str]) -> str | None:
     variables = {
         "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
         "codex": ("CODEX_API_KEY", "OPENAI_API_KEY"),
-        "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
-                   "GOOGLE_GENAI_USE_GCA"),
-    }[name]  # fmt: skip
+        "gemini": (
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+            "GOOGLE_GENAI_USE_GCA",
+        ),
+    }[name]
     for variable in variables:
         if env.get(variable):
             return f"${variable}"
@@ -126,24 +142,27 @@ def _older(version: str | None, tested: tuple[int, int, int]) -> bool:
     return match is not None and tuple(int(part) for part in match.groups()) < tested
 
 
-def inspect(name: str, env: Mapping[str, str] | None = None, *, version: bool = True) -> CliInfo:
+def inspect_cli(
+    name: str, env: Mapping[str, str] | None = None, *, version: bool = True
+) -> CliInfo:
     """Everything `doctor` says about one CLI."""
     env = os.environ if env is None else env
     module_for(name)  # an unknown name is a ValueError here
     path = find_executable(name, env)
     if path is None:
-        problem = make("cli_not_found", f"{name} is not installed", source=name)
+        problem = unvalidated("cli_not_found", f"{name} is not installed", source=name)
         return CliInfo(name, None, problems=(problem,))
     found_version = _version(path) if version else None
     source = _credentials(name, env)
     problems = []
     if source is None:
-        problems.append(make("cli_not_authenticated", f"{name} has no credentials", source=name))
+        problems.append(
+            unvalidated("cli_not_authenticated", f"{name} has no credentials", source=name)
+        )
     if _older(found_version, TESTED_VERSIONS[name]):
         tested = ".".join(str(part) for part in TESTED_VERSIONS[name])
-        problems.append(make("cli_version_unsupported",
-                             f"{name} {found_version} is older than {tested}, the version tested",
-                             source=name))  # fmt: skip
+        older = f"{name} {found_version} is older than {tested}, the version tested"
+        problems.append(unvalidated("cli_version_unsupported", older, source=name))
     return CliInfo(name, path, found_version, source is not None, source, tuple(problems))
 
 
@@ -151,7 +170,7 @@ def discover(
     names: Sequence[str] = CLI_NAMES, env: Mapping[str, str] | None = None
 ) -> list[CliInfo]:
     """Each CLI in `names`, in order."""
-    return [inspect(name, env) for name in names]
+    return [inspect_cli(name, env) for name in names]
 
 
 def choose(
@@ -161,7 +180,7 @@ def choose(
     need_auth: bool = True,
 ) -> CliInfo:
     """The first CLI in `order` that is installed (and can authenticate, when asked)."""
-    infos = [inspect(name, env, version=False) for name in order]
+    infos = [inspect_cli(name, env, version=False) for name in order]
     for info in infos:
         if info.path is not None and (info.authenticated or not need_auth):
             return info

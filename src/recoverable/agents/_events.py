@@ -33,6 +33,7 @@ class TextDelta:
     """A piece of the assistant's answer (concatenate them)."""
 
     text: str
+    """The new text, to append to what came before."""
     type: ClassVar[str] = "text_delta"
 
 
@@ -41,6 +42,7 @@ class ThinkingDelta:
     """A piece of the model's visible reasoning."""
 
     text: str
+    """The new reasoning text, to append to what came before."""
     type: ClassVar[str] = "thinking_delta"
 
 
@@ -49,8 +51,11 @@ class ToolStart:
     """The agent started a tool."""
 
     tool_id: str
+    """The CLI's id of this call; its `ToolEnd` carries the same."""
     name: str
+    """The tool, as the CLI names it (`Bash`, `command_execution`, `run_shell_command`, ...)."""
     input: Any = None
+    """Its arguments as the CLI reports them (JSON data), when it does."""
     type: ClassVar[str] = "tool_start"
 
 
@@ -59,9 +64,13 @@ class ToolEnd:
     """A tool finished; `success` False when it failed."""
 
     tool_id: str
+    """The id of the `ToolStart` it ends."""
     success: bool
+    """Whether the tool succeeded (consecutive failures count toward `max_tool_failures`)."""
     output: str | None = None
+    """What the tool printed or returned, when the CLI reports it."""
     error: str | None = None
+    """Why it failed, when it did and the CLI says."""
     type: ClassVar[str] = "tool_end"
 
 
@@ -70,6 +79,7 @@ class TurnEnd:
     """A model turn ended (usage as the CLI reports it, when it does)."""
 
     usage: dict[str, Any] | None = None
+    """Token counts in the CLI's own shape and names; None when it reports none."""
     type: ClassVar[str] = "turn_end"
 
 
@@ -83,7 +93,9 @@ class Error:
     says `retrying: true` reports a retry the CLI makes on its own (of `detail.code`)."""
 
     detail: ErrorDetail
+    """The failure, classified (its `code`, `retryable`, `source` = the CLI, ...)."""
     severity: Severity = "error"
+    """`error`: it ends or explains the run's failure; `warning`: the run goes on."""
     type: ClassVar[str] = "error"
 
     @property
@@ -96,7 +108,9 @@ class Raw:
     """Anything no parser maps: the parsed JSON (or the line) and the CLI it came from."""
 
     cli: str
+    """The CLI that printed it."""
     event: Any
+    """The line's JSON object, or the line itself when it is not JSON."""
     type: ClassVar[str] = "raw"
 
 
@@ -105,15 +119,25 @@ class RunResult:
     """How a run ended. `error` is None exactly when `success` is True."""
 
     success: bool
+    """Whether the run ended well: its terminal event said so and we did not stop it."""
     text: str = ""
+    """The assistant's answer: its text deltas joined."""
     error: ErrorDetail | None = None
+    """Why the run failed, classified; None on success."""
     exit_code: int | None = None
-    signal: int | None = None  # a signal death has no exit code
+    """The CLI's exit code; None when a signal killed it or it never started."""
+    signal: int | None = None
+    """The signal that killed the CLI (a signal death has no exit code)."""
     session_id: str | None = None
+    """The CLI's session (thread) id: pass it as `resume` to go on with the conversation."""
     usage: dict[str, Any] | None = None
+    """Token counts in the CLI's own shape, when it reports them."""
     cost_usd: float | None = None
+    """What the run cost, when the CLI reports it (Claude does)."""
     stderr_tail: str = ""
+    """The end of the CLI's stderr (the last 8192 characters)."""
     events: tuple[Event, ...] = field(default=(), repr=False)
+    """Every event of the run but the final `Done`, in order."""
 
     def to_dict(self, *, with_events: bool = False) -> dict[str, Any]:
         """JSON-safe; the events only when asked (they can be long)."""
@@ -138,6 +162,7 @@ class Done:
     """The last event of every run."""
 
     result: RunResult
+    """How the run ended."""
     type: ClassVar[str] = "done"
 
 

@@ -11,50 +11,69 @@ Refused: `max_turns` (only the setting `model.maxSessionTurns`) and `system_prom
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
-from .._classify.http import from_http
+from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
-from .._detail import ErrorDetail, make
+from .._detail import ErrorDetail, unvalidated
 from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
-from ._options import RunOptions
+from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
+    Handlers,
     ParseState,
     as_dict,
     as_int,
     as_str,
-    dispatch,
+    line_parser,
     phrase_code,
     read_json,
-    refuse_unsupported,
     unexplained_exit,
 )
 
-__all__ = ["NAME", "PACKAGE", "build_argv", "outcome", "parse_line"]
+__all__ = ["NAME", "PACKAGE", "GeminiState", "build_argv", "new_state", "outcome", "parse_line"]
 
 NAME = "gemini"
 PACKAGE = "@google/gemini-cli"
 
+
+class GeminiState(ParseState):
+    """What Gemini's parser remembers on top of the shared state (a slotted class, not a
+    dataclass: see `_claude.ClaudeState`)."""
+
+    __slots__ = ("held", "segment")
+
+    def __init__(self) -> None:
+        super().__init__(NAME)
+        self.segment: list[str] = []
+        """The answer's chunks since the last tool or user turn (what a retried stream repeats)."""
+        self.held: list[str] = []
+        """Chunks held back because they repeat `segment` from its start (maybe a retry)."""
+
+
+def new_state() -> GeminiState:
+    """A fresh state for one run."""
+    return GeminiState()
+
+
 # --- argv ----------------------------------------------------------------------------------
+
+
+# RunOptions field -> gemini's flag, in argv order.
+_FLAGS = {
+    "model": "--model",
+    "permission_mode": "--approval-mode",  # default | auto_edit | yolo | plan
+    "allowed_tools": "--allowed-tools",  # deprecated for the policy engine, still read (0.61)
+    "resume": "--resume",  # a session id (0.61 takes it), "latest" or an index
+}
 
 
 def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
     """The argv of one headless run (`--prompt=...` when the prompt looks like a flag)."""
     refuse_unsupported(NAME, options, "max_turns", "system_prompt")
     # yargs refuses "-p -x" ("Not enough arguments following: p"); "--prompt=-x" is a value.
-    argv = [executable, *([f"--prompt={prompt}"] if prompt.startswith("-") else ["-p", prompt])]
-    argv += ["-o", "stream-json"]
-    if options.model:
-        argv += ["-m", options.model]
-    if options.permission_mode:
-        argv += ["--approval-mode", options.permission_mode]  # default|auto_edit|yolo|plan
-    for tool in options.allowed_tools:
-        argv += ["--allowed-tools", tool]  # deprecated for the policy engine, still read (0.61)
-    if options.resume:
-        argv += ["--resume", options.resume]  # a session id (0.61 takes it), "latest" or an index
-    argv += options.extra_args
-    return argv
+    prompt_args = [f"--prompt={prompt}"] if prompt.startswith("-") else ["-p", prompt]
+    flags = option_flags(options, _FLAGS)
+    return [executable, *prompt_args, "-o", "stream-json", *flags, *options.extra_args]
 
 
 # --- classification tables -----------------------------------------------------------------
@@ -124,17 +143,23 @@ def _classify(kind: str | None, message: str) -> ErrorDetail:
     details: dict[str, Any] = {"error_type": kind} if kind and kind != "unknown" else {}
     fatal = _FATAL_TYPES.get(kind or "")
     if fatal is not None:
-        return make(fatal, message or str(kind), source=NAME, details=details)
+        return unvalidated(fatal, message or str(kind), source=NAME, details=details)
     api = _API_ERROR.match(message)
     inner = api.group(1).strip() if api is not None else message.strip()
     body = read_json(inner)
     if body is not None:
         status = as_int(as_dict(body.get("error")).get("code"))
         found = from_http(status, body=body, source=NAME)
-        return make(found.code, message, retry_after_ms=found.retry_after_ms, status=status,
-                    source=NAME, details={**found.details, **details})  # fmt: skip
+        return unvalidated(
+            found.code,
+            message,
+            retry_after_ms=found.retry_after_ms,
+            status=status,
+            source=NAME,
+            details={**found.details, **details},
+        )
     code = phrase_code(_PHRASE_TABLE, inner) or "unknown"
-    return make(code, message, retry_after_ms=_retry_in(inner), source=NAME, details=details)
+    return unvalidated(code, message, retry_after_ms=_retry_in(inner), source=NAME, details=details)
 
 
 def _retry_in(text: str) -> int | None:
@@ -149,24 +174,19 @@ def _retry_in(text: str) -> int | None:
 # --- parse_line ------------------------------------------------------------------------------
 
 
-def parse_line(line: str, state: ParseState) -> list[Event]:
-    """One stdout line to events, updating `state`."""
-    return dispatch(line, state, NAME, _HANDLERS)
-
-
-def _init(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _init(data: dict[str, Any], state: GeminiState) -> list[Event]:
     state.session_id = as_str(data.get("session_id")) or state.session_id
     return [Raw(NAME, data)]
 
 
-def _message(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _message(data: dict[str, Any], state: GeminiState) -> list[Event]:
     text = as_str(data.get("content"))
     if data.get("role") != "assistant" or not text:
         return [*_flush(state, new_segment=data.get("role") == "user"), Raw(NAME, data)]
     return _assistant_text(state, text)
 
 
-def _assistant_text(state: ParseState, chunk: str) -> list[Event]:
+def _assistant_text(state: GeminiState, chunk: str) -> list[Event]:
     """A text chunk, minus a retried stream's repeat of what was already sent.
 
     After a cut stream gemini asks again and streams the answer from its start, with nothing
@@ -174,8 +194,7 @@ def _assistant_text(state: ParseState, chunk: str) -> list[Event]:
     chunk are held back; once they repeat all of it, they were a retry and are dropped (the
     answer keeps one copy); when they stop matching first, they are sent after all.
     """
-    segment: list[str] = state.extra.setdefault("segment", [])
-    held: list[str] = state.extra.setdefault("held", [])
+    segment, held = state.segment, state.held
     if held or (len(segment) >= _MIN_REPLAY_CHUNKS and chunk == segment[0]):
         candidate = [*held, chunk]
         if candidate == segment[: len(candidate)]:
@@ -189,16 +208,15 @@ def _assistant_text(state: ParseState, chunk: str) -> list[Event]:
     return [_emit(state, segment, chunk)]
 
 
-def _emit(state: ParseState, segment: list[str], text: str) -> TextDelta:
+def _emit(state: GeminiState, segment: list[str], text: str) -> TextDelta:
     segment.append(text)
     state.text_parts.append(text)
     return TextDelta(text)
 
 
-def _flush(state: ParseState, *, new_segment: bool) -> list[Event]:
+def _flush(state: GeminiState, *, new_segment: bool) -> list[Event]:
     """Send held-back chunks (they were not a retry); a tool or user turn starts a new answer."""
-    segment: list[str] = state.extra.setdefault("segment", [])
-    held: list[str] = state.extra.setdefault("held", [])
+    segment, held = state.segment, state.held
     events: list[Event] = [_emit(state, segment, part) for part in held]
     held.clear()
     if new_segment:
@@ -206,7 +224,7 @@ def _flush(state: ParseState, *, new_segment: bool) -> list[Event]:
     return events
 
 
-def _tool_use(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _tool_use(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=True)
     tool_id = as_str(data.get("tool_id")) or ""
     name = as_str(data.get("tool_name")) or "tool"
@@ -214,7 +232,7 @@ def _tool_use(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [*events, ToolStart(tool_id, name, data.get("parameters"))]
 
 
-def _tool_result(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _tool_result(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=True)
     tool_id = as_str(data.get("tool_id")) or ""
     output = as_str(data.get("output"))
@@ -227,7 +245,7 @@ def _tool_result(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [*events, ToolEnd(tool_id, False, output=output, error=reason)]
 
 
-def _error(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _error(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=False)
     detail = _classify(None, as_str(data.get("message")) or "gemini reported an error")
     if data.get("severity") == "warning":
@@ -236,7 +254,7 @@ def _error(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [*events, Error(detail)]
 
 
-def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _result(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=True)
     stats = data.get("stats")
     if isinstance(stats, dict):
@@ -252,12 +270,12 @@ def _result(data: dict[str, Any], state: ParseState) -> list[Event]:
         state.terminal = state.errors[-1]  # already sent as an error event
         return events
     else:
-        detail = make("unknown", "gemini ended with status error and no reason", source=NAME)
+        detail = unvalidated("unknown", "gemini ended with status error and no reason", source=NAME)
     events.append(state.terminal_failure(detail))
     return events
 
 
-_HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
+_HANDLERS: Handlers[GeminiState] = {
     "init": _init,
     "message": _message,
     "tool_use": _tool_use,
@@ -265,21 +283,22 @@ _HANDLERS: dict[str, Callable[[dict[str, Any], ParseState], list[Event]]] = {
     "error": _error,
     "result": _result,
 }
+parse_line = line_parser(NAME, _HANDLERS)
 
 # --- outcome ---------------------------------------------------------------------------------
 
 
-def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+def outcome(state: GeminiState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without a `result` line ended: a fatal exit code, an error event, stderr."""
     found = _PHRASE_TABLE.in_lines(stderr_tail)
     fatal = _FATAL.get(exit_code) if exit_code is not None else None
     if fatal is not None:
         message = found[1] if found is not None else f"gemini exited {exit_code} ({fatal[0]})"
-        return make(fatal[1], message, source=NAME, details={"exit_code": exit_code})
+        return unvalidated(fatal[1], message, source=NAME, details={"exit_code": exit_code})
     if state.errors:  # an error event, then no result line
         return state.errors[-1]
     if found is not None:
-        return make(found[0], found[1], source=NAME, details={"exit_code": exit_code})
+        return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
     if exit_code in _API_EXIT_STATUS and _STDERR_API.search(stderr_tail):
         return _api_exit(exit_code, stderr_tail)
     # 130 never gets here: it is gemini's own cancellation (_FATAL), not a SIGINT death.
@@ -296,5 +315,10 @@ def _api_exit(exit_code: int, stderr: str) -> ErrorDetail:
     message = (
         found.message if body is not None else f"gemini exited {exit_code} after HTTP {status}"
     )
-    return make(found.code, message, status=status, source=NAME,
-                details={**found.details, "exit_code": exit_code})  # fmt: skip
+    return unvalidated(
+        found.code,
+        message,
+        status=status,
+        source=NAME,
+        details={**found.details, "exit_code": exit_code},
+    )

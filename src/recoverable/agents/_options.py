@@ -1,11 +1,11 @@
-"""What a caller can ask of a CLI run."""
+"""What a caller can ask of a CLI run, and how a CLI module turns it into flags."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "RunOptions"]
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "RunOptions", "option_flags", "refuse_unsupported"]
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 
@@ -15,17 +15,56 @@ class RunOptions:
     """Options every CLI understands (each CLI module maps them to its own flags)."""
 
     model: str | None = None
+    """The model the CLI should use (its own default when None)."""
     cwd: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)  # added to the inherited environment
-    inherit_env: bool = True  # False: `env` is the whole environment of the CLI
-    system_prompt: str | None = None  # appended to the CLI's own system prompt
+    """The CLI's working directory (ours when None)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables added to the inherited environment (the whole of it with `inherit_env=False`)."""
+    inherit_env: bool = True
+    """False: `env` is the whole environment of the CLI."""
+    system_prompt: str | None = None
+    """Appended to the CLI's own system prompt (claude, codex; gemini refuses it)."""
     allowed_tools: Sequence[str] = ()
-    permission_mode: str | None = None  # claude's modes; codex sandbox; gemini approval mode
+    """Tools the CLI may run without asking (claude, gemini; codex refuses it)."""
+    permission_mode: str | None = None
+    """Claude's permission mode, Codex's sandbox, Gemini's approval mode."""
     max_turns: int | None = None
-    resume: str | None = None  # a session id from an earlier RunResult
-    timeout: float | None = None  # total seconds
-    idle_timeout: float | None = 300.0  # seconds without any event
-    max_tool_failures: int | None = 3  # consecutive tool failures before we stop the run
-    executable: str | None = None  # path of the CLI binary
-    extra_args: Sequence[str] = ()  # appended verbatim, before the prompt
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # a longer stdout line is an error event, skipped
+    """The most agent turns (claude; codex and gemini refuse it)."""
+    resume: str | None = None
+    """A session id from an earlier `RunResult`, to go on with that conversation."""
+    timeout: float | None = None
+    """Total seconds before we stop the run (`run_timeout`); None: no limit."""
+    idle_timeout: float | None = 300.0
+    """Seconds without any event before we stop the run (`run_timeout`); None: no limit."""
+    max_tool_failures: int | None = 3
+    """Consecutive tool failures before we stop the run (`run_tool_failures`); None: no limit."""
+    executable: str | None = None
+    """Path of the CLI binary (found on PATH and in the usual install places when None)."""
+    extra_args: Sequence[str] = ()
+    """Passed to the CLI verbatim, after the flags made from the options above."""
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    """A longer stdout line is skipped and reported as a warning event (bounded memory)."""
+
+
+def option_flags(options: RunOptions, flags: Mapping[str, str]) -> list[str]:
+    """`--flag=value` for each option in `flags` (field name -> the CLI's long flag) that is
+    set, in that order; a sequence (`allowed_tools`) gives its flag once per item.
+
+    Always one argument with `=`: a value that starts with a dash (a model, a system prompt, a
+    session name) is then a value to commander, clap and yargs alike; as `--flag -x`, clap and
+    yargs (and commander for an optional value) read `-x` as a flag of its own."""
+    argv: list[str] = []
+    for name, flag in flags.items():
+        value = getattr(options, name)
+        if value is None or value == "":
+            continue
+        items = (value,) if isinstance(value, (str, int)) else value
+        argv += [f"{flag}={item}" for item in items]
+    return argv
+
+
+def refuse_unsupported(cli: str, options: RunOptions, *names: str) -> None:
+    """A ValueError for options this CLI cannot apply: silently dropping them would surprise."""
+    given = [name for name in names if getattr(options, name)]
+    if given:
+        raise ValueError(f"{cli} has no way to apply {', '.join(given)}; leave it unset for {cli}")

@@ -1,9 +1,10 @@
 """What the three CLI parsers share: their state, the line reader and the module contract.
 
-A CLI module is pure: `parse_line(line, state) -> list[Event]` maps one stdout line (plus the
-state it keeps) to events, and `outcome(state, exit_code, stderr_tail)` decides how a finished
-run ended. The terminal event decides; the exit code and stderr only explain what the stream
-did not.
+A CLI module is pure: `new_state()` starts a run's state (the shared `ParseState`, or the
+CLI's own subclass of it), `parse_line(line, state) -> list[Event]` maps one stdout line (plus
+that state) to events, and `outcome(state, exit_code, stderr_tail)` decides how a finished run
+ended. The terminal event decides; the exit code and stderr only explain what the stream did
+not.
 """
 
 from __future__ import annotations
@@ -12,26 +13,27 @@ import json
 import signal as signals
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from .._classify.http import message_code
+from .._classify.http_answers import message_code
 from .._classify.phrases import PhraseTable
-from .._detail import ErrorDetail, make
+from .._detail import ErrorDetail, unvalidated
 from ._events import Error, Event, Raw
 from ._options import RunOptions
 
 __all__ = [
     "CliModule",
+    "Handlers",
     "ParseState",
+    "StateT",
     "as_dict",
     "as_int",
     "as_str",
     "bad_line",
-    "dispatch",
     "killed",
+    "line_parser",
     "phrase_code",
     "read_json",
-    "refuse_unsupported",
     "signal_name",
     "unexplained_exit",
 ]
@@ -42,19 +44,21 @@ class ParseState:
     """What a parser remembers between lines (mutable: one per run)."""
 
     cli: str
+    """The CLI's name (the `source` of what it reports)."""
     session_id: str | None = None
     text_parts: list[str] = field(default_factory=list)
+    """The answer's text deltas so far."""
     usage: dict[str, Any] | None = None
     cost_usd: float | None = None
-    # The terminal event: None until seen; then "success" or the failure it reported.
     terminal: ErrorDetail | str | None = None
-    tool_names: dict[str, str] = field(default_factory=dict)  # tool id -> name, once started
+    """The terminal event: None until seen; then "success" or the failure it reported."""
+    tool_names: dict[str, str] = field(default_factory=dict)
+    """Tool id -> name, once started."""
     consecutive_tool_failures: int = 0
     last_failed_tool: str | None = None
-    # Failures the stream reported, fatal or not yet: the last one explains a run that ends
-    # without its terminal event.
     errors: list[ErrorDetail] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # per-CLI bookkeeping
+    """Failures the stream reported, fatal or not yet: the last one explains a run that ends
+    without its terminal event."""
 
     @property
     def text(self) -> str:
@@ -84,28 +88,33 @@ class ParseState:
         return Error(detail)
 
 
-class CliModule(Protocol):
-    """The contract of `_claude`, `_codex` and `_gemini`."""
+StateT = TypeVar("StateT", bound=ParseState)
+
+
+class CliModule(Protocol[StateT]):
+    """The contract of `_claude`, `_codex` and `_gemini`, over the state each one keeps."""
 
     NAME: str
     PACKAGE: str  # the npm package that installs it
 
-    def build_argv(self, executable: str, prompt: str, options: RunOptions) -> list[str]: ...
+    def new_state(self) -> StateT:
+        """A fresh state for one run."""
+        ...
 
-    def parse_line(self, line: str, state: ParseState) -> list[Event]: ...
+    def build_argv(self, executable: str, prompt: str, options: RunOptions) -> list[str]:
+        """The argv of one headless run (ValueError for an option this CLI cannot apply)."""
+        ...
 
-    def outcome(self, state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
+    def parse_line(self, line: str, state: StateT) -> list[Event]:
+        """One stdout line to events, updating `state`."""
+        ...
+
+    def outcome(self, state: StateT, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
         """How a run with no terminal event and no signal ended (`_replay` decides the rest)."""
+        ...
 
 
 _DECODER = json.JSONDecoder()
-
-
-def refuse_unsupported(cli: str, options: RunOptions, *names: str) -> None:
-    """A ValueError for options this CLI cannot apply: silently dropping them would surprise."""
-    given = [name for name in names if getattr(options, name)]
-    if given:
-        raise ValueError(f"{cli} has no way to apply {', '.join(given)}; leave it unset for {cli}")
 
 
 def read_json(line: str) -> dict[str, Any] | None:
@@ -131,7 +140,7 @@ def bad_line(cli: str, line: str, why: str) -> Error:
     sample = line if len(line) <= 200 else line[:200] + "..."
     message = f"{why}: {sample}" if sample else why
     return Error(
-        make("cli_output_invalid", message, source=cli, details={"bytes": len(line)}),
+        unvalidated("cli_output_invalid", message, source=cli, details={"bytes": len(line)}),
         severity="warning",
     )
 
@@ -154,18 +163,26 @@ def as_dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-Handlers = Mapping[str, Callable[[dict[str, Any], ParseState], list[Event]]]
+# What a parser does with each `type` of JSON line.
+Handlers = Mapping[str, Callable[[dict[str, Any], StateT], list[Event]]]
 
 
-def dispatch(line: str, state: ParseState, cli: str, handlers: Handlers) -> list[Event]:
-    """A stdout line to events by its `type`: unknown types and non-JSON lines are `Raw`."""
-    data = read_json(line)
-    if data is None:
-        if line.lstrip().startswith("{"):
-            return [bad_line(cli, line, "unparseable JSON line")]
-        return [Raw(cli, line)]
-    handler = handlers.get(as_str(data.get("type")) or "")
-    return handler(data, state) if handler is not None else [Raw(cli, data)]
+def line_parser(cli: str, handlers: Handlers[StateT]) -> Callable[[str, StateT], list[Event]]:
+    """A CLI module's `parse_line`: each JSON line goes to the handler of its `type`; unknown
+    types and non-JSON lines are `Raw`, a broken JSON object an error event."""
+    handler_for = handlers.get
+
+    def parse_line(line: str, state: StateT) -> list[Event]:
+        """One stdout line to events, updating `state`."""
+        data = read_json(line)
+        if data is None:
+            if line.lstrip().startswith("{"):
+                return [bad_line(cli, line, "unparseable JSON line")]
+            return [Raw(cli, line)]
+        handler = handler_for(as_str(data.get("type")) or "")
+        return handler(data, state) if handler is not None else [Raw(cli, data)]
+
+    return parse_line
 
 
 def phrase_code(table: PhraseTable, text: str) -> str | None:
@@ -184,8 +201,12 @@ def signal_name(number: int) -> str:
 
 def killed(cli: str, signal: int, before: str) -> ErrorDetail:
     """A signal we did not send (the runner speaks for the ones we did): no exit code."""
-    return make("cli_killed", f"{cli} was killed by {signal_name(signal)} {before}",
-                source=cli, details={"signal": signal})  # fmt: skip
+    return unvalidated(
+        "cli_killed",
+        f"{cli} was killed by {signal_name(signal)} {before}",
+        source=cli,
+        details={"signal": signal},
+    )
 
 
 # 128 + signal: how a CLI that handles the signal itself exits (claude's SIGTERM handler: 143).
@@ -195,11 +216,22 @@ _SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 def unexplained_exit(cli: str, exit_code: int | None, before: str) -> ErrorDetail:
     """An end the stream and stderr do not explain: never a success without a terminal event."""
     if exit_code == 0:
-        return make("provider_bad_response", "stream ended without a terminal event",
-                    source=cli, details={"exit_code": 0})  # fmt: skip
+        return unvalidated(
+            "provider_bad_response",
+            "stream ended without a terminal event",
+            source=cli,
+            details={"exit_code": 0},
+        )
     if exit_code is not None and exit_code in _SIGNAL_EXITS:
-        return make("cli_killed",
-                    f"{cli} exited {exit_code} (128+{_SIGNAL_EXITS[exit_code]}) {before}",
-                    source=cli, details={"exit_code": exit_code})  # fmt: skip
-    return make("cli_crashed", f"{cli} exited with code {exit_code} {before}",
-                source=cli, details={"exit_code": exit_code})  # fmt: skip
+        return unvalidated(
+            "cli_killed",
+            f"{cli} exited {exit_code} (128+{_SIGNAL_EXITS[exit_code]}) {before}",
+            source=cli,
+            details={"exit_code": exit_code},
+        )
+    return unvalidated(
+        "cli_crashed",
+        f"{cli} exited with code {exit_code} {before}",
+        source=cli,
+        details={"exit_code": exit_code},
+    )

@@ -6,12 +6,14 @@ whole stdout as one chunk. Either way the lines are cut and capped by the same `
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .._detail import ErrorDetail
 from ._events import Done, Error, Event, RunResult
 from ._options import DEFAULT_MAX_LINE_BYTES
-from ._parsing import CliModule, ParseState, bad_line, killed
+from ._parsing import CliModule, StateT, bad_line, killed
 
-__all__ = ["Lines", "decode_line", "finish", "replay"]
+__all__ = ["STDERR_TAIL_CHARS", "Lines", "ProcessEnd", "decode_line", "finish", "replay"]
 
 STDERR_TAIL_CHARS = 8192  # the end of stderr kept on a RunResult
 
@@ -71,7 +73,7 @@ class Lines:
 
 
 def decode_line(
-    line: bytes | int, module: CliModule, state: ParseState, max_line_bytes: int
+    line: bytes | int, module: CliModule[StateT], state: StateT, max_line_bytes: int
 ) -> list[Event]:
     """One line from `Lines` to events: its bytes (without the newline), or the size of an
     oversize line it skipped. A bad line is an error event; the stream goes on."""
@@ -87,20 +89,36 @@ def decode_line(
     return module.parse_line(text, state)
 
 
+# A NamedTuple, not a frozen dataclass: this is on the import path of `recoverable run`, where
+# a dataclass takes up to ~1 ms to create and a NamedTuple a tenth of that.
+class ProcessEnd(NamedTuple):
+    """How a CLI process ended, as its runner (or `replay`'s caller) saw it."""
+
+    exit_code: int | None = None
+    """Its exit code; None when a signal killed it, or when it never started."""
+    signal: int | None = None
+    """The signal that killed it."""
+    stderr_tail: str = ""
+    """The end of its stderr (the last STDERR_TAIL_CHARS)."""
+
+    @classmethod
+    def from_returncode(cls, returncode: int, stderr_tail: str) -> ProcessEnd:
+        """From a `returncode` as subprocess and asyncio report it (below 0: minus the signal)."""
+        if returncode < 0:
+            return cls(None, -returncode, stderr_tail)
+        return cls(returncode, None, stderr_tail)
+
+
 def finish(
-    module: CliModule,
-    state: ParseState,
+    module: CliModule[StateT],
+    state: StateT,
     events: list[Event],
-    exit_code: int | None,
-    signal: int | None,
-    stderr_tail: str,
+    end: ProcessEnd,
     *,
     forced: ErrorDetail | None = None,
 ) -> RunResult:
     """Decide the outcome (our own reason first, else the CLI's), close the event list."""
-    error = (
-        forced if forced is not None else _outcome(module, state, exit_code, signal, stderr_tail)
-    )
+    error = forced if forced is not None else _outcome(module, state, end)
     if error is not None and not any(
         isinstance(event, Error) and event.detail is error for event in events
     ):
@@ -109,21 +127,19 @@ def finish(
         success=error is None,
         text=state.text,
         error=error,
-        exit_code=exit_code,
-        signal=signal,
+        exit_code=end.exit_code,
+        signal=end.signal,
         session_id=state.session_id,
         usage=state.usage,
         cost_usd=state.cost_usd,
-        stderr_tail=stderr_tail,
+        stderr_tail=end.stderr_tail,
         events=tuple(events),
     )
     events.append(Done(result))
     return result
 
 
-def _outcome(
-    module: CliModule, state: ParseState, exit_code: int | None, signal: int | None, tail: str
-) -> ErrorDetail | None:
+def _outcome(module: CliModule[StateT], state: StateT, end: ProcessEnd) -> ErrorDetail | None:
     """One rule for every CLI: the terminal event decides, whatever the exit code; without
     one, a signal (one we did not send: the runner speaks for ours) is a kill; only then does
     the CLI module read its exit code and stderr."""
@@ -131,12 +147,12 @@ def _outcome(
         return None
     if isinstance(state.terminal, ErrorDetail):
         return state.terminal
-    if signal is not None:
-        return killed(module.NAME, signal, "before its terminal event")
-    return module.outcome(state, exit_code, tail)
+    if end.signal is not None:
+        return killed(module.NAME, end.signal, "before its terminal event")
+    return module.outcome(state, end.exit_code, end.stderr_tail)
 
 
-def replay(
+def replay(  # noqa: PLR0913 -- the public signature: what a finished process left
     cli: str,
     stdout: bytes | str,
     stderr: bytes | str = "",
@@ -146,14 +162,15 @@ def replay(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> RunResult:
     """The RunResult of a finished process, from its output (the same parsers `run` uses)."""
-    from ._clis import module_for
+    from ._cli_modules import module_for
 
     module = module_for(cli)
-    state = ParseState(module.NAME)
+    state = module.new_state()
     events: list[Event] = []
     data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
     lines = Lines(max_line_bytes)
     for line in [*lines.feed(data), *lines.close()]:
         events.extend(decode_line(line, module, state, max_line_bytes))
     tail = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
-    return finish(module, state, events, exit_code, signal, tail[-STDERR_TAIL_CHARS:])
+    end = ProcessEnd(exit_code, signal, tail[-STDERR_TAIL_CHARS:])
+    return finish(module, state, events, end)

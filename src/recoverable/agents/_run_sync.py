@@ -1,8 +1,8 @@
 """Running a CLI without an event loop: `subprocess` and `selectors`, for sync code.
 
-The same contract as the async runner (`_runner`): its own process group, stdin closed, capped
-lines, our deadlines, the guardrail, SIGTERM / grace / SIGKILL, nothing left behind when the
-iterator ends or is closed early. No asyncio is imported, which keeps `recoverable run` and
+The same contract as the async runner (`_run_async`): its own process group, stdin closed,
+capped lines, our deadlines, the guardrail, SIGTERM / grace / SIGKILL, nothing left behind when
+the iterator ends or is closed early. No asyncio is imported, which keeps `recoverable run` and
 `agents.run_sync` light (asyncio alone costs ~40 ms to import).
 """
 
@@ -15,27 +15,17 @@ import signal as signals
 import subprocess
 import time
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._events import Event
 from ._options import RunOptions
-from ._parsing import CliModule, ParseState
-from ._replay import Lines, finish
-from ._running import (
-    CHUNK,
-    GRACE_S,
-    POLL_S,
-    StderrTail,
-    Stop,
-    Watch,
-    cancelled,
-    chunk_events,
-    environment,
-    signal_group,
-    spawn_failure,
-)
+from ._parsing import CliModule
+from ._process import CHUNK, GRACE_S, POLL_S, RunContext, signal_group, spawn_failed, spawn_options
 
 __all__ = ["run_process_sync"]
+
+if TYPE_CHECKING:
+    from .._cancel import CancelSignal
 
 _CANCEL_POLL_S = 0.1  # a threading.Event cannot wake select(): look this often
 
@@ -50,47 +40,32 @@ def _stop_group(process: subprocess.Popen[bytes], grace: float = GRACE_S) -> Non
 
 
 def run_process_sync(
-    module: CliModule, argv: list[str], options: RunOptions, *, cancel: Any = None
+    module: CliModule[Any],
+    argv: list[str],
+    options: RunOptions,
+    *,
+    cancel: CancelSignal | None = None,
 ) -> Generator[Event, None, None]:
     """Run `argv`, yield its events as they come, end with `Done`.
 
     `cancel`: a `threading.Event` (anything with `is_set()`); setting it stops the run.
     """
-    state = ParseState(module.NAME)
-    events: list[Event] = []
     try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=options.cwd,
-            env=environment(options),
-            start_new_session=True,  # its own process group: a stop reaches its children
-        )
+        process = subprocess.Popen(argv, **spawn_options(options))
     except OSError as exc:
-        finish(module, state, events, None, None, "", forced=spawn_failure(exc, module, argv[0]))
-        yield from events
+        yield from spawn_failed(module, exc, argv[0])
         return
-    stderr = StderrTail()
-    stop = Stop()
-    finished = False
+    run = RunContext(module, options, time.monotonic)
     try:
-        for event in _read(module, state, process, options, stop, stderr, cancel):
-            events.append(event)
-            yield event
-        if stop.detail is not None:
+        yield from _read(run, process, cancel)
+        if run.stopped_by is not None:
             _stop_group(process)
         returncode = process.wait()
-        _drain(process, stderr)
+        _drain(process, run)
         signal_group(process.pid, signals.SIGKILL)  # tools it left behind
-        exit_code, signal = (None, -returncode) if returncode < 0 else (returncode, None)
-        seen = len(events)
-        finish(module, state, events, exit_code, signal, stderr.text(), forced=stop.detail)
-        finished = True
-        yield from events[seen:]
+        yield from run.end(returncode)
     finally:
-        if not finished:  # the reader stopped early (or raised): leave nothing behind
+        if not run.ended:  # the reader stopped early (or raised): leave nothing behind
             if process.poll() is None:
                 _stop_group(process)
             signal_group(process.pid, signals.SIGKILL)
@@ -99,25 +74,19 @@ def run_process_sync(
                 stream.close()
 
 
-def _drain(process: subprocess.Popen[bytes], stderr: StderrTail) -> None:
+def _drain(process: subprocess.Popen[bytes], run: RunContext[Any]) -> None:
     """What stderr still holds once the CLI is gone (without waiting on its children)."""
     assert process.stderr is not None
     os.set_blocking(process.stderr.fileno(), False)
     try:
         while chunk := os.read(process.stderr.fileno(), CHUNK):
-            stderr.add(chunk)
+            run.stderr.add(chunk)
     except (BlockingIOError, OSError):
         pass
 
 
 def _read(
-    module: CliModule,
-    state: ParseState,
-    process: subprocess.Popen[bytes],
-    options: RunOptions,
-    stop: Stop,
-    stderr: StderrTail,
-    cancel: Any,
+    run: RunContext[Any], process: subprocess.Popen[bytes], cancel: CancelSignal | None
 ) -> Generator[Event, None, None]:
     """stdout to events, under our total deadline, idle deadline, guardrail and cancel."""
     assert process.stdout is not None
@@ -126,30 +95,25 @@ def _read(
     selector = selectors.DefaultSelector()
     selector.register(out, selectors.EVENT_READ)
     selector.register(err, selectors.EVENT_READ)
-    lines = Lines(options.max_line_bytes)
-    watch = Watch(options, state, time.monotonic())
     tick = _CANCEL_POLL_S if cancel is not None else POLL_S
     try:
         while True:
             if cancel is not None and cancel.is_set():
-                stop.detail = cancelled(module)
+                run.record_cancel()
                 return
-            wait = watch.next_wait(time.monotonic(), exited=process.poll() is not None, tick=tick)
+            wait = run.next_wait(exited=process.poll() is not None, tick=tick)
             if wait is None:
-                stop.detail = watch.timed_out
                 return
             for key, _ in selector.select(wait):
                 chunk = os.read(key.fd, CHUNK)
                 if key.fd == err:
                     if chunk:
-                        stderr.add(chunk)
+                        run.stderr.add(chunk)
                     else:
                         selector.unregister(err)
                     continue
-                yield from chunk_events(
-                    chunk, lines, module, state, options, watch, stop, time.monotonic
-                )
-                if stop.detail is not None or not chunk:
+                yield from run.chunk_events(chunk)
+                if run.stopped_by is not None or not chunk:
                     return
     finally:
         selector.close()
