@@ -92,6 +92,30 @@ def test_classify_of_nothing_is_unknown_and_leaks_nothing() -> None:
     assert detail["user_message"] == rc.codes["unknown"].user_message
 
 
+def test_classify_reads_bytes_and_prints_valid_json() -> None:
+    stdin = b"bad \xff\xfe bytes \xed\xa0\x80 and sk-proj-abcdefghijklmnopqrstuvwxyz123"
+    result = subprocess.run(
+        [sys.executable, "-m", "recoverable", "classify"],
+        input=stdin,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, b"")
+    detail = json.loads(result.stdout)
+    assert detail["code"] == "unknown"
+    assert detail["message"].startswith("bad \ufffd\ufffd bytes \ufffd")
+    assert detail["message"].endswith("and sk-[REDACTED]")
+    json.dumps(detail).encode("utf-8")  # no lone surrogate anywhere
+
+
+def test_classify_of_json_nested_past_the_parser_is_text() -> None:
+    result = _run("classify", stdin="{" + '"a":[' * 100_000)
+    assert result.returncode == 0
+    assert "Traceback" not in result.stderr
+    assert json.loads(result.stdout)["code"] == "unknown"
+
+
 def test_a_bad_subcommand_exits_2() -> None:
     result = _run("nonsense")
     assert result.returncode == 2

@@ -15,12 +15,10 @@ from .provider_support import MSGS, no_proxy_opener
 
 
 def test_command_serves_until_terminated() -> None:
-    code = (
-        "import sys; from recoverable.testing._command import main;"
-        " sys.exit(main(['--fault', 'overloaded', '--reply', 'from the cli']))"
-    )
+    # The command as a user types it: its options reach its own parser.
+    argv = ["fake-provider", "--fault", "overloaded", "--times", "1", "--reply", "from the cli"]
     proc = subprocess.Popen(
-        [sys.executable, "-c", code],
+        [sys.executable, "-m", "recoverable", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -70,3 +68,25 @@ def test_command_rejects_a_port_out_of_range(port: str, capsys: pytest.CaptureFi
         main(["--port", port])
     assert info.value.code == 2
     assert f"expected a port number 0-65535, got {port!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--times", "-1"], ["--times", "two"]])
+def test_times_is_a_count_in_both_commands(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recoverable.cli import main as command
+    from recoverable.testing._command import main
+
+    for run in (lambda: main(argv), lambda: command(["run", "hi", "--fake", "overloaded", *argv])):
+        with pytest.raises(SystemExit) as info:
+            run()
+        assert info.value.code == 2
+        assert f"expected a whole number >= 0, got {argv[1]!r}" in capsys.readouterr().err
+
+
+def test_times_defaults_to_every_request_in_both_commands() -> None:
+    from recoverable.cli import _parser as command_parser
+    from recoverable.testing._command import _parser
+
+    assert _parser().parse_args(["--fault", "overloaded"]).times == 0
+    assert command_parser().parse_args(["run", "hi", "--fake", "overloaded"]).times == 0

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from ._codes import Code, codes
 from ._detail import ErrorDetail, PayloadError
 
-__all__ = ["classify_input", "main", "render_codes"]
+__all__ = ["classify_input", "count_argument", "main", "render_codes"]
 
 _COLUMNS = ("code", "category", "retryable", "fallback", "exit", "http", "user message")
 
@@ -82,22 +82,36 @@ def classify_input(text: str) -> ErrorDetail:
     JSON forms: an ErrorDetail payload (`code` + `message`); `{"status", "headers", "body",
     "source"}`; or a provider error body (`{"error": {...}}`). Anything else is read as text.
     """
-    from ._classify import classify, from_http
+    from ._classify import classify
 
     stripped = text.strip()
-    data: object = None
-    if stripped[:1] == "{":
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            data = None
-    if not isinstance(data, Mapping):
+    data = _json_object(stripped)
+    if data is None:
         return classify(stripped)
     if isinstance(data.get("code"), str) and isinstance(data.get("message"), str):
         try:
             return ErrorDetail.from_dict(data)
         except PayloadError:
             pass
+    return _http_input(data) or classify(stripped)
+
+
+def _json_object(text: str) -> Mapping[str, Any] | None:
+    """The JSON object `text` holds, or None (not JSON, not an object, or nested past what
+    the parser can take)."""
+    if text[:1] != "{":
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, Mapping) else None
+
+
+def _http_input(data: Mapping[str, Any]) -> ErrorDetail | None:
+    """`{"status", "headers", "body", "source"}` or a provider's error body, classified."""
+    from ._classify import from_http
+
     source = data.get("source") if isinstance(data.get("source"), str) else None
     status = data.get("status")
     if isinstance(status, int) and not isinstance(status, bool):
@@ -107,7 +121,7 @@ def classify_input(text: str) -> ErrorDetail:
         code = error.get("code")  # Google bodies carry the HTTP status here
         http_status = code if isinstance(code, int) and not isinstance(code, bool) else None
         return from_http(http_status, None, data, source=source)
-    return classify(stripped)
+    return None
 
 
 def _cmd_codes(args: argparse.Namespace, out: TextIO) -> int:
@@ -116,10 +130,14 @@ def _cmd_codes(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+_MAX_INPUT = 4 * 1024 * 1024  # what `classify` reads of stdin: far more than any error
+
+
 def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
     from ._classify import classify
 
-    text = sys.stdin.read()
+    # Bytes, not text: invalid UTF-8 becomes replacement characters, never a traceback.
+    text = sys.stdin.buffer.read(_MAX_INPUT).decode("utf-8", "replace")
     detail = classify(text.strip()) if args.text else classify_input(text)
     print(json.dumps(detail.to_dict(), indent=2), file=out)
     return 0
@@ -157,6 +175,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def count_argument(text: str) -> int:
+    """A count >= 0; argparse shows the error as a usage message."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return count
+
+
 def _lazy(name: str) -> Callable[[argparse.Namespace, TextIO], int]:
     """A command of `_cli_agents`, imported when it runs (it loads the agents package)."""
 
@@ -184,9 +213,10 @@ def _add_agent_commands(sub: Any) -> None:
     )
     p_run.add_argument(
         "--times",
-        type=int,
+        type=count_argument,
         default=0,
-        help="with --fake FAULT: fail only the first N requests (default: every request)",
+        metavar="N",
+        help="with --fake FAULT: fail the first N requests; 0 (the default): every request",
     )
     p_run.add_argument("--model")
     p_run.add_argument("--cwd")
@@ -203,7 +233,10 @@ def _add_agent_commands(sub: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the process exit code."""
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["fake-provider"]:  # its options are its own parser's (argparse would
+        return _cmd_fake_provider(argparse.Namespace(rest=given[1:]), sys.stdout)  # eat them)
+    args = _parser().parse_args(given)
     try:
         code: int = args.run(args, sys.stdout)
     except BrokenPipeError:  # `recoverable codes | head`: the reader left; not our failure

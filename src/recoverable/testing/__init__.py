@@ -146,9 +146,9 @@ telemetry/update/plugin traffic off, the CLI's retries set to ``max_retries``), 
                        stdin=subprocess.DEVNULL, start_new_session=True, timeout=60)
 
 From a shell: ``recoverable fake-provider --fault overloaded --times 2`` prints the base
-URL and serves until Ctrl-C or SIGTERM. Each ``--fault`` answers the next ``--times``
-requests in turn (default 1; 0: every request from then on, so a later ``--fault`` is never
-reached).
+URL and serves until Ctrl-C or SIGTERM. Each ``--fault`` fails the next ``--times`` requests
+in turn (0, the default: every request from then on, so a later ``--fault`` is never
+reached), as ``recoverable run --fake FAULT --times N`` does.
 """
 
 from ._cli_setup import CliSetup, cli_setup

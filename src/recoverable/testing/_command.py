@@ -9,6 +9,7 @@ import sys
 import threading
 from typing import Any
 
+from ..cli import count_argument
 from ._faults import FAULT_NAMES, Fault, Reply
 from ._server import LOOPBACK_HOSTS, FakeProvider
 
@@ -42,11 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--times",
-        type=int,
-        default=1,
+        type=count_argument,
+        default=0,
         metavar="N",
-        help="how many requests each --fault answers, in turn (default 1); 0: every request"
-        " from then on (a later --fault is never reached)",
+        help="each --fault fails the next N requests, in turn; 0 (the default): every request"
+        " from then on (a later --fault is never reached), as `recoverable run --fake --times`",
     )
     parser.add_argument("--reply", default=None, metavar="TEXT", help="the text of normal replies")
     return parser
@@ -55,9 +56,6 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the fake provider until interrupted; returns the exit code."""
     args = _parser().parse_args(argv)
-    if args.times < 0:
-        print("--times must be >= 0", file=sys.stderr)
-        return 2
     times = None if args.times == 0 else args.times
     faults = [(Fault.named(name), times) for name in args.fault]
     reply = Reply.text(args.reply) if args.reply is not None else None
