@@ -257,8 +257,13 @@ def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
     """A detail with the table's defaults for `code` (a name or its row), skipping `create`'s
     checks and copies: `details` must already be JSON-safe and is kept as given."""
     row = code if type(code) is Code else codes.resolve(code)  # type: ignore[arg-type]
-    draft = _draft(row, message, status, source)
+    draft: Any = _new(_Unfrozen)  # `_draft`, inlined: this runs on every classification
     draft.code = row.code
+    draft.message = message
+    draft.category = row.category
+    draft.user_message = row.user_message
+    draft.status = status
+    draft.source = source
     draft.cause = None
     draft.details = details or {}
     if row.retryable:
@@ -267,12 +272,16 @@ def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
             None if retry_after_ms is None or retry_after_ms < 0 else retry_after_ms
         )
         draft.fix_required = draft.fix_command = None
-        return _frozen(draft)
-    draft.retryable = False
-    draft.retry_after_ms = None
-    draft.fix_required = fix_required = row.fix_required
-    draft.fix_command = row.fix_command_for(source) if fix_required and row.fix_commands else None
-    return _frozen(draft)
+    else:
+        draft.retryable = False
+        draft.retry_after_ms = None
+        draft.fix_required = fix_required = row.fix_required
+        draft.fix_command = (
+            row.fix_command_for(source) if fix_required and row.fix_commands else None
+        )
+    draft.__class__ = ErrorDetail
+    detail: ErrorDetail = draft
+    return detail
 
 
 def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:

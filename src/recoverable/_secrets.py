@@ -49,13 +49,13 @@ _HEADER = (
 _URL_PASSWORD = (r"(://[^/\s:@]+:)[^/\s@]+(?=@)", 0)
 _PARAMETER = (rf"((?<![A-Za-z_])(?:{_LABELS})=)[^&\s#\"',;}}]+", re.IGNORECASE)
 
-# A regex runs on a text only when the text holds its word (a substring search), and most
-# words only when the text also holds their gate (a character ordinary error text seldom
-# holds: a memchr): running the regexes themselves on every text would cost ten times as
-# much. gate ("": none), word, regex; compiled at first use, not at import.
+# A regex runs on a text only when the text holds its gate (a character, most of them ones
+# ordinary error text seldom holds: a memchr) and then its word (a substring search):
+# running the regexes themselves on every text would cost ten times as much. gate, word,
+# regex; compiled at first use, not at import.
 _BUILT_IN = (
-    ("", "sk-", _KEY),                       # OpenAI and Anthropic keys
-    ("", "-key", _HEADER),                   # x-api-key, x-goog-api-key
+    ("-", "sk-", _KEY),                      # OpenAI and Anthropic keys
+    ("-", "-key", _HEADER),                  # x-api-key, x-goog-api-key
     ("I", "AIza", _GOOGLE),                  # Google API keys
     ("I", "AKIA", _AWS),                     # AWS access key ids
     ("I", "ASIA", _AWS),

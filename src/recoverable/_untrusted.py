@@ -17,11 +17,11 @@ from ._secrets import scrub
 __all__ = [
     "MAX_HINT_MS",
     "MAX_MESSAGE_CHARS",
-    "all_clean",
     "clean_hint_ms",
     "clean_status",
     "clean_text",
     "clip",
+    "is_clean",
     "json_safe_dict",
     "safe_str",
 ]
@@ -55,11 +55,10 @@ def clean_text(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return clip(scrub(clip(text, 4 * limit)), limit)
 
 
-def all_clean(texts: list[str]) -> bool:
-    """Whether `clean_text` would leave each of these texts as it is: one check over all of
-    them, for the several short fields of one upstream answer."""
-    joined = "\n".join(texts)
-    return len(joined) <= MAX_MESSAGE_CHARS and joined.isascii() and scrub(joined) is joined
+def is_clean(text: str) -> bool:
+    """Whether `clean_text` would leave `text` as it is (for several short fields of one
+    upstream answer at once, joined: one check instead of one per field)."""
+    return len(text) <= MAX_MESSAGE_CHARS and text.isascii() and scrub(text) is text
 
 
 def valid_unicode(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._codes import Code, codes
 from .._detail import ErrorDetail, unvalidated
-from .._untrusted import MAX_HINT_MS, all_clean, clean_text, json_safe_dict
+from .._untrusted import MAX_HINT_MS, clean_text, is_clean, json_safe_dict
 from ._pipeline import error_message
 from .phrases import PhraseTable
 
@@ -485,16 +485,14 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
         details["quota_ids"] = list(body.quota_ids)
     message = body.message or (f"HTTP {status}" if status is not None else "no status")
     # The upstream wrote all of these: one check, and a cleaning only when it finds something.
-    if not all_clean([message, *_texts_of(details)]):
+    upstream = f"{message}\n{request_id}\n{body.type}\n{body.code}\n{body.google_status}\n"
+    if body.reason or body.quota_ids:
+        upstream += f"{body.reason}\n{' '.join(body.quota_ids)}"
+    if not is_clean(upstream):
         message, details = clean_text(message), json_safe_dict(details)
     return unvalidated(
         row, message, retry_after_ms=hint, status=status, source=source, details=details
     )
-
-
-def _texts_of(details: dict[str, Any]) -> list[str]:
-    texts = [value for value in details.values() if type(value) is str]
-    return [*texts, *details.get("quota_ids", ())]
 
 
 # --- error statuses from HTTP client libraries (httpx, requests, urllib) ---------------------
