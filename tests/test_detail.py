@@ -40,6 +40,7 @@ def test_create_fills_every_field_from_the_table() -> None:
         "source": "openai",
         "cause": None,
         "details": {},
+        "suggestion": None,
     }
     assert (detail.recovery, detail.http_status, detail.exit_code, detail.fallback) == (
         "retry",
@@ -274,3 +275,25 @@ def test_a_second_installed_copy_is_recognised_by_its_marker(tmp_path: Path) -> 
     finally:
         for name in [name for name in sys.modules if name.startswith("recoverable_copy")]:
             del sys.modules[name]
+
+
+def test_a_suggestion_comes_from_the_row_or_the_producer_scrubbed() -> None:
+    rc.register_code(
+        "my_quota_code",
+        user_message="Out of quota.",
+        suggestion="Ask the team lead to raise the monthly limit.",
+    )
+    try:
+        assert rc.ErrorDetail.create("my_quota_code").suggestion == (
+            "Ask the team lead to raise the monthly limit."
+        )
+        given = rc.ErrorDetail.create(
+            "my_quota_code", suggestion="Rotate sk-proj-abcdefghijklmnopqrstuvwxyz0123"
+        )
+        assert given.suggestion == "Rotate sk-[REDACTED]"
+        assert rc.ErrorDetail.create("my_quota_code", suggestion=None).suggestion is None
+        assert rc.ErrorDetail.from_dict(given.to_dict()) == given
+        assert rc.RecoverableError(given).suggestion == given.suggestion
+    finally:
+        rc.codes.unregister("my_quota_code")
+    assert rc.ErrorDetail.create("unknown").suggestion is None

@@ -47,6 +47,9 @@ class Code:
     """Exact remediation commands, keyed by `source` ("" = any source); read-only."""
     when: str = ""
     """When the code applies, for the docs."""
+    suggestion: str | None = None
+    """A note for the human operator that is not a recovery step (cli-agent-spec's
+    `suggestion`), the default of a detail."""
 
     def __post_init__(self) -> None:
         # A row is shared by every detail of its code: its commands must not be changed.
@@ -364,6 +367,7 @@ class CodeRegistry:
         fix_required: str | None = None,
         fix_command: str | Mapping[str, str] | None = None,
         when: str = "",
+        suggestion: str | None = None,
         replace: bool = False,
     ) -> Code:
         """Add a code (validating it and its `fix_command`) and return its row."""
@@ -379,6 +383,7 @@ class CodeRegistry:
             fix_required=fix_required,
             fix_commands=commands,
             when=when,
+            suggestion=suggestion,
         )
         check_row(row)
         with self._lock:
@@ -405,6 +410,8 @@ def check_row(row: Code) -> None:
         raise ValueError(f"code {row.code!r}: exit_code must be 0..255")
     if not 100 <= row.http_status <= 599:
         raise ValueError(f"code {row.code!r}: http_status must be 100..599")
+    if row.suggestion is not None and not row.suggestion.strip():
+        raise ValueError(f"code {row.code!r}: a suggestion must say something")
     if row.fix_commands and row.retryable:
         raise ValueError(f"code {row.code!r}: a retryable code has no fix_command")
     if row.fix_commands and not row.fix_required:

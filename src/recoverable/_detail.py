@@ -37,7 +37,7 @@ Recovery = Literal["retry", "fix", "stop"]
 
 _FIELDS = (
     "code", "message", "category", "retryable", "retry_after_ms", "fix_required",
-    "fix_command", "user_message", "status", "source", "cause", "details",
+    "fix_command", "user_message", "status", "source", "cause", "details", "suggestion",
 )  # fmt: skip
 _DERIVED = frozenset({"recovery", "http_status", "exit_code"})
 
@@ -84,6 +84,8 @@ class ErrorDetail:
     """What this failure wraps: a detail (at most MAX_CAUSE_DEPTH deep) or a summary."""
     details: dict[str, Any] = field(default_factory=dict, hash=False)
     """JSON-safe extras: exit_code, signal, stderr_tail, request_id, ..."""
+    suggestion: str | None = None
+    """A note for the human operator that is not a recovery step (cli-agent-spec); scrubbed."""
 
     # A marker, so that a second installed copy of the library recognises this value.
     __recoverable_detail__: ClassVar[int] = 1
@@ -102,6 +104,7 @@ class ErrorDetail:
         source: str | None = None,
         cause: ErrorDetail | str | None = None,
         details: Mapping[str, Any] | None = None,
+        suggestion: str | None = _TABLE_DEFAULT,
     ) -> ErrorDetail:
         """Build a detail for `code`, filling every field the caller leaves to the table.
 
@@ -134,6 +137,13 @@ class ErrorDetail:
         draft.fix_command = fix_command
         draft.cause = _clean_cause(cause)
         draft.details = json_safe_dict(details) if details else {}
+        draft.suggestion = (
+            row.suggestion
+            if suggestion is _TABLE_DEFAULT
+            else None
+            if suggestion is None
+            else clean_text(suggestion, _MAX_USER_MESSAGE)
+        )
         return _frozen(draft)
 
     # --- derived -----------------------------------------------------------------------
@@ -186,6 +196,7 @@ class ErrorDetail:
                 "source": detail.source,
                 "cause": cause,
                 "details": dict(detail.details),
+                "suggestion": detail.suggestion,
             }
         result: dict[str, Any] = cause
         return result
@@ -266,6 +277,7 @@ def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
     draft.source = source
     draft.cause = None
     draft.details = details or {}
+    draft.suggestion = row.suggestion
     if row.retryable:
         draft.retryable = True
         draft.retry_after_ms = (
@@ -299,6 +311,7 @@ def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
     draft.source = detail.source
     draft.cause = detail.cause
     draft.details = detail.details
+    draft.suggestion = detail.suggestion
     for name, value in changes.items():
         setattr(draft, name, value)
     return _frozen(draft)
@@ -334,7 +347,9 @@ def _clean_cause(cause: ErrorDetail | str | None) -> ErrorDetail | str | None:
 # --- reading payloads -------------------------------------------------------------------
 
 _CODE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_OPTIONAL_STR = ("fix_required", "fix_command", "source", "category", "user_message")
+_OPTIONAL_STR = (
+    "fix_required", "fix_command", "source", "category", "user_message", "suggestion",
+)  # fmt: skip
 
 
 def _read_payload(data: Mapping[str, Any]) -> ErrorDetail:
@@ -399,6 +414,8 @@ def _payload_link(data: Mapping[str, Any], cause: ErrorDetail | str | None) -> E
     draft.retryable = retryable
     draft.cause = cause
     draft.details = details
+    note = data.get("suggestion")  # the producer's note for an operator, cleaned
+    draft.suggestion = clean_text(note, _MAX_USER_MESSAGE) if note else (row and row.suggestion)
     if row is None:  # a code registered elsewhere: its own words, cleaned
         _read_foreign_row(draft, data)
     _read_remedy(draft, data, details)
@@ -475,6 +492,7 @@ class RecoverableError(Exception):
     source: str | None
     cause: ErrorDetail | str | None
     details: dict[str, Any]
+    suggestion: str | None
     recovery: Recovery
     http_status: int
     exit_code: int
