@@ -7,12 +7,12 @@ kind; `system/api_retry` lines show the retries on the way.
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_hint_ms, clean_status
 from ._events import (
     RETRYING,
     Error,
@@ -30,10 +30,13 @@ from ._parsing import (
     ParseState,
     as_dict,
     as_int,
+    as_number,
     as_str,
+    invalid_field,
     line_parser,
     phrase_code,
     unexplained_exit,
+    usage_of,
 )
 
 __all__ = ["NAME", "PACKAGE", "ClaudeState", "build_argv", "new_state", "outcome", "parse_line"]
@@ -192,21 +195,25 @@ def _system(data: dict[str, Any], state: ClaudeState) -> list[Event]:
 
 
 def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
-    """What Claude is retrying: its status, else the literal; no status means a network error."""
-    status = as_int(data.get("error_status"))
+    """What Claude is retrying: its status, else the literal; no status means a network error.
+
+    A field of the wrong type or out of range is left out; a wait hint past MAX_HINT_MS is
+    kept as that (infinity too), so a retry layer gives up rather than hammering."""
+    status = clean_status(data.get("error_status"))
     literal = as_str(data.get("error"))
     if status is not None:
         code = from_http(status, source=NAME).code
     else:
         code = _STRONG_LITERALS.get(literal or "") or "provider_connection_lost"
     attempt, most = as_int(data.get("attempt")), as_int(data.get("max_retries"))
-    delay = data.get("retry_delay_ms")
-    hint = math.ceil(delay) if isinstance(delay, (int, float)) and delay >= 0 else None
-    details = {
-        key: data[key]
-        for key in ("attempt", "max_retries", "retry_delay_ms", "error")
-        if data.get(key) is not None
-    }
+    hint = clean_hint_ms(data.get("retry_delay_ms"))
+    read = (
+        ("attempt", attempt),
+        ("max_retries", most),
+        ("retry_delay_ms", hint),
+        ("error", literal),
+    )
+    details: dict[str, Any] = {key: value for key, value in read if value is not None}
     details[RETRYING] = True
     message = f"claude retries after {literal or 'an API error'}"
     if status is not None:
@@ -286,7 +293,7 @@ def _user(data: dict[str, Any], state: ClaudeState) -> list[Event]:
 def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
     tool_id = as_str(block.get("tool_use_id")) or ""
     text = _content_text(block.get("content"))
-    success = not block.get("is_error")
+    success = block.get("is_error") is not True  # anything but true is no failure
     state.end_tool(tool_id, success)
     return ToolEnd(tool_id, True, output=text) if success else ToolEnd(tool_id, False, error=text)
 
@@ -306,7 +313,7 @@ def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
             if text_field is not None:
                 open_message = state.open_message
                 state.streamed_ids.add(open_message.message_id if open_message else None)
-                return _delta(state, text_field, delta.get(text_field))
+                return _delta(state, text_field, delta.get(text_field)) or [Raw(NAME, data)]
     elif kind == "message_start":
         _close_abandoned_stream(state, None, new_stream=True)
         message_id = as_str(as_dict(event.get("message")).get("id"))
@@ -333,16 +340,28 @@ def _close_abandoned_stream(
     state.open_message = None
 
 
+# A cost no run can have: a number past it is not kept (nor NaN, an infinity, a negative one).
+_MAX_COST_USD = 1_000_000.0
+
+
 def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     state.session_id = as_str(data.get("session_id")) or state.session_id
-    cost = data.get("total_cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        state.cost_usd = float(cost)
-    usage = data.get("usage")
-    if isinstance(usage, dict):
+    events: list[Event] = []
+    given = data.get("total_cost_usd")
+    cost = as_number(given, _MAX_COST_USD)
+    if cost is not None:
+        state.cost_usd = cost
+    elif given is not None:
+        events.append(invalid_field(NAME, "total_cost_usd", "not a cost in USD, ignored"))
+    failed = data.get("is_error")
+    if failed is not None and type(failed) is not bool:
+        events.append(invalid_field(NAME, "is_error", "not a boolean, read as a failure"))
+        failed = True
+    usage = usage_of(data.get("usage"))
+    if usage is not None:
         state.usage = usage
-    events: list[Event] = [TurnEnd(usage if isinstance(usage, dict) else None)]
-    if data.get("subtype") == "success" and not data.get("is_error"):
+    events.append(TurnEnd(usage))
+    if data.get("subtype") == "success" and not failed:
         state.terminal = "success"
         answer = as_str(data.get("result"))
         if not state.text_parts and answer:  # no assistant text arrived: the result has it
@@ -358,7 +377,7 @@ def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
     listed = data.get("errors")
     errors = [item for item in listed if isinstance(item, str)] if isinstance(listed, list) else []
     text = as_str(data.get("result")) or "; ".join(errors) or f"claude result {subtype}"
-    status = as_int(data.get("api_error_status"))
+    status = clean_status(data.get("api_error_status"))
     literal = state.api_error
     reason = as_str(data.get("terminal_reason"))
     code = (

@@ -34,10 +34,12 @@ from ._parsing import (
     Handlers,
     ParseState,
     as_dict,
+    as_int,
     as_str,
     line_parser,
     phrase_code,
     unexplained_exit,
+    usage_of,
 )
 
 __all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line"]
@@ -154,10 +156,16 @@ def _classify_message(message: str, details: dict[str, Any] | None = None) -> Er
 def _retry(reconnecting: re.Match[str]) -> ErrorDetail:
     """A `Reconnecting... N/M (reason)` report: what is being retried, classified."""
     details: dict[str, Any] = {"reconnecting": reconnecting.group(0), RETRYING: True}
-    if reconnecting.group(1):
-        details["attempt"] = int(reconnecting.group(1))
-        details["max_attempts"] = int(reconnecting.group(2))
+    attempt, most = _count(reconnecting.group(1)), _count(reconnecting.group(2))
+    if attempt is not None and most is not None:
+        details["attempt"] = attempt
+        details["max_attempts"] = most
     return _classify_message(reconnecting.group(3), details)
+
+
+def _count(digits: str | None) -> int | None:
+    """A count codex printed; None past 9 digits (no real count; `int` refuses 4300)."""
+    return int(digits) if digits and len(digits) <= 9 else None
 
 
 # --- parse_line ------------------------------------------------------------------------------
@@ -180,11 +188,11 @@ def _top_level_error(data: dict[str, Any], state: ParseState) -> list[Event]:
 
 
 def _turn_completed(data: dict[str, Any], state: ParseState) -> list[Event]:
-    usage = data.get("usage")
-    if isinstance(usage, dict):
+    usage = usage_of(data.get("usage"))
+    if usage is not None:
         state.usage = usage  # cumulative for the thread
     state.terminal = "success"
-    return [TurnEnd(usage if isinstance(usage, dict) else None)]
+    return [TurnEnd(usage)]
 
 
 def _turn_failed(data: dict[str, Any], state: ParseState) -> list[Event]:
@@ -220,7 +228,7 @@ def _item(data: dict[str, Any], state: ParseState) -> list[Event]:
         success, output, error = tool.end(item)
         state.end_tool(item_id, success)
         events.append(ToolEnd(item_id, success, output=output, error=error))
-    return events
+    return events or [Raw(NAME, data)]  # an item started again: nothing is dropped
 
 
 # --- tool items ------------------------------------------------------------------------------
@@ -237,7 +245,7 @@ class _Tool(NamedTuple):
 
 
 def _command_end(item: dict[str, Any]) -> End:
-    status, exit_code = item.get("status"), item.get("exit_code")
+    status, exit_code = as_str(item.get("status")), as_int(item.get("exit_code"))
     output = as_str(item.get("aggregated_output"))
     if status == "completed" and exit_code == 0:
         return True, output, None
@@ -253,16 +261,17 @@ def _mcp_end(item: dict[str, Any]) -> End:
         if isinstance(part, dict) and isinstance(part.get("text"), str)
     ]
     output = "\n".join(texts) if texts else None
-    if item.get("status") == "completed" and error is None:
+    status = as_str(item.get("status"))
+    if status == "completed" and error is None:
         return True, output, None
-    return False, output, error or str(item.get("status") or "failed")
+    return False, output, error or status or "failed"
 
 
 def _status_end(item: dict[str, Any]) -> End:
     status = item.get("status")
     if status in (None, "completed"):
         return True, None, None
-    return False, None, str(status)
+    return False, None, as_str(status) or "failed"
 
 
 def _mcp_name(item: dict[str, Any]) -> str:

@@ -16,18 +16,19 @@ from typing import Any
 from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_hint_ms, clean_status
 from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
 from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,
     ParseState,
     as_dict,
-    as_int,
     as_str,
     line_parser,
     phrase_code,
     read_json,
     unexplained_exit,
+    usage_of,
 )
 
 __all__ = ["NAME", "PACKAGE", "GeminiState", "build_argv", "new_state", "outcome", "parse_line"]
@@ -148,7 +149,7 @@ def _classify(kind: str | None, message: str) -> ErrorDetail:
     inner = api.group(1).strip() if api is not None else message.strip()
     body = read_json(inner)
     if body is not None:
-        status = as_int(as_dict(body.get("error")).get("code"))
+        status = clean_status(as_dict(body.get("error")).get("code"))
         found = from_http(status, body=body, source=NAME)
         return unvalidated(
             found.code,
@@ -163,12 +164,13 @@ def _classify(kind: str | None, message: str) -> ErrorDetail:
 
 
 def _retry_in(text: str) -> int | None:
-    """Gemini's "Please retry in 1s." hint, in ms."""
+    """Gemini's "Please retry in 1s." hint, in ms (at most MAX_HINT_MS: 400 digits of
+    seconds are kept as that, not an overflow)."""
     found = _RETRY_IN.search(text)
     if found is None:
         return None
-    value = float(found.group(1))
-    return round(value if found.group(2).lower() == "ms" else value * 1000)
+    value = float(found.group(1))  # inf past float's range, never an error
+    return clean_hint_ms(value if found.group(2).lower() == "ms" else value * 1000)
 
 
 # --- parse_line ------------------------------------------------------------------------------
@@ -256,10 +258,10 @@ def _error(data: dict[str, Any], state: GeminiState) -> list[Event]:
 
 def _result(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=True)
-    stats = data.get("stats")
-    if isinstance(stats, dict):
+    stats = usage_of(data.get("stats"))
+    if stats is not None:
         state.usage = stats
-    events.append(TurnEnd(stats if isinstance(stats, dict) else None))
+    events.append(TurnEnd(stats))
     if data.get("status") == "success":
         state.terminal = "success"
         return events
@@ -309,7 +311,7 @@ def _api_exit(exit_code: int, stderr: str) -> ErrorDetail:
     """An API error shown on stderr only: the body when it is there, else the exit status."""
     bodies = _STDERR_BODY.findall(stderr)
     body = read_json(bodies[-1]) if bodies else None
-    status = as_int(as_dict(body.get("error")).get("code")) if body is not None else None
+    status = clean_status(as_dict(body.get("error")).get("code")) if body is not None else None
     status = status or _API_EXIT_STATUS[exit_code]
     found = from_http(status, body=body, source=NAME)
     message = (
