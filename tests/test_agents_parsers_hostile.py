@@ -1,4 +1,5 @@
-"""Hostile CLI output: nothing a CLI prints makes a run raise.
+"""Hostile CLI output: nothing a CLI prints makes a run raise, and nothing it prints reaches a
+detail unscrubbed.
 
 Each line below raised, kept an unbounded value, or was dropped before the parsers were
 hardened (the comment says which). A bad field is ignored, or, where it decides what the run
@@ -308,6 +309,18 @@ def test_from_http_reads_a_body_nested_past_the_recursion_limit_as_text() -> Non
     assert from_http(None, body='{"error":' + DEEP).code == "provider_bad_response"
 
 
+def test_an_unreadable_line_quotes_a_short_scrubbed_sample() -> None:
+    line = '{"type":"x","key":"sk-proj-' + "a" * 40 + '", "pad":"' + "b" * 500
+    [event] = _claude.parse_line(line, _claude.new_state())
+    assert isinstance(event, Error)
+    assert event.detail.message == (
+        'unparseable JSON line: {"type":"x","key":"sk-[REDACTED]", "pad":"'
+        + "b" * (200 - len('{"type":"x","key":"sk-[REDACTED]", "pad":"'))
+        + "..."
+    )
+    assert event.detail.details == {"bytes": len(line)}
+
+
 def _goes_on(event: tuple[Any, ...]) -> bool:
     """An event that neither ends a run nor adds to its answer."""
     return event[0] in ("raw", "tool_start", "tool_end") or event[:2] == ("error", "warning")
@@ -336,3 +349,95 @@ def test_the_run_goes_on_past_every_hostile_line(cli: str, stdout: bytes) -> Non
     assert (result.success, result.text, result.session_id) == (True, clean.text, clean.session_id)
     added = [event for _, expected in cases for event in expected]
     assert [_summary(event) for event in result.events[1 : 1 + len(added)]] == added
+
+
+# --- secrets: CLI error text is scrubbed before a detail keeps it; the answer is not ----------
+
+OPENAI_KEY = "sk-proj-Q7x9Lm2Vn4Bc6Zt8Rw1Ks3Jd5Hf0Gp"
+GOOGLE_KEY = "AIzaSyD4f8Kq2Lm9Xn3Vb7Cz1Wr5Ty0Up6Hj8"
+TOKEN = "tok9f8e7d6c5b4a3210fedcba"
+SECRETS = ("Q7x9Lm2Vn4Bc6Zt8Rw1Ks3Jd5Hf0Gp", "SyD4f8Kq2Lm9Xn3Vb7Cz1Wr5Ty0Up6Hj8", TOKEN)
+ALL = f"key {OPENAI_KEY}, Authorization: Bearer {TOKEN}, url https://x.test/v1?key={GOOGLE_KEY}"
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    return json.dumps(data).encode()
+
+
+def _gemini_api_error(message: str) -> dict[str, Any]:
+    body = {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+    return {"type": "unknown", "message": f"[API Error: {json.dumps(body)}]"}
+
+
+# (cli, stdout, stderr, exit code) of failed runs whose error text carries credentials.
+LEAKY_RUNS: list[tuple[str, bytes, str, int]] = [
+    ("claude", _line({"type": "result", "subtype": "success", "is_error": True,
+                      "api_error_status": 401, "result": f"API Error: 401 {ALL}"}), "", 1),
+    ("claude", _line({"type": "result", "subtype": "error_during_execution", "is_error": True,
+                      "errors": [f"Failed to authenticate: {ALL}", ALL]}), "", 1),
+    ("claude", _line({"type": "result", "subtype": "error_during_execution", "is_error": True,
+                      "terminal_reason": ALL, "errors": []}), "", 1),
+    ("claude", _line({"type": "system", "subtype": "api_retry", "error": ALL, "attempt": 1,
+                      "max_retries": 1, "error_status": 401}), "", 1),
+    ("claude", _line({"type": "assistant", "error": ALL, "message": {"content": []}}), "", 1),
+    ("claude", b"", f"Invalid API key \u00b7 {ALL}\n", 1),
+    ("claude", f'{{"type":"result","result":"{ALL}'.encode(), "", 1),  # an unreadable line
+    ("claude", f'{{"type":"x\xff","key":"{ALL}"}}'.encode("latin-1"), "", 1),  # invalid UTF-8
+    ("codex", _line({"type": "turn.failed", "error": {"message": (
+        f"unexpected status 401 Unauthorized: {ALL}, url: https://x.test/v1/responses, "
+        "request id: req_1")}}), "", 1),
+    ("codex", _line({"type": "error", "message": f"Reconnecting... 1/5 (error sending {ALL})"})
+     + b"\n" + _line({"type": "error", "message": f"stream disconnected before completion {ALL}"}),
+     "", 1),
+    ("codex", _line({"type": "item.completed", "item": {"id": "e", "type": "error",
+                                                        "message": ALL}}), "", 1),
+    ("codex", b"", f"error: invalid value '{OPENAI_KEY}' for '--model <MODEL>': {ALL}\n", 2),
+    ("codex", b"", f"Error loading config.toml: {ALL}\n", 1),
+    ("gemini", _line({"type": "result", "status": "error",
+                      "error": _gemini_api_error(f"API key not valid. {ALL}")}), "", 1),
+    ("gemini", _line({"type": "error", "severity": "error",
+                      "message": f"[API Error: fetch failed {ALL}]"})
+     + b"\n" + _line({"type": "result", "status": "error"}), "", 1),
+    ("gemini", _line({"type": "result", "status": "error",
+                      "error": {"type": "FatalAuthenticationError", "message": ALL}}), "", 1),
+    ("gemini", _line({"type": "result", "status": "error",
+                      "error": {"type": ALL, "message": "x"}}), "", 1),
+    ("gemini", b"", f"Please set an Auth method: {ALL}\n", 41),
+    ("gemini", b"", "Error when talking to Gemini API _ApiError: "
+     + json.dumps({"error": {"code": 400, "message": f"API key not valid {ALL}"}}) + "\n", 144),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("cli", "stdout", "stderr", "exit_code"), LEAKY_RUNS)
+def test_no_credential_reaches_a_detail(
+    cli: str, stdout: bytes, stderr: str, exit_code: int
+) -> None:
+    result = replay(cli, stdout, stderr, exit_code)
+    error = result.error
+    assert error is not None
+    errors = [event.detail for event in result.events if isinstance(event, Error)]
+    assert error in errors
+    shown = [str(error), repr(error), json.dumps(result.to_dict()["error"])]
+    shown += [json.dumps(detail.to_dict()) for detail in errors]
+    assert "[REDACTED]" in "".join(shown)  # the credential was there, and scrubbed
+    for secret in SECRETS:
+        assert secret not in "".join(shown)
+
+
+@pytest.mark.parametrize(
+    ("cli", "stdout"),
+    [
+        ("claude", _line({"type": "result", "subtype": "success", "is_error": False,
+                          "result": f"Your key: {ALL}"})),
+        ("codex", _line({"type": "item.completed",
+                         "item": {"id": "i", "type": "agent_message", "text": f"Your key: {ALL}"}})
+         + b"\n" + _line({"type": "turn.completed"})),
+        ("gemini", _line({"type": "message", "role": "assistant", "content": f"Your key: {ALL}"})
+         + b"\n" + _line({"type": "result", "status": "success"})),
+    ],
+)  # fmt: skip
+def test_an_answer_is_returned_as_the_model_wrote_it(cli: str, stdout: bytes) -> None:
+    result = replay(cli, stdout)
+    assert result.success
+    assert result.text == f"Your key: {ALL}"
+    assert [event.text for event in result.events if isinstance(event, TextDelta)] == [result.text]

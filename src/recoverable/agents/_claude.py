@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
-from .._untrusted import clean_hint_ms, clean_status
+from .._untrusted import clean_hint_ms, clean_status, clean_text
 from ._events import (
     RETRYING,
     Error,
@@ -35,6 +35,7 @@ from ._parsing import (
     invalid_field,
     line_parser,
     phrase_code,
+    stderr_phrase,
     unexplained_exit,
     usage_of,
 )
@@ -211,7 +212,7 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
         ("attempt", attempt),
         ("max_retries", most),
         ("retry_delay_ms", hint),
-        ("error", literal),
+        ("error", None if literal is None else clean_text(literal)),
     )
     details: dict[str, Any] = {key: value for key, value in read if value is not None}
     details[RETRYING] = True
@@ -222,7 +223,7 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
         message += f", attempt {attempt} of {most}"
     return unvalidated(
         code,
-        message,
+        clean_text(message),
         retry_after_ms=hint,
         status=status,
         source=NAME,
@@ -371,6 +372,9 @@ def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     return events
 
 
+_MAX_ERRORS_KEPT = 20  # of a result's `errors[]` in details (the message joins all, clipped)
+
+
 def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
     """The failure an error `result` reports, most specific evidence first."""
     subtype = as_str(data.get("subtype")) or ""
@@ -389,13 +393,14 @@ def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
         or _WEAK_LITERALS.get(literal or "")
         or "unknown"
     )
-    details: dict[str, Any] = {"subtype": subtype}
+    # Classified on the CLI's own text; what the detail keeps of it is scrubbed and clipped.
+    details: dict[str, Any] = {"subtype": clean_text(subtype)}
     for key, value in (("terminal_reason", reason), ("error", literal)):
         if value is not None:
-            details[key] = value
+            details[key] = clean_text(value)
     if errors:
-        details["errors"] = errors
-    return unvalidated(code, text, status=status, source=NAME, details=details)
+        details["errors"] = [clean_text(error) for error in errors[:_MAX_ERRORS_KEPT]]
+    return unvalidated(code, clean_text(text), status=status, source=NAME, details=details)
 
 
 _HANDLERS: Handlers[ClaudeState] = {
@@ -412,7 +417,7 @@ parse_line = line_parser(NAME, _HANDLERS)
 
 def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without a `result` line ended: its stderr, else its exit code."""
-    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    found = stderr_phrase(_PHRASE_TABLE, stderr_tail)
     if found is not None:
         return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
     literal = state.api_error
@@ -420,8 +425,8 @@ def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> Erro
         code = _STRONG_LITERALS.get(literal) or _WEAK_LITERALS.get(literal) or "unknown"
         return unvalidated(
             code,
-            f"claude reported {literal} and exited without a result line",
+            clean_text(f"claude reported {literal} and exited without a result line"),
             source=NAME,
-            details={"error": literal, "exit_code": exit_code},
+            details={"error": clean_text(literal), "exit_code": exit_code},
         )
     return unexplained_exit(NAME, exit_code, "before its result line")

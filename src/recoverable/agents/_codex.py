@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_text
 from ._events import (
     RETRYING,
     Error,
@@ -38,6 +39,7 @@ from ._parsing import (
     as_str,
     line_parser,
     phrase_code,
+    stderr_phrase,
     unexplained_exit,
     usage_of,
 )
@@ -136,26 +138,29 @@ _PHRASE_TABLE = PhraseTable(_PHRASES)
 
 
 def _classify_message(message: str, details: dict[str, Any] | None = None) -> ErrorDetail:
-    """A Codex error sentence as a detail (unknown when it names nothing we know)."""
+    """A Codex error sentence as a detail (unknown when it names nothing we know).
+
+    Classified on the sentence as printed; what the detail keeps of it is scrubbed and
+    clipped (it may quote a key or a URL with one)."""
     text = message.strip()
     extra = dict(details or {})
     found = _STATUS_SENTENCE.match(text)
     if found is not None:
         status = int(found.group(1))
         if found.group(3):
-            extra["request_id"] = found.group(3)
+            extra["request_id"] = clean_text(found.group(3))
         code = from_http(status, body=found.group(2), source=NAME).code
-        return unvalidated(code, text, status=status, source=NAME, details=extra)
+        return unvalidated(code, clean_text(text), status=status, source=NAME, details=extra)
     request_id = _REQUEST_ID.search(text)
     if request_id is not None:
-        extra["request_id"] = request_id.group(1)
+        extra["request_id"] = clean_text(request_id.group(1))
     code = phrase_code(_PHRASE_TABLE, text) or "unknown"
-    return unvalidated(code, text, source=NAME, details=extra)
+    return unvalidated(code, clean_text(text), source=NAME, details=extra)
 
 
 def _retry(reconnecting: re.Match[str]) -> ErrorDetail:
     """A `Reconnecting... N/M (reason)` report: what is being retried, classified."""
-    details: dict[str, Any] = {"reconnecting": reconnecting.group(0), RETRYING: True}
+    details: dict[str, Any] = {"reconnecting": clean_text(reconnecting.group(0)), RETRYING: True}
     attempt, most = _count(reconnecting.group(1)), _count(reconnecting.group(2))
     if attempt is not None and most is not None:
         details["attempt"] = attempt
@@ -311,7 +316,7 @@ parse_line = line_parser(NAME, _HANDLERS)
 def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without turn.completed / turn.failed ended: exit 2, a top-level error,
     stderr, else the exit code."""
-    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    found = stderr_phrase(_PHRASE_TABLE, stderr_tail)
     if exit_code == 2:  # clap rejects its arguments with exit 2
         message = found[1] if found is not None else "codex rejected its arguments (exit 2)"
         return unvalidated("cli_invalid_arguments", message, source=NAME, details={"exit_code": 2})

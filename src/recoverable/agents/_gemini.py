@@ -16,7 +16,7 @@ from typing import Any
 from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
-from .._untrusted import clean_hint_ms, clean_status
+from .._untrusted import clean_hint_ms, clean_status, clean_text
 from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
 from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
@@ -27,6 +27,7 @@ from ._parsing import (
     line_parser,
     phrase_code,
     read_json,
+    stderr_phrase,
     unexplained_exit,
     usage_of,
 )
@@ -141,10 +142,10 @@ _MIN_REPLAY_CHUNKS = 2
 def _classify(kind: str | None, message: str) -> ErrorDetail:
     """A gemini error (`error.type`, `error.message`) as a detail."""
     # Every API error says "unknown": only a real class name is worth keeping.
-    details: dict[str, Any] = {"error_type": kind} if kind and kind != "unknown" else {}
+    details: dict[str, Any] = {"error_type": clean_text(kind)} if kind and kind != "unknown" else {}
     fatal = _FATAL_TYPES.get(kind or "")
     if fatal is not None:
-        return unvalidated(fatal, message or str(kind), source=NAME, details=details)
+        return unvalidated(fatal, clean_text(message or str(kind)), source=NAME, details=details)
     api = _API_ERROR.match(message)
     inner = api.group(1).strip() if api is not None else message.strip()
     body = read_json(inner)
@@ -153,14 +154,15 @@ def _classify(kind: str | None, message: str) -> ErrorDetail:
         found = from_http(status, body=body, source=NAME)
         return unvalidated(
             found.code,
-            message,
+            clean_text(message),
             retry_after_ms=found.retry_after_ms,
             status=status,
             source=NAME,
             details={**found.details, **details},
         )
     code = phrase_code(_PHRASE_TABLE, inner) or "unknown"
-    return unvalidated(code, message, retry_after_ms=_retry_in(inner), source=NAME, details=details)
+    hint = _retry_in(inner)
+    return unvalidated(code, clean_text(message), retry_after_ms=hint, source=NAME, details=details)
 
 
 def _retry_in(text: str) -> int | None:
@@ -292,7 +294,7 @@ parse_line = line_parser(NAME, _HANDLERS)
 
 def outcome(state: GeminiState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without a `result` line ended: a fatal exit code, an error event, stderr."""
-    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    found = stderr_phrase(_PHRASE_TABLE, stderr_tail)
     fatal = _FATAL.get(exit_code) if exit_code is not None else None
     if fatal is not None:
         message = found[1] if found is not None else f"gemini exited {exit_code} ({fatal[0]})"

@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 from .._classify.http_answers import message_code
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
-from .._untrusted import json_safe_dict
+from .._untrusted import clean_text, json_safe_dict
 from ._events import Error, Event, Raw
 from ._options import RunOptions
 
@@ -38,6 +38,7 @@ __all__ = [
     "phrase_code",
     "read_json",
     "signal_name",
+    "stderr_phrase",
     "unexplained_exit",
     "usage_of",
 ]
@@ -119,6 +120,7 @@ class CliModule(Protocol[StateT]):
 
 
 _DECODER = json.JSONDecoder()
+_SAMPLE_CHARS = 203  # what bad_line quotes of a line: 200 characters and "..."
 
 
 def read_json(line: str) -> dict[str, Any] | None:
@@ -140,10 +142,11 @@ def read_json(line: str) -> dict[str, Any] | None:
 
 
 def bad_line(cli: str, line: str, why: str) -> Error:
-    """An unreadable stdout line: an error event (the stream goes on), the line kept short.
+    """An unreadable stdout line: an error event (the stream goes on), the line kept short
+    and scrubbed (it may quote anything, a credential too).
 
     An oversize line comes with no sample (its bytes were skipped, never kept)."""
-    sample = line if len(line) <= 200 else line[:200] + "..."
+    sample = clean_text(line, _SAMPLE_CHARS)
     message = f"{why}: {sample}" if sample else why
     return Error(
         unvalidated("cli_output_invalid", message, source=cli, details={"bytes": len(line)}),
@@ -221,6 +224,13 @@ def phrase_code(table: PhraseTable, text: str) -> str | None:
     """The code `text` names in its opening words: the CLI's own sentences first, then the
     provider messages it passes on (the ones every SDK's errors carry too)."""
     return table.code(text) or message_code(text)
+
+
+def stderr_phrase(table: PhraseTable, stderr: str) -> tuple[str, str] | None:
+    """(code, line) of the first stderr line that opens with one of `table`'s phrases, the
+    line scrubbed and clipped (a CLI's stderr may print its environment)."""
+    found = table.in_lines(stderr)
+    return None if found is None else (found[0], clean_text(found[1]))
 
 
 def signal_name(number: int) -> str:
