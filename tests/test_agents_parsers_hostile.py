@@ -441,3 +441,76 @@ def test_an_answer_is_returned_as_the_model_wrote_it(cli: str, stdout: bytes) ->
     assert result.success
     assert result.text == f"Your key: {ALL}"
     assert [event.text for event in result.events if isinstance(event, TextDelta)] == [result.text]
+
+
+# --- what a parser keeps between lines is bounded ----------------------------------------------
+
+
+def _claude_stream(message_id: str, text: str) -> list[str]:
+    """One streamed message as Claude prints it: deltas, then its whole line, then the stop."""
+
+    def partial(event: dict[str, Any]) -> str:
+        return json.dumps({"type": "stream_event", "event": event, "parent_tool_use_id": None})
+
+    whole = {"id": message_id, "content": [{"type": "text", "text": text}]}
+    return [
+        partial({"type": "message_start", "message": {"id": message_id}}),
+        partial({"type": "content_block_delta", "delta": {"type": "text_delta", "text": text}}),
+        json.dumps({"type": "assistant", "message": whole, "parent_tool_use_id": None}),
+        partial({"type": "message_stop"}),
+    ]
+
+
+def test_claude_keeps_a_bounded_set_of_streamed_message_ids() -> None:
+    state = _claude.new_state()
+    texts = []
+    for n in range(3 * _claude._MAX_STREAMED_IDS):
+        for line in _claude_stream(f"msg_{n}", "x"):
+            texts += [e.text for e in _claude.parse_line(line, state) if isinstance(e, TextDelta)]
+    assert len(state.streamed_ids) <= _claude._MAX_STREAMED_IDS
+    assert "".join(texts) == state.text == "x" * 3 * _claude._MAX_STREAMED_IDS  # none repeated
+
+
+def test_claude_forgets_old_ids_but_not_deltas_without_a_message() -> None:
+    state = _claude.new_state()
+    orphan = json.dumps({"type": "stream_event", "parent_tool_use_id": None, "event": {
+        "type": "content_block_delta", "delta": {"type": "text_delta", "text": "o"}}})  # fmt: skip
+    _claude.parse_line(orphan, state)
+    for n in range(_claude._MAX_STREAMED_IDS + 1):
+        for line in _claude_stream(f"msg_{n}", "x"):
+            _claude.parse_line(line, state)
+    assert None in state.streamed_ids
+    assert len(state.streamed_ids) < _claude._MAX_STREAMED_IDS
+
+
+def _gemini_chunk(text: str) -> str:
+    return json.dumps({"type": "message", "role": "assistant", "content": text, "delta": True})
+
+
+def test_gemini_stops_recognising_a_retry_past_its_room() -> None:
+    state = _gemini.new_state()
+    chunks = [f"{n:05d}" + "y" * 995 for n in range(2000)]  # 2 MB of answer, in 1000s
+    for chunk in chunks:
+        _gemini.parse_line(_gemini_chunk(chunk), state)
+    assert state.segment == []
+    assert state.held == []
+    assert state.replay_room < 0
+    # Past the room, a repeat of the answer's start is sent, not held back.
+    sent = [_gemini.parse_line(_gemini_chunk(chunk), state) for chunk in chunks[:3]]
+    assert [[_summary(e) for e in events] for events in sent] == [
+        [("text_delta", chunk)] for chunk in chunks[:3]
+    ]
+    assert state.held == []
+
+
+def test_gemini_replay_room_comes_back_with_a_new_answer() -> None:
+    state = _gemini.new_state()
+    for n in range(1200):
+        _gemini.parse_line(_gemini_chunk(f"{n:04d}" + "y" * 996), state)
+    assert state.replay_room < 0
+    _gemini.parse_line('{"type":"tool_use","tool_name":"ls","tool_id":"t","parameters":{}}', state)
+    assert (state.segment, state.replay_room) == ([], _gemini._REPLAY_ROOM)
+    for chunk in ("A", "B", "A", "B", "C"):
+        _gemini.parse_line(_gemini_chunk(chunk), state)
+    assert state.text.endswith("yABC")  # the retried "A", "B" sent once again
+    assert state.segment == ["A", "B", "C"]

@@ -68,7 +68,14 @@ class ClaudeState(ParseState):
         self.open_message: _OpenMessage | None = None
         """The message being streamed (`--include-partial-messages`), until its `message_stop`."""
         self.streamed_ids: set[str | None] = set()
-        """Messages whose text came as deltas: their whole `assistant` line must not repeat it."""
+        """Messages whose text came as deltas: their whole `assistant` line must not repeat it
+        (None: deltas with no message open). At most _MAX_STREAMED_IDS and None."""
+
+
+# A message's whole `assistant` lines come right after its own deltas, so only the latest ids
+# are ever looked up: past this many the older ones are forgotten, so a CLI printing endless
+# messages cannot grow the set without bound.
+_MAX_STREAMED_IDS = 256
 
 
 def new_state() -> ClaudeState:
@@ -317,11 +324,22 @@ def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
                 return _delta(state, text_field, delta.get(text_field)) or [Raw(NAME, data)]
     elif kind == "message_start":
         _close_abandoned_stream(state, None, new_stream=True)
+        if len(state.streamed_ids) >= _MAX_STREAMED_IDS:
+            _forget_streamed_ids(state.streamed_ids)
         message_id = as_str(as_dict(event.get("message")).get("id"))
         state.open_message = _OpenMessage(message_id, len(state.text_parts))
     elif kind == "message_stop":
         state.open_message = None
     return [Raw(NAME, data)]
+
+
+def _forget_streamed_ids(ids: set[str | None]) -> None:
+    """Forget the ids of messages whose lines are done (a new message starts), not whether
+    deltas came with no message open."""
+    anonymous = None in ids
+    ids.clear()
+    if anonymous:
+        ids.add(None)
 
 
 def _close_abandoned_stream(

@@ -42,7 +42,7 @@ class GeminiState(ParseState):
     """What Gemini's parser remembers on top of the shared state (a slotted class, not a
     dataclass: see `_claude.ClaudeState`)."""
 
-    __slots__ = ("held", "segment")
+    __slots__ = ("held", "replay_room", "segment")
 
     def __init__(self) -> None:
         super().__init__(NAME)
@@ -50,6 +50,8 @@ class GeminiState(ParseState):
         """The answer's chunks since the last tool or user turn (what a retried stream repeats)."""
         self.held: list[str] = []
         """Chunks held back because they repeat `segment` from its start (maybe a retry)."""
+        self.replay_room = _REPLAY_ROOM
+        """What `segment` may still hold (see _REPLAY_ROOM); below 0, it holds nothing more."""
 
 
 def new_state() -> GeminiState:
@@ -137,6 +139,12 @@ _PHRASE_TABLE = PhraseTable(_PHRASES)
 # A retried stream is re-sent from its start with no marker in the output: a repeat of the
 # whole previous attempt, chunk for chunk, is recognised from this many chunks on.
 _MIN_REPLAY_CHUNKS = 2
+# ... and up to this much of it: an answer's chunks are kept (and held back) to recognise its
+# repeat, each costing its characters plus _CHUNK_COST. Past the room, the answer's chunks are
+# let go and its repeat is no longer recognised (it would be sent twice): a CLI printing
+# gigabytes of answer cannot grow the state without bound. A long answer is ~10k characters.
+_REPLAY_ROOM = 1 << 20
+_CHUNK_COST = 64  # about what a list slot and a str header take
 
 
 def _classify(kind: str | None, message: str) -> ErrorDetail:
@@ -208,23 +216,29 @@ def _assistant_text(state: GeminiState, chunk: str) -> list[Event]:
                 held.append(chunk)
             return []
         held.clear()
-        return [_emit(state, segment, part) for part in candidate]
-    return [_emit(state, segment, chunk)]
+        return [_emit(state, part) for part in candidate]
+    return [_emit(state, chunk)]
 
 
-def _emit(state: GeminiState, segment: list[str], text: str) -> TextDelta:
-    segment.append(text)
+def _emit(state: GeminiState, text: str) -> TextDelta:
+    room = state.replay_room - len(text) - _CHUNK_COST
+    if room >= 0:
+        state.segment.append(text)
+    elif state.segment:  # out of room: let the answer go (nothing is held: we are sending)
+        state.segment.clear()
+    state.replay_room = room
     state.text_parts.append(text)
     return TextDelta(text)
 
 
 def _flush(state: GeminiState, *, new_segment: bool) -> list[Event]:
     """Send held-back chunks (they were not a retry); a tool or user turn starts a new answer."""
-    segment, held = state.segment, state.held
-    events: list[Event] = [_emit(state, segment, part) for part in held]
+    held = state.held
+    events: list[Event] = [_emit(state, part) for part in held]
     held.clear()
     if new_segment:
-        segment.clear()
+        state.segment.clear()
+        state.replay_room = _REPLAY_ROOM
     return events
 
 
