@@ -10,7 +10,6 @@ goes on. No process is started here.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,20 +17,10 @@ import pytest
 from recoverable._classify.http_answers import from_http
 from recoverable._untrusted import MAX_HINT_MS, TRUNCATED
 from recoverable.agents import _claude, _codex, _gemini
-from recoverable.agents._events import (
-    Error,
-    Event,
-    RunResult,
-    TextDelta,
-    ThinkingDelta,
-    ToolEnd,
-    ToolStart,
-    TurnEnd,
-)
+from recoverable.agents._events import Error, Event, RunResult, TextDelta, TurnEnd
 from recoverable.agents._replay import replay
 
-DATA = Path(__file__).parent / "data" / "cli"
-MODULES = {"claude": _claude, "codex": _codex, "gemini": _gemini}
+from .test_agents_parsers import DATA, MODULES, summary
 
 DIGITS_400 = "9" * 400  # a JSON integer Python reads (its int-string limit is 4300 digits)
 DIGITS_5000 = "9" * 5000  # one it refuses: ValueError inside json
@@ -41,19 +30,12 @@ CAPPED = MAX_HINT_MS  # a wait hint too long for any retry is kept as the cap
 
 
 def _summary(event: Event) -> tuple[Any, ...]:
-    """An event as a short tuple (an error with its wait hint; a turn end with its usage)."""
+    """`summary`, with an error's wait hint and a turn end's usage."""
     if isinstance(event, Error):
-        detail = event.detail
-        return ("error", event.severity, detail.code, detail.status, detail.retry_after_ms)
-    if isinstance(event, (TextDelta, ThinkingDelta)):
-        return (event.type, event.text)
-    if isinstance(event, ToolStart):
-        return ("tool_start", event.tool_id, event.name, event.input)
-    if isinstance(event, ToolEnd):
-        return ("tool_end", event.tool_id, event.success, event.output, event.error)
+        return (*summary(event), event.detail.retry_after_ms)
     if isinstance(event, TurnEnd):
         return ("turn_end", event.usage)
-    return (event.type,)
+    return summary(event)
 
 
 def _retry(fields: str) -> str:

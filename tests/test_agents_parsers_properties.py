@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,16 +23,14 @@ from hypothesis import strategies as st
 
 from recoverable import ErrorDetail
 from recoverable._untrusted import MAX_HINT_MS
-from recoverable.agents import _claude, _codex, _gemini
+from recoverable.agents import _gemini
 from recoverable.agents._events import Done, Error, Event, RunResult
 from recoverable.agents._options import DEFAULT_MAX_LINE_BYTES
 from recoverable.agents._parsing import ParseState, as_dict
 from recoverable.agents._replay import Lines, ProcessEnd, decode_line, finish, replay
 
-from .test_agents_parsers import LINES
+from .test_agents_parsers import DATA, LINES, MODULES
 
-DATA = Path(__file__).parent / "data" / "cli"
-MODULES = {"claude": _claude, "codex": _codex, "gemini": _gemini}
 CLIS = sorted(MODULES)
 
 # Generating nested JSON is what takes the time here (the parsers take a few percent).
