@@ -1,10 +1,10 @@
 """Hostile CLI output: nothing a CLI prints makes a run raise, and nothing it prints reaches a
 detail unscrubbed.
 
-Each line below raised, kept an unbounded value, or was dropped before the parsers were
-hardened (the comment says which). A bad field is ignored, or, where it decides what the run
-reports (a result's `is_error`, its cost), it becomes a `cli_output_invalid` warning; the run
-goes on. No process is started here.
+A line that raised, kept an unbounded value or yielded no event before the parsers were
+hardened says so in a comment; the others pin what a bad field becomes. A bad field is
+ignored, or, where it decides what the run reports (a result's `is_error`, its cost), it
+becomes a `cli_output_invalid` warning; the run goes on. No process is started here.
 """
 
 from __future__ import annotations
