@@ -59,7 +59,7 @@ def _types(events: tuple[Event, ...] | list[Event]) -> list[str]:
     ]
 
 
-def _summary(event: Event) -> tuple[Any, ...]:
+def summary(event: Event) -> tuple[Any, ...]:
     """An event as a short tuple: what the line tables compare."""
     if isinstance(event, Error):
         return ("error", event.severity, event.detail.code, event.detail.status)
@@ -263,7 +263,7 @@ TOOL_CALLS = {
 @pytest.mark.parametrize("cli", sorted(TOOL_CALLS))
 def test_capture_tool_calls(cli: str) -> None:
     result = _replay(cli, "tool")
-    tools = [_summary(e) for e in result.events if isinstance(e, (ToolStart, ToolEnd))]
+    tools = [summary(e) for e in result.events if isinstance(e, (ToolStart, ToolEnd))]
     assert tools == TOOL_CALLS[cli]
 
 
@@ -543,7 +543,7 @@ LINES: list[tuple[str, str, list[tuple[Any, ...]]]] = [
 def test_parse_line(cli: str, line: str, expected: list[tuple[Any, ...]]) -> None:
     state = MODULES[cli].new_state()
     events = MODULES[cli].parse_line(line, state)
-    assert [_summary(event) for event in events] == expected
+    assert [summary(event) for event in events] == expected
     for event in events:
         if isinstance(event, Error):
             assert event.detail.source == cli
@@ -691,7 +691,7 @@ CLAUDE_TEXT = (DATA / "claude" / "text.stdout").read_bytes()
 def test_truncated_json_line(cli: str) -> None:
     state = MODULES[cli].new_state()
     events = MODULES[cli].parse_line('{"type":"result","subtype":"succ', state)
-    assert [_summary(e) for e in events] == [("error", "warning", "cli_output_invalid", None)]
+    assert [summary(e) for e in events] == [("error", "warning", "cli_output_invalid", None)]
     assert state.terminal is None
 
 

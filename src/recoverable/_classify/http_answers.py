@@ -264,7 +264,7 @@ def parse_body(body: object) -> object:
 
             try:
                 return json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: "[" * 100000
                 return body
     return body
 

@@ -7,12 +7,12 @@ kind; `system/api_retry` lines show the retries on the way.
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_hint_ms, clean_status, clean_text
 from ._events import (
     RETRYING,
     Error,
@@ -30,10 +30,14 @@ from ._parsing import (
     ParseState,
     as_dict,
     as_int,
+    as_number,
     as_str,
+    invalid_field,
     line_parser,
     phrase_code,
+    stderr_phrase,
     unexplained_exit,
+    usage_of,
 )
 
 __all__ = ["NAME", "PACKAGE", "ClaudeState", "build_argv", "new_state", "outcome", "parse_line"]
@@ -64,7 +68,14 @@ class ClaudeState(ParseState):
         self.open_message: _OpenMessage | None = None
         """The message being streamed (`--include-partial-messages`), until its `message_stop`."""
         self.streamed_ids: set[str | None] = set()
-        """Messages whose text came as deltas: their whole `assistant` line must not repeat it."""
+        """Messages whose text came as deltas: their whole `assistant` line must not repeat it
+        (None: deltas with no message open). At most _MAX_STREAMED_IDS and None."""
+
+
+# A message's whole `assistant` lines come right after its own deltas, so only the latest ids
+# are ever looked up: past this many the older ones are forgotten, so a CLI printing endless
+# messages cannot grow the set without bound.
+_MAX_STREAMED_IDS = 256
 
 
 def new_state() -> ClaudeState:
@@ -192,21 +203,25 @@ def _system(data: dict[str, Any], state: ClaudeState) -> list[Event]:
 
 
 def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
-    """What Claude is retrying: its status, else the literal; no status means a network error."""
-    status = as_int(data.get("error_status"))
+    """What Claude is retrying: its status, else the literal; no status means a network error.
+
+    A field of the wrong type or out of range is left out; a wait hint past MAX_HINT_MS is
+    kept as that (infinity too), so a retry layer gives up rather than hammering."""
+    status = clean_status(data.get("error_status"))
     literal = as_str(data.get("error"))
     if status is not None:
         code = from_http(status, source=NAME).code
     else:
         code = _STRONG_LITERALS.get(literal or "") or "provider_connection_lost"
     attempt, most = as_int(data.get("attempt")), as_int(data.get("max_retries"))
-    delay = data.get("retry_delay_ms")
-    hint = math.ceil(delay) if isinstance(delay, (int, float)) and delay >= 0 else None
-    details = {
-        key: data[key]
-        for key in ("attempt", "max_retries", "retry_delay_ms", "error")
-        if data.get(key) is not None
-    }
+    hint = clean_hint_ms(data.get("retry_delay_ms"))
+    read = (
+        ("attempt", attempt),
+        ("max_retries", most),
+        ("retry_delay_ms", hint),
+        ("error", None if literal is None else clean_text(literal)),
+    )
+    details: dict[str, Any] = {key: value for key, value in read if value is not None}
     details[RETRYING] = True
     message = f"claude retries after {literal or 'an API error'}"
     if status is not None:
@@ -215,7 +230,7 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
         message += f", attempt {attempt} of {most}"
     return unvalidated(
         code,
-        message,
+        clean_text(message),
         retry_after_ms=hint,
         status=status,
         source=NAME,
@@ -286,7 +301,7 @@ def _user(data: dict[str, Any], state: ClaudeState) -> list[Event]:
 def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
     tool_id = as_str(block.get("tool_use_id")) or ""
     text = _content_text(block.get("content"))
-    success = not block.get("is_error")
+    success = block.get("is_error") is not True  # anything but true is no failure
     state.end_tool(tool_id, success)
     return ToolEnd(tool_id, True, output=text) if success else ToolEnd(tool_id, False, error=text)
 
@@ -306,14 +321,25 @@ def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
             if text_field is not None:
                 open_message = state.open_message
                 state.streamed_ids.add(open_message.message_id if open_message else None)
-                return _delta(state, text_field, delta.get(text_field))
+                return _delta(state, text_field, delta.get(text_field)) or [Raw(NAME, data)]
     elif kind == "message_start":
         _close_abandoned_stream(state, None, new_stream=True)
+        if len(state.streamed_ids) >= _MAX_STREAMED_IDS:
+            _forget_streamed_ids(state.streamed_ids)
         message_id = as_str(as_dict(event.get("message")).get("id"))
         state.open_message = _OpenMessage(message_id, len(state.text_parts))
     elif kind == "message_stop":
         state.open_message = None
     return [Raw(NAME, data)]
+
+
+def _forget_streamed_ids(ids: set[str | None]) -> None:
+    """Forget the ids of messages whose lines are done (a new message starts), not whether
+    deltas came with no message open."""
+    anonymous = None in ids
+    ids.clear()
+    if anonymous:
+        ids.add(None)
 
 
 def _close_abandoned_stream(
@@ -333,16 +359,28 @@ def _close_abandoned_stream(
     state.open_message = None
 
 
+# A cost no run can have: a number past it is not kept (nor NaN, an infinity, a negative one).
+_MAX_COST_USD = 1_000_000.0
+
+
 def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     state.session_id = as_str(data.get("session_id")) or state.session_id
-    cost = data.get("total_cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        state.cost_usd = float(cost)
-    usage = data.get("usage")
-    if isinstance(usage, dict):
+    events: list[Event] = []
+    given = data.get("total_cost_usd")
+    cost = as_number(given, _MAX_COST_USD)
+    if cost is not None:
+        state.cost_usd = cost
+    elif given is not None:
+        events.append(invalid_field(NAME, "total_cost_usd", "not a cost in USD, ignored"))
+    failed = data.get("is_error")
+    if failed is not None and type(failed) is not bool:
+        events.append(invalid_field(NAME, "is_error", "not a boolean, read as a failure"))
+        failed = True
+    usage = usage_of(data.get("usage"))
+    if usage is not None:
         state.usage = usage
-    events: list[Event] = [TurnEnd(usage if isinstance(usage, dict) else None)]
-    if data.get("subtype") == "success" and not data.get("is_error"):
+    events.append(TurnEnd(usage))
+    if data.get("subtype") == "success" and not failed:
         state.terminal = "success"
         answer = as_str(data.get("result"))
         if not state.text_parts and answer:  # no assistant text arrived: the result has it
@@ -352,13 +390,16 @@ def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     return events
 
 
+_MAX_ERRORS_KEPT = 20  # of a result's `errors[]` in details (the message joins all, clipped)
+
+
 def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
     """The failure an error `result` reports, most specific evidence first."""
     subtype = as_str(data.get("subtype")) or ""
     listed = data.get("errors")
     errors = [item for item in listed if isinstance(item, str)] if isinstance(listed, list) else []
     text = as_str(data.get("result")) or "; ".join(errors) or f"claude result {subtype}"
-    status = as_int(data.get("api_error_status"))
+    status = clean_status(data.get("api_error_status"))
     literal = state.api_error
     reason = as_str(data.get("terminal_reason"))
     code = (
@@ -370,13 +411,14 @@ def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
         or _WEAK_LITERALS.get(literal or "")
         or "unknown"
     )
-    details: dict[str, Any] = {"subtype": subtype}
+    # Classified on the CLI's own text; what the detail keeps of it is scrubbed and clipped.
+    details: dict[str, Any] = {"subtype": clean_text(subtype)}
     for key, value in (("terminal_reason", reason), ("error", literal)):
         if value is not None:
-            details[key] = value
+            details[key] = clean_text(value)
     if errors:
-        details["errors"] = errors
-    return unvalidated(code, text, status=status, source=NAME, details=details)
+        details["errors"] = [clean_text(error) for error in errors[:_MAX_ERRORS_KEPT]]
+    return unvalidated(code, clean_text(text), status=status, source=NAME, details=details)
 
 
 _HANDLERS: Handlers[ClaudeState] = {
@@ -393,7 +435,7 @@ parse_line = line_parser(NAME, _HANDLERS)
 
 def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without a `result` line ended: its stderr, else its exit code."""
-    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    found = stderr_phrase(_PHRASE_TABLE, stderr_tail)
     if found is not None:
         return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
     literal = state.api_error
@@ -401,8 +443,8 @@ def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> Erro
         code = _STRONG_LITERALS.get(literal) or _WEAK_LITERALS.get(literal) or "unknown"
         return unvalidated(
             code,
-            f"claude reported {literal} and exited without a result line",
+            clean_text(f"claude reported {literal} and exited without a result line"),
             source=NAME,
-            details={"error": literal, "exit_code": exit_code},
+            details={"error": clean_text(literal), "exit_code": exit_code},
         )
     return unexplained_exit(NAME, exit_code, "before its result line")

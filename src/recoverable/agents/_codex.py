@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_text
 from ._events import (
     RETRYING,
     Error,
@@ -34,10 +35,13 @@ from ._parsing import (
     Handlers,
     ParseState,
     as_dict,
+    as_int,
     as_str,
     line_parser,
     phrase_code,
+    stderr_phrase,
     unexplained_exit,
+    usage_of,
 )
 
 __all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line"]
@@ -134,30 +138,39 @@ _PHRASE_TABLE = PhraseTable(_PHRASES)
 
 
 def _classify_message(message: str, details: dict[str, Any] | None = None) -> ErrorDetail:
-    """A Codex error sentence as a detail (unknown when it names nothing we know)."""
+    """A Codex error sentence as a detail (unknown when it names nothing we know).
+
+    Classified on the sentence as printed; what the detail keeps of it is scrubbed and
+    clipped (it may quote a key or a URL with one)."""
     text = message.strip()
     extra = dict(details or {})
     found = _STATUS_SENTENCE.match(text)
     if found is not None:
         status = int(found.group(1))
         if found.group(3):
-            extra["request_id"] = found.group(3)
+            extra["request_id"] = clean_text(found.group(3))
         code = from_http(status, body=found.group(2), source=NAME).code
-        return unvalidated(code, text, status=status, source=NAME, details=extra)
+        return unvalidated(code, clean_text(text), status=status, source=NAME, details=extra)
     request_id = _REQUEST_ID.search(text)
     if request_id is not None:
-        extra["request_id"] = request_id.group(1)
+        extra["request_id"] = clean_text(request_id.group(1))
     code = phrase_code(_PHRASE_TABLE, text) or "unknown"
-    return unvalidated(code, text, source=NAME, details=extra)
+    return unvalidated(code, clean_text(text), source=NAME, details=extra)
 
 
 def _retry(reconnecting: re.Match[str]) -> ErrorDetail:
     """A `Reconnecting... N/M (reason)` report: what is being retried, classified."""
-    details: dict[str, Any] = {"reconnecting": reconnecting.group(0), RETRYING: True}
-    if reconnecting.group(1):
-        details["attempt"] = int(reconnecting.group(1))
-        details["max_attempts"] = int(reconnecting.group(2))
+    details: dict[str, Any] = {"reconnecting": clean_text(reconnecting.group(0)), RETRYING: True}
+    attempt, most = _count(reconnecting.group(1)), _count(reconnecting.group(2))
+    if attempt is not None and most is not None:
+        details["attempt"] = attempt
+        details["max_attempts"] = most
     return _classify_message(reconnecting.group(3), details)
+
+
+def _count(digits: str | None) -> int | None:
+    """A count codex printed; None past 9 digits (no real count; `int` refuses 4300)."""
+    return int(digits) if digits and len(digits) <= 9 else None
 
 
 # --- parse_line ------------------------------------------------------------------------------
@@ -180,11 +193,11 @@ def _top_level_error(data: dict[str, Any], state: ParseState) -> list[Event]:
 
 
 def _turn_completed(data: dict[str, Any], state: ParseState) -> list[Event]:
-    usage = data.get("usage")
-    if isinstance(usage, dict):
+    usage = usage_of(data.get("usage"))
+    if usage is not None:
         state.usage = usage  # cumulative for the thread
     state.terminal = "success"
-    return [TurnEnd(usage if isinstance(usage, dict) else None)]
+    return [TurnEnd(usage)]
 
 
 def _turn_failed(data: dict[str, Any], state: ParseState) -> list[Event]:
@@ -220,7 +233,7 @@ def _item(data: dict[str, Any], state: ParseState) -> list[Event]:
         success, output, error = tool.end(item)
         state.end_tool(item_id, success)
         events.append(ToolEnd(item_id, success, output=output, error=error))
-    return events
+    return events or [Raw(NAME, data)]  # an item started again: nothing is dropped
 
 
 # --- tool items ------------------------------------------------------------------------------
@@ -237,7 +250,7 @@ class _Tool(NamedTuple):
 
 
 def _command_end(item: dict[str, Any]) -> End:
-    status, exit_code = item.get("status"), item.get("exit_code")
+    status, exit_code = as_str(item.get("status")), as_int(item.get("exit_code"))
     output = as_str(item.get("aggregated_output"))
     if status == "completed" and exit_code == 0:
         return True, output, None
@@ -253,16 +266,17 @@ def _mcp_end(item: dict[str, Any]) -> End:
         if isinstance(part, dict) and isinstance(part.get("text"), str)
     ]
     output = "\n".join(texts) if texts else None
-    if item.get("status") == "completed" and error is None:
+    status = as_str(item.get("status"))
+    if status == "completed" and error is None:
         return True, output, None
-    return False, output, error or str(item.get("status") or "failed")
+    return False, output, error or status or "failed"
 
 
 def _status_end(item: dict[str, Any]) -> End:
     status = item.get("status")
     if status in (None, "completed"):
         return True, None, None
-    return False, None, str(status)
+    return False, None, as_str(status) or "failed"
 
 
 def _mcp_name(item: dict[str, Any]) -> str:
@@ -302,7 +316,7 @@ parse_line = line_parser(NAME, _HANDLERS)
 def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without turn.completed / turn.failed ended: exit 2, a top-level error,
     stderr, else the exit code."""
-    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    found = stderr_phrase(_PHRASE_TABLE, stderr_tail)
     if exit_code == 2:  # clap rejects its arguments with exit 2
         message = found[1] if found is not None else "codex rejected its arguments (exit 2)"
         return unvalidated("cli_invalid_arguments", message, source=NAME, details={"exit_code": 2})

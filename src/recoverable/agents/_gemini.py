@@ -16,18 +16,20 @@ from typing import Any
 from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_hint_ms, clean_status, clean_text
 from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
 from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,
     ParseState,
     as_dict,
-    as_int,
     as_str,
     line_parser,
     phrase_code,
     read_json,
+    stderr_phrase,
     unexplained_exit,
+    usage_of,
 )
 
 __all__ = ["NAME", "PACKAGE", "GeminiState", "build_argv", "new_state", "outcome", "parse_line"]
@@ -40,7 +42,7 @@ class GeminiState(ParseState):
     """What Gemini's parser remembers on top of the shared state (a slotted class, not a
     dataclass: see `_claude.ClaudeState`)."""
 
-    __slots__ = ("held", "segment")
+    __slots__ = ("held", "replay_room", "segment")
 
     def __init__(self) -> None:
         super().__init__(NAME)
@@ -48,6 +50,8 @@ class GeminiState(ParseState):
         """The answer's chunks since the last tool or user turn (what a retried stream repeats)."""
         self.held: list[str] = []
         """Chunks held back because they repeat `segment` from its start (maybe a retry)."""
+        self.replay_room = _REPLAY_ROOM
+        """What `segment` may still hold (see _REPLAY_ROOM); below 0, it holds nothing more."""
 
 
 def new_state() -> GeminiState:
@@ -135,40 +139,48 @@ _PHRASE_TABLE = PhraseTable(_PHRASES)
 # A retried stream is re-sent from its start with no marker in the output: a repeat of the
 # whole previous attempt, chunk for chunk, is recognised from this many chunks on.
 _MIN_REPLAY_CHUNKS = 2
+# ... and up to this much of it: an answer's chunks are kept (and held back) to recognise its
+# repeat, each costing its characters plus _CHUNK_COST. Past the room, the answer's chunks are
+# let go and its repeat is no longer recognised (it would be sent twice): a CLI printing
+# gigabytes of answer cannot grow the state without bound. A long answer is ~10k characters.
+_REPLAY_ROOM = 1 << 20
+_CHUNK_COST = 64  # about what a list slot and a str header take
 
 
 def _classify(kind: str | None, message: str) -> ErrorDetail:
     """A gemini error (`error.type`, `error.message`) as a detail."""
     # Every API error says "unknown": only a real class name is worth keeping.
-    details: dict[str, Any] = {"error_type": kind} if kind and kind != "unknown" else {}
+    details: dict[str, Any] = {"error_type": clean_text(kind)} if kind and kind != "unknown" else {}
     fatal = _FATAL_TYPES.get(kind or "")
     if fatal is not None:
-        return unvalidated(fatal, message or str(kind), source=NAME, details=details)
+        return unvalidated(fatal, clean_text(message or str(kind)), source=NAME, details=details)
     api = _API_ERROR.match(message)
     inner = api.group(1).strip() if api is not None else message.strip()
     body = read_json(inner)
     if body is not None:
-        status = as_int(as_dict(body.get("error")).get("code"))
+        status = clean_status(as_dict(body.get("error")).get("code"))
         found = from_http(status, body=body, source=NAME)
         return unvalidated(
             found.code,
-            message,
+            clean_text(message),
             retry_after_ms=found.retry_after_ms,
             status=status,
             source=NAME,
             details={**found.details, **details},
         )
     code = phrase_code(_PHRASE_TABLE, inner) or "unknown"
-    return unvalidated(code, message, retry_after_ms=_retry_in(inner), source=NAME, details=details)
+    hint = _retry_in(inner)
+    return unvalidated(code, clean_text(message), retry_after_ms=hint, source=NAME, details=details)
 
 
 def _retry_in(text: str) -> int | None:
-    """Gemini's "Please retry in 1s." hint, in ms."""
+    """Gemini's "Please retry in 1s." hint, in ms (at most MAX_HINT_MS: 400 digits of
+    seconds are kept as that, not an overflow)."""
     found = _RETRY_IN.search(text)
     if found is None:
         return None
-    value = float(found.group(1))
-    return round(value if found.group(2).lower() == "ms" else value * 1000)
+    value = float(found.group(1))  # inf past float's range, never an error
+    return clean_hint_ms(value if found.group(2).lower() == "ms" else value * 1000)
 
 
 # --- parse_line ------------------------------------------------------------------------------
@@ -204,23 +216,29 @@ def _assistant_text(state: GeminiState, chunk: str) -> list[Event]:
                 held.append(chunk)
             return []
         held.clear()
-        return [_emit(state, segment, part) for part in candidate]
-    return [_emit(state, segment, chunk)]
+        return [_emit(state, part) for part in candidate]
+    return [_emit(state, chunk)]
 
 
-def _emit(state: GeminiState, segment: list[str], text: str) -> TextDelta:
-    segment.append(text)
+def _emit(state: GeminiState, text: str) -> TextDelta:
+    room = state.replay_room - len(text) - _CHUNK_COST
+    if room >= 0:
+        state.segment.append(text)
+    elif state.segment:  # out of room: let the answer go (nothing is held: we are sending)
+        state.segment.clear()
+    state.replay_room = room
     state.text_parts.append(text)
     return TextDelta(text)
 
 
 def _flush(state: GeminiState, *, new_segment: bool) -> list[Event]:
     """Send held-back chunks (they were not a retry); a tool or user turn starts a new answer."""
-    segment, held = state.segment, state.held
-    events: list[Event] = [_emit(state, segment, part) for part in held]
+    held = state.held
+    events: list[Event] = [_emit(state, part) for part in held]
     held.clear()
     if new_segment:
-        segment.clear()
+        state.segment.clear()
+        state.replay_room = _REPLAY_ROOM
     return events
 
 
@@ -256,10 +274,10 @@ def _error(data: dict[str, Any], state: GeminiState) -> list[Event]:
 
 def _result(data: dict[str, Any], state: GeminiState) -> list[Event]:
     events = _flush(state, new_segment=True)
-    stats = data.get("stats")
-    if isinstance(stats, dict):
+    stats = usage_of(data.get("stats"))
+    if stats is not None:
         state.usage = stats
-    events.append(TurnEnd(stats if isinstance(stats, dict) else None))
+    events.append(TurnEnd(stats))
     if data.get("status") == "success":
         state.terminal = "success"
         return events
@@ -290,7 +308,7 @@ parse_line = line_parser(NAME, _HANDLERS)
 
 def outcome(state: GeminiState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
     """How a run without a `result` line ended: a fatal exit code, an error event, stderr."""
-    found = _PHRASE_TABLE.in_lines(stderr_tail)
+    found = stderr_phrase(_PHRASE_TABLE, stderr_tail)
     fatal = _FATAL.get(exit_code) if exit_code is not None else None
     if fatal is not None:
         message = found[1] if found is not None else f"gemini exited {exit_code} ({fatal[0]})"
@@ -309,7 +327,7 @@ def _api_exit(exit_code: int, stderr: str) -> ErrorDetail:
     """An API error shown on stderr only: the body when it is there, else the exit status."""
     bodies = _STDERR_BODY.findall(stderr)
     body = read_json(bodies[-1]) if bodies else None
-    status = as_int(as_dict(body.get("error")).get("code")) if body is not None else None
+    status = clean_status(as_dict(body.get("error")).get("code")) if body is not None else None
     status = status or _API_EXIT_STATUS[exit_code]
     found = from_http(status, body=body, source=NAME)
     message = (

@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeVar
 from .._classify.http_answers import message_code
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_text, json_safe_dict
 from ._events import Error, Event, Raw
 from ._options import RunOptions
 
@@ -28,14 +29,18 @@ __all__ = [
     "StateT",
     "as_dict",
     "as_int",
+    "as_number",
     "as_str",
     "bad_line",
+    "invalid_field",
     "killed",
     "line_parser",
     "phrase_code",
     "read_json",
     "signal_name",
+    "stderr_phrase",
     "unexplained_exit",
+    "usage_of",
 ]
 
 
@@ -115,10 +120,11 @@ class CliModule(Protocol[StateT]):
 
 
 _DECODER = json.JSONDecoder()
+_SAMPLE_CHARS = 203  # what bad_line quotes of a line: 200 characters and "..."
 
 
 def read_json(line: str) -> dict[str, Any] | None:
-    """The JSON object on a line, or None when the line is not one."""
+    """The JSON object on a line, or None when the line is not one (never raises)."""
     text = line.strip()
     if text[:1] != "{":
         return None
@@ -126,7 +132,9 @@ def read_json(line: str) -> dict[str, Any] | None:
         # raw_decode, not json.loads: the same parser without its per-call wrapper and
         # whitespace regexes (a quarter of the time on short lines).
         data, end = _DECODER.raw_decode(text)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # ValueError: not JSON, or an integer past Python's 4300-digit limit;
+        # RecursionError: nested deeper than the parser recurses (`{"a":[[[...`).
         return None
     if end != len(text) or not isinstance(data, dict):
         return None  # trailing garbage, or not an object
@@ -134,10 +142,11 @@ def read_json(line: str) -> dict[str, Any] | None:
 
 
 def bad_line(cli: str, line: str, why: str) -> Error:
-    """An unreadable stdout line: an error event (the stream goes on), the line kept short.
+    """An unreadable stdout line: an error event (the stream goes on), the line kept short
+    and scrubbed (it may quote anything, a credential too).
 
     An oversize line comes with no sample (its bytes were skipped, never kept)."""
-    sample = line if len(line) <= 200 else line[:200] + "..."
+    sample = clean_text(line, _SAMPLE_CHARS)
     message = f"{why}: {sample}" if sample else why
     return Error(
         unvalidated("cli_output_invalid", message, source=cli, details={"bytes": len(line)}),
@@ -153,14 +162,40 @@ def as_str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# Past this an integer is no count or code a CLI prints (JSON allows 4300 digits).
+_MAX_INT = 2**63 - 1
+
+
 def as_int(value: object) -> int | None:
-    """`value` when it is an integer (JSON's true and false are not)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """`value` when it is an integer that fits 64 bits (JSON's true and false are not)."""
+    if isinstance(value, int) and not isinstance(value, bool) and -_MAX_INT <= value <= _MAX_INT:
+        return value
+    return None
+
+
+def as_number(value: object, most: float) -> float | None:
+    """`value` as a float when it is a number from 0 to `most` (not NaN, not infinite)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 <= value <= most else None  # NaN compares False
 
 
 def as_dict(value: object) -> dict[str, Any]:
     """`value` when it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}
+
+
+def usage_of(value: object) -> dict[str, Any] | None:
+    """Token counts as a RunResult keeps them: a JSON object copied JSON-safe (numbers finite
+    and bounded, strings scrubbed, depth and size bounded); None for anything else."""
+    return json_safe_dict(value) if isinstance(value, dict) else None
+
+
+def invalid_field(cli: str, name: str, why: str) -> Error:
+    """A known field holding what it cannot mean: a warning, and the run goes on."""
+    message = f"{cli} printed an invalid {name}: {why}"
+    detail = unvalidated("cli_output_invalid", message, source=cli, details={"field": name})
+    return Error(detail, severity="warning")
 
 
 # What a parser does with each `type` of JSON line.
@@ -189,6 +224,13 @@ def phrase_code(table: PhraseTable, text: str) -> str | None:
     """The code `text` names in its opening words: the CLI's own sentences first, then the
     provider messages it passes on (the ones every SDK's errors carry too)."""
     return table.code(text) or message_code(text)
+
+
+def stderr_phrase(table: PhraseTable, stderr: str) -> tuple[str, str] | None:
+    """(code, line) of the first stderr line that opens with one of `table`'s phrases, the
+    line scrubbed and clipped (a CLI's stderr may print its environment)."""
+    found = table.in_lines(stderr)
+    return None if found is None else (found[0], clean_text(found[1]))
 
 
 def signal_name(number: int) -> str:
