@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "RunOptions", "option_flags", "refuse_unsupported"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_TEXT_CHARS",
+    "RunOptions",
+    "option_flags",
+    "refuse_unsupported",
+]
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_TEXT_CHARS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

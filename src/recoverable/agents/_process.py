@@ -234,6 +234,7 @@ class RunContext(Generic[StateT]):
                 ):
                     self.stopped_by = _tool_failures(state, module.NAME)
                     return
+        state.text_parts.compact()  # the answer's text kept bounded, once a read
 
     def end(self, returncode: int) -> list[Event]:
         """The events that close the run once its process is gone and waited for: the deciding
