@@ -1,9 +1,9 @@
 """What both process runners share (the async one and the sync one): no I/O loop here.
 
-How the child is spawned and what a failed spawn means, its environment, signalling its
-group, our deadlines, and one run's bookkeeping from spawn to `Done` (`RunContext`: stdout
-chunks to events through `_replay.Lines`, the events the result keeps, the tool-failure
-guardrail, the closing events).
+What a failed spawn means, the child's environment, signalling its group, our deadlines, and
+one run's bookkeeping from spawn to `Done` (`RunContext`: stdout chunks to events through
+`_replay.Lines`, the events the result keeps, the tool-failure guardrail, the closing
+events). The process itself, its pipes and its end are `_child`'s.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import subprocess
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic
@@ -41,7 +40,6 @@ __all__ = [
     "environment",
     "signal_group",
     "spawn_failed",
-    "spawn_options",
 ]
 
 CHUNK = 64 * 1024
@@ -50,19 +48,6 @@ KILL_WAIT_S = 1.0  # for the kernel to reap what SIGKILL hit (longer only in uni
 DRAIN_S = 2.0  # reading on after the CLI itself exited, while a child holds stdout
 POLL_S = 0.5  # how often we look whether the CLI exited or the caller cancelled
 _STDERR_KEPT_BYTES = 2 * STDERR_TAIL_CHARS
-
-
-def spawn_options(options: RunOptions) -> dict[str, Any]:
-    """How both runners start the CLI: stdin closed, stdout and stderr piped, the caller's cwd
-    and environment, and its own process group (so a stop reaches the tools it starts)."""
-    return {
-        "stdin": subprocess.DEVNULL,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.PIPE,
-        "cwd": options.cwd,
-        "env": environment(options),
-        "start_new_session": True,
-    }
 
 
 def environment(options: RunOptions) -> dict[str, str] | None:
