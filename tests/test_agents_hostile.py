@@ -13,7 +13,11 @@ file descriptor of ours is.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import subprocess
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,7 +32,9 @@ from recoverable.agents._process import DRAIN_S, GRACE_S
 from recoverable.agents._replay import STDERR_TAIL_CHARS
 
 from .runner_support import (
+    CLAUDE_TEXT,
     MARKER,
+    alive,
     executable,
     in_thread,
     kill_marked,
@@ -219,3 +225,70 @@ async def test_every_entry_point_returns_by_its_deadline(tmp_path: Path) -> None
         assert new_fds(fds) == {}
     finally:
         kill_marked(marker)
+
+
+# --- a caller that was killed -------------------------------------------------------------------
+
+CALLER = """
+import asyncio, sys, threading
+from recoverable import agents
+how, executable = sys.argv[1], sys.argv[2]
+if how == "run_sync":
+    agents.run_sync("hi", "claude", executable=executable)
+elif how == "run_sync in a worker thread":
+    worker = threading.Thread(target=agents.run_sync, args=("hi", "claude"),
+                              kwargs={"executable": executable})
+    worker.start()
+    worker.join()
+elif how == "stream_sync":
+    for event in agents.stream_sync("hi", "claude", executable=executable):
+        pass
+else:
+    asyncio.run(agents.run("hi", "claude", executable=executable))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+@pytest.mark.parametrize("how", ["run_sync", "run_sync in a worker thread", "stream_sync", "run"])
+def test_a_cli_does_not_outlive_a_caller_that_was_killed(tmp_path: Path, how: str) -> None:
+    marker = f"hostile-{uuid.uuid4().hex}"
+    pid_file = tmp_path / "cli.pid"
+    binary = executable(tmp_path, f"""
+        open({str(pid_file)!r}, "w").write(str(os.getpid()))
+        time.sleep(1000)
+    """)  # fmt: skip
+    caller = subprocess.Popen(
+        [sys.executable, "-c", CALLER, how, binary], env={**os.environ, MARKER: marker}
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the CLI never started"
+            time.sleep(0.05)
+        cli = int(pid_file.read_text())
+        caller.kill()  # SIGKILL: no finally, no cleanup of ours runs
+        caller.wait()
+        assert not alive(cli)
+    finally:
+        caller.kill()
+        caller.wait()
+        kill_marked(marker)
+
+
+def test_a_stream_sync_handed_to_another_thread_runs_on(tmp_path: Path) -> None:
+    """The thread that started the CLI ends; the CLI (no parent-death signal: a worker thread
+    started it) goes on for the thread that consumes the rest."""
+    lines = CLAUDE_TEXT.splitlines()
+    binary = executable(tmp_path, f"""
+        LINES = {lines!r}
+        print(LINES[0], flush=True)
+        time.sleep(1)
+        print(*LINES[1:], sep="\\n")
+    """)  # fmt: skip
+    events = agents.stream_sync("hi", "claude", executable=binary, timeout=30.0)
+    starter = threading.Thread(target=next, args=(events,))
+    starter.start()
+    starter.join()
+    rest = list(events)
+    assert isinstance(rest[-1], agents.Done)
+    assert (rest[-1].result.success, rest[-1].result.text) == (True, "Hello from FakeProvider.")

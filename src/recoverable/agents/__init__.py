@@ -162,7 +162,9 @@ def run_sync(
 ) -> RunResult:
     """`run` for synchronous code (any thread; no event loop needed)."""
     settings = _keeping(options, fields)
-    with contextlib.closing(stream_sync(prompt, cli, options=settings, cancel=cancel)) as events:
+    module, argv = _prepare(prompt, cli, settings)
+    runner = run_process_sync(module, argv, settings, cancel=cancel, holds_thread=True)
+    with contextlib.closing(runner) as events:
         for event in events:
             if isinstance(event, Done):
                 return event.result

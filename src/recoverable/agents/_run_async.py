@@ -38,7 +38,8 @@ async def run_process(
     """Run `argv`, yield its events as they come, end with `Done`."""
     run = RunContext(module, options, asyncio.get_running_loop().time)
     try:
-        child = Child.spawn(argv, options)
+        # The loop's thread runs the whole run: the CLI may die with it.
+        child = Child.spawn(argv, options, parent_death=True)
     except OSError as exc:
         for event in spawn_failed(module, exc, argv[0]):
             yield event

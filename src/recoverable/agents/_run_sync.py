@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import selectors
 import signal as signals
+import threading
 import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
@@ -35,14 +36,18 @@ def run_process_sync(
     options: RunOptions,
     *,
     cancel: CancelSignal | None = None,
+    holds_thread: bool = False,
 ) -> Generator[Event, None, None]:
     """Run `argv`, yield its events as they come, end with `Done`.
 
     `cancel`: a `threading.Event` (anything with `is_set()`); setting it stops the run.
-    """
+    `holds_thread`: the caller keeps this thread until the run ends (`run_sync`), so the CLI
+    may die with it; else only a CLI started from the main thread does (a generator may be
+    handed to another thread, and a worker thread can end before the run)."""
+    parent_death = holds_thread or threading.current_thread() is threading.main_thread()
     run = RunContext(module, options, time.monotonic)
     try:
-        child = Child.spawn(argv, options)
+        child = Child.spawn(argv, options, parent_death=parent_death)
     except OSError as exc:
         yield from spawn_failed(module, exc, argv[0])
         return
