@@ -28,13 +28,12 @@ import random
 import statistics
 import sys
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from recoverable import agents
-from recoverable.agents import _claude, _run_async
+from recoverable.agents import _claude
 from recoverable.agents._process import RunContext
 
 REPO = Path(__file__).resolve().parent.parent
@@ -288,22 +287,19 @@ def path_parse_line(text_lines: list[str]) -> Pass:
     return run
 
 
-def path_run_reader(data: bytes) -> Pass:
-    """Our run path minus the subprocess: `_run_async._read` over an asyncio.StreamReader."""
-    options = agents.RunOptions(max_tool_failures=None)  # never stop early: read it all
+def path_run_reader(chunks: list[bytes]) -> Pass:
+    """Our run path minus the subprocess: what a runner does with each 64 KiB stdout read
+    (`RunContext.chunk_events`: framing, decoding, parsing, the events the result keeps)."""
+    options = agents.RunOptions(max_tool_failures=None, keep_events=None)  # keep every event
 
-    async def main() -> tuple[int, float]:
-        reader = asyncio.StreamReader(limit=2**30)
-        reader.feed_data(data)
-        reader.feed_eof()
-        process = types.SimpleNamespace(stdout=reader, returncode=None)  # still "running"
-        run = RunContext(_claude, options, asyncio.get_running_loop().time)
-        start = time.perf_counter_ns()
-        async for _ in _run_async._read(run, process, None):  # type: ignore[arg-type]
-            pass  # the run keeps every event in `run.events`, as run_process's callers see them
-        return len(run.events), time.perf_counter_ns() - start
+    def run() -> int:
+        context = RunContext(_claude, options, time.monotonic)
+        count = 0
+        for chunk in [*chunks, b""]:
+            count += len(context.chunk_events(chunk))
+        return count
 
-    return _timed_async(main)
+    return run
 
 
 def path_sdk_sync(chunks: list[bytes]) -> Pass:
@@ -445,8 +441,8 @@ def main(argv: list[str] | None = None) -> int:
         ('ours: agents.replay("claude", data)', "ours_replay", path_replay(data)),
         ("ours: _claude.parse_line loop over str lines", "ours_parse_line",
          path_parse_line(text_lines)),
-        ("ours: run path without the process (_run_async._read over a StreamReader)",
-         "ours_run_path", path_run_reader(data)),
+        ("ours: run path without the process (RunContext.chunk_events per 64 KiB read)",
+         "ours_run_path", path_run_reader(chunks)),
         (f"{sdk}: _LineFramer + _parse_stdout_line + parse_message", "sdk_sync",
          path_sdk_sync(chunks)),
         (f"{sdk}: SubprocessCLITransport.read_messages() + parse_message", "sdk_transport",

@@ -9,7 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
-from recoverable.agents._cli_modules import module_for
+from recoverable.agents._cli_modules import CLI_NAMES, module_for
+from recoverable.testing import Fault
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0
@@ -31,6 +32,24 @@ TOOL_ARGS: dict[str, tuple[str, ...]] = {
     "gemini": ("--approval-mode", "yolo"),
 }
 API = {"claude": "anthropic", "codex": "openai_responses", "gemini": "gemini"}
+
+# (fault, code, retryable) per CLI; the CLI's own retries are off (retries=0).
+FAILURES: dict[str, list[tuple[Fault, str, bool]]] = {
+    cli: [
+        (Fault.unauthorized(), "provider_auth_failed", False),
+        (Fault.rate_limited(retry_after=1), "provider_rate_limited", True),
+        (Fault.insufficient_quota(), "provider_quota_exceeded", False),
+        (Fault.overloaded(), "provider_overloaded", True),
+        (Fault.unavailable(), "provider_overloaded", True),
+        (Fault.server_error(), "provider_server_error", True),
+        (Fault.context_too_long(), "provider_context_too_long", False),
+        (Fault.model_not_found(), "provider_model_not_found", False),
+        (Fault.drop(), "provider_connection_lost", True),
+        (Fault.cut_stream(), "provider_connection_lost" if cli != "gemini"
+         else "provider_bad_response", True),
+    ]
+    for cli in CLI_NAMES
+}  # fmt: skip
 
 
 def cli_bin_dir() -> Path | None:

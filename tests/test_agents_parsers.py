@@ -30,7 +30,7 @@ from recoverable.agents._events import (
 )
 from recoverable.agents._options import RunOptions
 from recoverable.agents._parsing import ParseState
-from recoverable.agents._replay import ProcessEnd, decode_line, finish, replay
+from recoverable.agents._replay import EventLog, ProcessEnd, decode_line, finish, replay
 
 from .cli_support import TOOL_ARGS
 
@@ -355,13 +355,15 @@ def test_replay_tool_failures_are_counted() -> None:
 def test_finish_ends_with_done() -> None:
     stdout, stderr, exit_code, sig = _capture("codex", "tool")
     state = _codex.new_state()
+    log = EventLog()
     events: list[Event] = []
     for raw in stdout.splitlines():
-        events.extend(decode_line(raw, _codex, state, 1 << 20))
-    result = finish(_codex, state, events, ProcessEnd(exit_code, sig, stderr))
-    assert isinstance(events[-1], Done)
-    assert events[-1].result is result
-    assert result.events == tuple(events[:-1])
+        for event in decode_line(raw, _codex, state, 1 << 20):
+            log.add(event)
+            events.append(event)
+    closing = finish(_codex, state, log, ProcessEnd(exit_code, sig, stderr))
+    assert isinstance(closing[-1], Done)
+    assert closing[-1].result.events == (*events, *closing[:-1])
 
 
 # --- real lines, one at a time -----------------------------------------------------------------

@@ -20,7 +20,15 @@ import pytest
 from recoverable import agents
 from recoverable.testing import FakeProvider, Fault, Reply, cli_setup
 
-from .cli_support import TOOL_ARGS, TOOL_CALLS, TOOL_OUTPUT, cli_bin_dir, find_cli, processes_with
+from .cli_support import (
+    FAILURES,
+    TOOL_ARGS,
+    TOOL_CALLS,
+    TOOL_OUTPUT,
+    cli_bin_dir,
+    find_cli,
+    processes_with,
+)
 
 # The CLIs that report their own retries on stdout (claude's api_retry, codex's
 # "Reconnecting..."); gemini's go to stderr only.
@@ -127,25 +135,6 @@ async def test_a_dash_leading_system_prompt_reaches_the_provider(cli: str, tmp_p
     assert result.success is True
     assert len(fake.requests) == 1
     assert b"-answer in one line" in fake.requests[0].body
-
-
-# (fault, code, retryable) per CLI; the CLI's own retries are off (retries=0).
-FAILURES: dict[str, list[tuple[Fault, str, bool]]] = {
-    cli: [
-        (Fault.unauthorized(), "provider_auth_failed", False),
-        (Fault.rate_limited(retry_after=1), "provider_rate_limited", True),
-        (Fault.insufficient_quota(), "provider_quota_exceeded", False),
-        (Fault.overloaded(), "provider_overloaded", True),
-        (Fault.unavailable(), "provider_overloaded", True),
-        (Fault.server_error(), "provider_server_error", True),
-        (Fault.context_too_long(), "provider_context_too_long", False),
-        (Fault.model_not_found(), "provider_model_not_found", False),
-        (Fault.drop(), "provider_connection_lost", True),
-        (Fault.cut_stream(), "provider_connection_lost" if cli != "gemini"
-         else "provider_bad_response", True),
-    ]
-    for cli in agents.CLI_NAMES
-}  # fmt: skip
 
 
 @pytest.mark.parametrize(

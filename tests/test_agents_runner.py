@@ -8,67 +8,19 @@ the tool-failure guardrail, and that no process of the group is ever left behind
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import stat
-import sys
-import textwrap
-import threading
-import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-import recoverable as rc
-from recoverable.agents import Done, Error, RunOptions, RunResult, TextDelta, ToolEnd, ToolStart
-from recoverable.agents._parsing import ParseState, read_json
+from recoverable.agents import Error, RunOptions, RunResult, TextDelta, ToolEnd
 from recoverable.agents._replay import STDERR_TAIL_CHARS
-from recoverable.agents._run_async import run_process
 from recoverable.agents._run_sync import run_process_sync
 
-
-def _parse_line(line: str, state: ParseState) -> list[Any]:
-    data = read_json(line) or {}
-    kind = data.get("type")
-    if kind == "text":
-        state.text_parts.append(data["text"])
-        return [TextDelta(data["text"])]
-    if kind == "tool_start":
-        state.start_tool(data["id"], "sh")
-        return [ToolStart(data["id"], "sh")]
-    if kind == "tool_end":
-        state.end_tool(data["id"], data["ok"])
-        return [ToolEnd(data["id"], data["ok"])]
-    if kind == "done":
-        state.terminal = "success"
-    return []
-
-
-def _outcome(state: ParseState, exit_code: int | None, tail: str) -> Any:
-    # Only for a run without a terminal event or signal: `finish` decides those itself.
-    return rc.ErrorDetail.create("cli_crashed", "crashed", source="fake",
-                                 details={"exit_code": exit_code})  # fmt: skip
-
-
-MODULE = SimpleNamespace(
-    NAME="fake",
-    PACKAGE="fake-cli",
-    new_state=lambda: ParseState("fake"),
-    parse_line=_parse_line,
-    outcome=_outcome,
-    build_argv=None,
-)
-
-
-def _script(tmp_path: Path, body: str) -> list[str]:
-    path = tmp_path / "cli.py"
-    prelude = "import json, os, subprocess, sys, time\n"
-    prelude += "def say(**event):\n    print(json.dumps(event), flush=True)\n"
-    path.write_text(prelude + textwrap.dedent(body))
-    return [sys.executable, str(path)]
-
+from . import runner_support
+from .runner_support import MODULE, alive, script
 
 _DRIVER = ["async"]
 
@@ -80,45 +32,11 @@ def driver(request: pytest.FixtureRequest) -> None:
 
 
 async def _run(argv: list[str], cancel_after: float | None = None, **options: Any) -> RunResult:
-    settings = RunOptions(**options)
-    runner = _DRIVER[0]
-    loop = asyncio.get_running_loop()
-    if runner == "async":
-        cancel: Any = asyncio.Event()
-        events = []
-        if cancel_after is not None:
-            loop.call_later(cancel_after, cancel.set)
-        async for event in run_process(MODULE, argv, settings, cancel=cancel):  # type: ignore[arg-type]
-            events.append(event)
-    else:
-        cancel = threading.Event()
-        if cancel_after is not None:
-            loop.call_later(cancel_after, cancel.set)
-        events = await asyncio.to_thread(
-            lambda: list(run_process_sync(MODULE, argv, settings, cancel=cancel))  # type: ignore[arg-type]
-        )
-    assert isinstance(events[-1], Done)
-    result: RunResult = events[-1].result
-    assert list(result.events) == events[:-1]
-    return result
-
-
-def _alive(pid: int, within: float = 3.0) -> bool:
-    """Whether `pid` still runs `within` seconds from now (a SIGKILL takes a moment to land)."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            os.kill(pid, 0)
-            running = Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-        except (ProcessLookupError, FileNotFoundError):
-            return False
-        if not running or time.monotonic() > deadline:
-            return running
-        time.sleep(0.05)
+    return await runner_support.run(_DRIVER[0], argv, cancel_after, **options)
 
 
 async def test_a_clean_run(tmp_path: Path) -> None:
-    result = await _run(_script(tmp_path, """
+    result = await _run(script(tmp_path, """
         say(type="text", text="Hello ")
         say(type="text", text="world")
         say(type="done")
@@ -129,14 +47,14 @@ async def test_a_clean_run(tmp_path: Path) -> None:
 
 
 async def test_no_terminal_event_is_a_failure_even_with_exit_0(tmp_path: Path) -> None:
-    result = await _run(_script(tmp_path, 'say(type="text", text="partial")\n'))
+    result = await _run(script(tmp_path, 'say(type="text", text="partial")\n'))
     assert result.success is False
     assert result.error is not None
     assert result.error.code == "cli_crashed"
 
 
 async def test_stderr_keeps_a_bounded_tail(tmp_path: Path) -> None:
-    result = await _run(_script(tmp_path, """
+    result = await _run(script(tmp_path, """
         sys.stderr.write("x" * 50000 + "THE END")
         say(type="done")
     """))  # fmt: skip
@@ -145,7 +63,7 @@ async def test_stderr_keeps_a_bounded_tail(tmp_path: Path) -> None:
 
 
 async def test_an_oversize_line_is_an_error_event_and_the_stream_goes_on(tmp_path: Path) -> None:
-    result = await _run(_script(tmp_path, """
+    result = await _run(script(tmp_path, """
         say(type="text", text="a")
         sys.stdout.write('{"type": "text", "text": "' + "z" * 300000 + '"}\\n')
         say(type="text", text="b")
@@ -163,7 +81,7 @@ async def test_an_oversize_line_is_an_error_event_and_the_stream_goes_on(tmp_pat
 
 
 async def test_a_ten_megabyte_line_with_no_newline_yet_is_cut_off(tmp_path: Path) -> None:
-    result = await _run(_script(tmp_path, """
+    result = await _run(script(tmp_path, """
         for _ in range(10):
             sys.stdout.write("y" * 1_000_000)
             sys.stdout.flush()
@@ -203,7 +121,7 @@ CHILD_AND_HANG = """
 async def _run_with_child(tmp_path: Path, body: str, **options: Any) -> tuple[RunResult, int]:
     """Run a script that starts a grandchild; return the result and the grandchild's pid."""
     pid_file = tmp_path / "child.pid"
-    argv = _script(tmp_path, body.replace(
+    argv = script(tmp_path, body.replace(
         'say(type="child", pid=child.pid)', f'open({str(pid_file)!r}, "w").write(str(child.pid))'
     ))  # fmt: skip
     result = await _run(argv, **options)
@@ -219,11 +137,11 @@ async def test_the_idle_deadline_stops_the_group_and_is_retryable_before_any_too
     assert result.error.details["deadline"] == "idle"
     assert result.signal == signal.SIGTERM
     assert result.text == "working"
-    assert not _alive(child)
+    assert not alive(child)
 
 
 async def test_a_timeout_after_a_tool_started_is_not_retryable(tmp_path: Path) -> None:
-    result = await _run(_script(tmp_path, """
+    result = await _run(script(tmp_path, """
         say(type="tool_start", id="t1")
         time.sleep(1000)
     """), timeout=0.5, idle_timeout=None)  # fmt: skip
@@ -238,14 +156,14 @@ async def test_our_cancel_is_run_cancelled_and_leaves_nothing(tmp_path: Path) ->
     assert (result.error.code, result.error.retryable, result.error.exit_code) == (
         "run_cancelled", False, 130,
     )  # fmt: skip
-    assert not _alive(child)
+    assert not alive(child)
 
 
 async def test_stopping_early_stops_the_group(tmp_path: Path) -> None:
     """async: the awaiting task is cancelled (and the cancel propagates); sync: the reader
     closes the iterator after the first event. Either way the grandchild is gone."""
     pid_file = tmp_path / "child.pid"
-    argv = _script(tmp_path, CHILD_AND_HANG.replace(
+    argv = script(tmp_path, CHILD_AND_HANG.replace(
         'say(type="child", pid=child.pid)', f'open({str(pid_file)!r}, "w").write(str(child.pid))'
     ))  # fmt: skip
     if _DRIVER[0] == "async":
@@ -259,11 +177,11 @@ async def test_stopping_early_stops_the_group(tmp_path: Path) -> None:
         events = run_process_sync(MODULE, argv, RunOptions())  # type: ignore[arg-type]
         assert isinstance(next(events), TextDelta)
         events.close()
-    assert not _alive(int(pid_file.read_text()))
+    assert not alive(int(pid_file.read_text()))
 
 
 async def test_a_kill_from_outside_is_cli_killed_with_no_exit_code(tmp_path: Path) -> None:
-    result = await _run(_script(tmp_path, """
+    result = await _run(script(tmp_path, """
         say(type="text", text="before")
         os.kill(os.getpid(), 9)
     """))  # fmt: skip
@@ -272,7 +190,7 @@ async def test_a_kill_from_outside_is_cli_killed_with_no_exit_code(tmp_path: Pat
 
 
 async def test_consecutive_tool_failures_stop_the_run(tmp_path: Path) -> None:
-    result = await _run(_script(tmp_path, """
+    result = await _run(script(tmp_path, """
         for n in range(10):
             say(type="tool_start", id=str(n))
             say(type="tool_end", id=str(n), ok=n == 0)

@@ -28,7 +28,8 @@ from ._cli_modules import CLI_NAMES, module_for
 from ._discovery import CliInfo, choose, discover, find_executable
 from ._events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
 from ._events import Done, Event, RunResult
-from ._options import RunOptions
+from ._options import RUN_KEEP_EVENTS, RunOptions
+from ._parsing import CliModule
 from ._process import environment
 from ._replay import replay
 from ._run_sync import run_process_sync
@@ -62,6 +63,23 @@ def _options(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
     return dataclasses.replace(base, **fields) if fields else base
 
 
+def _prepare(
+    prompt: str, cli: str | Sequence[str], options: RunOptions
+) -> tuple[CliModule[Any], list[str]]:
+    """The module and argv of a run of `cli` on `prompt`."""
+    name, executable = _resolve(cli, options)
+    module = module_for(name)
+    return module, module.build_argv(executable, prompt, options)
+
+
+def _keeping(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
+    """`run`'s options: unless told, its result keeps the last RUN_KEEP_EVENTS events."""
+    settings = _options(options, fields)
+    if settings.keep_events == "auto":
+        return dataclasses.replace(settings, keep_events=RUN_KEEP_EVENTS)
+    return settings
+
+
 def _resolve(cli: str | Sequence[str], options: RunOptions) -> tuple[str, str]:
     """(cli name, executable): the given CLI, or the first usable one of an order."""
     if isinstance(cli, str) and cli != "auto":
@@ -89,9 +107,7 @@ async def stream(
     `cancel` stops the run (SIGTERM to its group, then SIGKILL) and ends it `run_cancelled`.
     """
     settings = _options(options, fields)
-    name, executable = _resolve(cli, settings)
-    module = module_for(name)
-    argv = module.build_argv(executable, prompt, settings)
+    module, argv = _prepare(prompt, cli, settings)
     from ._run_async import run_process  # asyncio is imported only by the async API
 
     async with contextlib.aclosing(run_process(module, argv, settings, cancel=cancel)) as events:
@@ -107,10 +123,10 @@ async def run(
     cancel: asyncio.Event | None = None,
     **fields: Any,
 ) -> RunResult:
-    """Run a CLI to the end; the `RunResult` (its `events` hold everything that was seen)."""
-    async with contextlib.aclosing(
-        stream(prompt, cli, options=options, cancel=cancel, **fields)
-    ) as events:
+    """Run a CLI to the end; the `RunResult` (its `events`: the last `keep_events`, by
+    default RUN_KEEP_EVENTS)."""
+    settings = _keeping(options, fields)
+    async with contextlib.aclosing(stream(prompt, cli, options=settings, cancel=cancel)) as events:
         async for event in events:
             if isinstance(event, Done):
                 return event.result
@@ -131,9 +147,7 @@ def stream_sync(
     the run's process group.
     """
     settings = _options(options, fields)
-    name, executable = _resolve(cli, settings)
-    module = module_for(name)
-    argv = module.build_argv(executable, prompt, settings)
+    module, argv = _prepare(prompt, cli, settings)
     with contextlib.closing(run_process_sync(module, argv, settings, cancel=cancel)) as events:
         yield from events
 
@@ -147,9 +161,10 @@ def run_sync(
     **fields: Any,
 ) -> RunResult:
     """`run` for synchronous code (any thread; no event loop needed)."""
-    with contextlib.closing(
-        stream_sync(prompt, cli, options=options, cancel=cancel, **fields)
-    ) as events:
+    settings = _keeping(options, fields)
+    module, argv = _prepare(prompt, cli, settings)
+    runner = run_process_sync(module, argv, settings, cancel=cancel, holds_thread=True)
+    with contextlib.closing(runner) as events:
         for event in events:
             if isinstance(event, Done):
                 return event.result

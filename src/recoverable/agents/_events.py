@@ -121,7 +121,7 @@ class RunResult:
     success: bool
     """Whether the run ended well: its terminal event said so and we did not stop it."""
     text: str = ""
-    """The assistant's answer: its text deltas joined."""
+    """The assistant's answer: its text deltas joined (the last `RunOptions.max_text_chars`)."""
     error: ErrorDetail | None = None
     """Why the run failed, classified; None on success."""
     exit_code: int | None = None
@@ -135,9 +135,11 @@ class RunResult:
     cost_usd: float | None = None
     """What the run cost, when the CLI reports it (Claude does)."""
     stderr_tail: str = ""
-    """The end of the CLI's stderr (the last 8192 characters)."""
+    """The end of the CLI's stderr (the last 8192 characters), credentials scrubbed."""
     events: tuple[Event, ...] = field(default=(), repr=False)
-    """Every event of the run but the final `Done`, in order."""
+    """The events of the run but the final `Done`, in order: all of them from `replay`, the
+    last `RunOptions.keep_events` from a run (by default none from `stream` and
+    `stream_sync`, whose consumer has had them, and the last 10,000 from `run`)."""
 
     def to_dict(self, *, with_events: bool = False) -> dict[str, Any]:
         """JSON-safe; the events only when asked (they can be long)."""

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "RunOptions", "option_flags", "refuse_unsupported"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_TEXT_CHARS",
+    "KEPT_EVENT_BYTES",
+    "RUN_KEEP_EVENTS",
+    "RunOptions",
+    "option_flags",
+    "refuse_unsupported",
+]
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_TEXT_CHARS = 1_000_000
+RUN_KEEP_EVENTS = 10_000
+"""How many events a `run` / `run_sync` result keeps unless told (`keep_events`)."""
+KEPT_EVENT_BYTES = 32 * 1024 * 1024
+"""A counted `keep_events` also keeps no more than this many bytes of the stdout lines the
+kept events came from (so a result of a few huge lines stays small too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +59,14 @@ class RunOptions:
     """Passed to the CLI verbatim, after the flags made from the options above."""
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     """A longer stdout line is skipped and reported as a warning event (bounded memory)."""
+    keep_events: int | Literal["auto"] | None = "auto"
+    """How many events `RunResult.events` keeps: the last ones, at most this many and (for a
+    number) at most KEPT_EVENT_BYTES (32 MiB) of the lines they came from; None: every one.
+    "auto": none for `stream` / `stream_sync` (their consumer has each event as it comes),
+    RUN_KEEP_EVENTS (10,000) for `run` / `run_sync`. The events a run yields are never cut."""
+    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
+    """`RunResult.text` keeps the last this many characters of the answer (bounded memory);
+    the `TextDelta` events carry all of it."""
 
 
 def option_flags(options: RunOptions, flags: Mapping[str, str]) -> list[str]:

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import json
 import signal as signals
+from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from .._classify.http_answers import message_code
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
 from .._untrusted import clean_text, json_safe_dict
+from ._answer import AnswerText
 from ._events import Error, Event, Raw
-from ._options import RunOptions
+from ._options import DEFAULT_MAX_TEXT_CHARS, RunOptions
 
 __all__ = [
+    "KEPT_ERRORS",
+    "KEPT_TOOLS",
     "CliModule",
     "Handlers",
     "ParseState",
@@ -44,39 +47,63 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class ParseState:
-    """What a parser remembers between lines (mutable: one per run)."""
+KEPT_ERRORS = 16
+"""The failures a `ParseState` keeps (the last ones: the outcome reads the last)."""
+KEPT_TOOLS = 1024
+"""The tool ids a `ParseState` keeps a name for (the latest: a tool's end names its start)."""
 
-    cli: str
-    """The CLI's name (the `source` of what it reports)."""
-    session_id: str | None = None
-    text_parts: list[str] = field(default_factory=list)
-    """The answer's text deltas so far."""
-    usage: dict[str, Any] | None = None
-    cost_usd: float | None = None
-    terminal: ErrorDetail | str | None = None
-    """The terminal event: None until seen; then "success" or the failure it reported."""
-    tool_names: dict[str, str] = field(default_factory=dict)
-    """Tool id -> name, once started."""
-    consecutive_tool_failures: int = 0
-    last_failed_tool: str | None = None
-    errors: list[ErrorDetail] = field(default_factory=list)
-    """Failures the stream reported, fatal or not yet: the last one explains a run that ends
-    without its terminal event."""
+
+class ParseState:
+    """What a parser remembers between lines (mutable: one per run), in bounded memory.
+
+    A plain slotted class, not a dataclass: it is created on the import path of `recoverable
+    run`, where creating a dataclass costs ~1 ms."""
+
+    __slots__ = (
+        "cli",
+        "consecutive_tool_failures",
+        "cost_usd",
+        "errors",
+        "last_failed_tool",
+        "session_id",
+        "terminal",
+        "text_parts",
+        "tool_names",
+        "tool_started",
+        "usage",
+    )
+
+    def __init__(self, cli: str) -> None:
+        self.cli = cli
+        """The CLI's name (the `source` of what it reports)."""
+        self.session_id: str | None = None
+        self.text_parts = AnswerText(DEFAULT_MAX_TEXT_CHARS)
+        """The answer's text deltas so far (their last characters: `RunOptions.max_text_chars`)."""
+        self.usage: dict[str, Any] | None = None
+        self.cost_usd: float | None = None
+        self.terminal: ErrorDetail | str | None = None
+        """The terminal event: None until seen; then "success" or the failure it reported."""
+        self.tool_names: dict[str, str] = {}
+        """Tool id -> name, once started (the last KEPT_TOOLS)."""
+        self.tool_started = False
+        """A tool ran: a timeout is no longer safe to retry (the tool may have changed things)."""
+        self.consecutive_tool_failures = 0
+        self.last_failed_tool: str | None = None
+        self.errors: deque[ErrorDetail] = deque(maxlen=KEPT_ERRORS)
+        """Failures the stream reported, fatal or not yet (the last KEPT_ERRORS): the last one
+        explains a run that ends without its terminal event."""
 
     @property
     def text(self) -> str:
-        """The assistant's answer so far."""
-        return "".join(self.text_parts)
-
-    @property
-    def tool_started(self) -> bool:
-        """A tool ran: a timeout is no longer safe to retry (the tool may have changed things)."""
-        return bool(self.tool_names)
+        """The assistant's answer so far (its last `max_text_chars`)."""
+        return self.text_parts.text()
 
     def start_tool(self, tool_id: str, name: str) -> None:
-        self.tool_names[tool_id] = name
+        tools = self.tool_names
+        if len(tools) >= KEPT_TOOLS and tool_id not in tools:
+            del tools[next(iter(tools))]  # the oldest
+        tools[tool_id] = name
+        self.tool_started = True
 
     def end_tool(self, tool_id: str, success: bool) -> None:
         """Count consecutive failures for the guardrail (a success resets the count)."""

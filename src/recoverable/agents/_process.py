@@ -1,8 +1,9 @@
 """What both process runners share (the async one and the sync one): no I/O loop here.
 
-How the child is spawned and what a failed spawn means, its environment, signalling its
-group, our deadlines, and one run's bookkeeping from spawn to `Done` (`RunContext`: stdout
-chunks to events through `_replay.Lines`, the tool-failure guardrail, the closing events).
+What a failed spawn means, the child's environment, signalling its group, our deadlines, and
+one run's bookkeeping from spawn to `Done` (`RunContext`: stdout chunks to events through
+`_replay.Lines`, the events the result keeps, the tool-failure guardrail, the closing
+events). The process itself, its pipes and its end are `_child`'s.
 """
 
 from __future__ import annotations
@@ -10,45 +11,43 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import subprocess
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Generic
 
 from .._detail import ErrorDetail, unvalidated
-from ._events import Done, Event, ToolEnd
-from ._options import RunOptions
+from ._events import Event, ToolEnd
+from ._options import KEPT_EVENT_BYTES, RunOptions
 from ._parsing import CliModule, ParseState, StateT
-from ._replay import STDERR_TAIL_CHARS, Lines, ProcessEnd, decode_line, finish
+from ._replay import (
+    STDERR_TAIL_CHARS,
+    EventLog,
+    Lines,
+    ProcessEnd,
+    decode_line,
+    finish,
+    stderr_tail,
+)
 
 __all__ = [
     "CHUNK",
+    "DRAIN_S",
     "GRACE_S",
+    "KILL_WAIT_S",
     "POLL_S",
     "RunContext",
+    "StderrTail",
     "environment",
     "signal_group",
     "spawn_failed",
-    "spawn_options",
 ]
 
 CHUNK = 64 * 1024
 GRACE_S = 3.0  # between SIGTERM and SIGKILL
+KILL_WAIT_S = 1.0  # for the kernel to reap what SIGKILL hit (longer only in uninterruptible I/O)
 DRAIN_S = 2.0  # reading on after the CLI itself exited, while a child holds stdout
 POLL_S = 0.5  # how often we look whether the CLI exited or the caller cancelled
-
-
-def spawn_options(options: RunOptions) -> dict[str, Any]:
-    """How both runners start the CLI: stdin closed, stdout and stderr piped, the caller's cwd
-    and environment, and its own process group (so a stop reaches the tools it starts)."""
-    return {
-        "stdin": subprocess.DEVNULL,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.PIPE,
-        "cwd": options.cwd,
-        "env": environment(options),
-        "start_new_session": True,
-    }
+_STDERR_KEPT_BYTES = 2 * STDERR_TAIL_CHARS
 
 
 def environment(options: RunOptions) -> dict[str, str] | None:
@@ -62,15 +61,8 @@ def environment(options: RunOptions) -> dict[str, str] | None:
 
 def spawn_failed(module: CliModule[Any], exc: OSError, executable: str) -> list[Event]:
     """Every event of a run whose CLI could not start: its error, then `Done`."""
-    events: list[Event] = []
-    finish(
-        module,
-        module.new_state(),
-        events,
-        ProcessEnd(),
-        forced=_spawn_error(exc, module, executable),
-    )
-    return events
+    error = _spawn_error(exc, module, executable)
+    return finish(module, module.new_state(), EventLog(), ProcessEnd(), forced=error)
 
 
 def _spawn_error(exc: OSError, module: CliModule[Any], executable: str) -> ErrorDetail:
@@ -91,7 +83,10 @@ def _spawn_error(exc: OSError, module: CliModule[Any], executable: str) -> Error
 
 
 class StderrTail:
-    """The last STDERR_TAIL_CHARS of stderr, kept in chunks (bounded memory)."""
+    """The end of stderr, kept in chunks (bounded memory): twice STDERR_TAIL_CHARS bytes, so
+    that `stderr_tail` can scrub a credential that starts before the characters it keeps."""
+
+    __slots__ = ("chunks", "size")
 
     def __init__(self) -> None:
         self.chunks: deque[bytes] = deque()
@@ -100,11 +95,12 @@ class StderrTail:
     def add(self, chunk: bytes) -> None:
         self.chunks.append(chunk)
         self.size += len(chunk)
-        while len(self.chunks) > 1 and self.size - len(self.chunks[0]) > STDERR_TAIL_CHARS:
+        while len(self.chunks) > 1 and self.size - len(self.chunks[0]) > _STDERR_KEPT_BYTES:
             self.size -= len(self.chunks.popleft())
 
     def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", "replace")[-STDERR_TAIL_CHARS:]
+        """What is kept, decoded (`stderr_tail` cuts and scrubs it)."""
+        return b"".join(self.chunks).decode("utf-8", "replace")
 
 
 def signal_group(pgid: int, sig: int) -> None:
@@ -163,8 +159,8 @@ class Watch:
 
 class RunContext(Generic[StateT]):
     """One run as its runner carries it from spawn to `Done`: the CLI's module and parse state,
-    our options and clocks, the line splitter, the end of stderr, every event so far and why we
-    stopped it.
+    our options and clocks, the line splitter, the end of stderr, the events the result keeps
+    and why we stopped it.
 
     Everything here is pure bookkeeping; the runner owns the process and its pipes. A plain
     slotted class, as `Watch` and `Lines` are: it is on the import path of `recoverable run`,
@@ -172,8 +168,9 @@ class RunContext(Generic[StateT]):
 
     __slots__ = (
         "clock",
-        "events",
+        "ended",
         "lines",
+        "log",
         "module",
         "options",
         "state",
@@ -188,19 +185,18 @@ class RunContext(Generic[StateT]):
         """The context of a run whose CLI has just started (our clocks start now)."""
         self.module, self.options, self.clock = module, options, clock
         self.state = module.new_state()
+        self.state.text_parts.limit = options.max_text_chars
         self.watch = Watch(options, self.state, clock())
         self.lines = Lines(options.max_line_bytes)
         self.stderr = StderrTail()
-        self.events: list[Event] = []
-        """Every event so far: what `Done`'s result will hold."""
+        keep = 0 if options.keep_events == "auto" else options.keep_events
+        self.log = EventLog(keep, KEPT_EVENT_BYTES if keep is not None else None)
+        """The events `Done`'s result will hold."""
         self.stopped_by: ErrorDetail | None = None
         """Why we ended the run ourselves (our cancel, a deadline, the guardrail); None: we
         did not."""
-
-    @property
-    def ended(self) -> bool:
+        self.ended = False
         """`Done` was produced: the process is gone and was waited for."""
-        return bool(self.events) and isinstance(self.events[-1], Done)
 
     def next_wait(self, *, exited: bool, tick: float) -> float | None:
         """How long to wait for output; None: stop reading (a deadline passed, then `stopped_by`
@@ -216,32 +212,36 @@ class RunContext(Generic[StateT]):
             "run_cancelled", "the caller cancelled the run", source=self.module.NAME
         )
 
-    def chunk_events(self, chunk: bytes) -> Iterator[Event]:
-        """The events of one stdout chunk (b"" at EOF), each kept in `events`; ends early at
-        the tool-failure guardrail, with the reason in `stopped_by`."""
-        module, state, watch, clock = self.module, self.state, self.watch, self.clock
-        events, options = self.events, self.options
-        max_line_bytes, limit = options.max_line_bytes, options.max_tool_failures
+    def chunk_events(self, chunk: bytes) -> list[Event]:
+        """The events of one stdout chunk (b"" at EOF), each added to `log`; ends early at the
+        tool-failure guardrail, with the reason in `stopped_by`."""
+        module, state, log = self.module, self.state, self.log
+        max_line_bytes, limit = self.options.max_line_bytes, self.options.max_tool_failures
+        events: list[Event] = []
         for line in self.lines.feed(chunk) if chunk else self.lines.close():
+            size = 0 if isinstance(line, int) else len(line)  # an oversize line was not kept
             for event in decode_line(line, module, state, max_line_bytes):
-                watch.event(clock())
+                log.add(event, size)
+                size = 0
                 events.append(event)
-                yield event
                 if (
                     isinstance(event, ToolEnd)
                     and limit is not None
                     and state.consecutive_tool_failures >= limit
                 ):
                     self.stopped_by = _tool_failures(state, module.NAME)
-                    return
+                    return events
+        if events:
+            self.watch.event(self.clock())
+            state.text_parts.compact()
+        return events
 
     def end(self, returncode: int) -> list[Event]:
         """The events that close the run once its process is gone and waited for: the deciding
         `Error` when the stream did not carry it (our own reason first), then `Done`."""
-        seen = len(self.events)
-        end = ProcessEnd.from_returncode(returncode, self.stderr.text())
-        finish(self.module, self.state, self.events, end, forced=self.stopped_by)
-        return self.events[seen:]
+        end = ProcessEnd.from_returncode(returncode, stderr_tail(self.stderr.text()))
+        self.ended = True
+        return finish(self.module, self.state, self.log, end, forced=self.stopped_by)
 
 
 def _tool_failures(state: ParseState, cli: str) -> ErrorDetail:

@@ -6,16 +6,29 @@ whole stdout as one chunk. Either way the lines are cut and capped by the same `
 
 from __future__ import annotations
 
+from collections import deque
 from typing import NamedTuple
 
 from .._detail import ErrorDetail
+from .._secrets import scrub
+from .._untrusted import valid_unicode
 from ._events import Done, Error, Event, RunResult
 from ._options import DEFAULT_MAX_LINE_BYTES
-from ._parsing import CliModule, StateT, bad_line, killed
+from ._parsing import KEPT_ERRORS, CliModule, StateT, bad_line, killed
 
-__all__ = ["STDERR_TAIL_CHARS", "Lines", "ProcessEnd", "decode_line", "finish", "replay"]
+__all__ = [
+    "STDERR_TAIL_CHARS",
+    "EventLog",
+    "Lines",
+    "ProcessEnd",
+    "decode_line",
+    "finish",
+    "replay",
+    "stderr_tail",
+]
 
 STDERR_TAIL_CHARS = 8192  # the end of stderr kept on a RunResult
+_SCRUB_MARGIN = 2048  # scrubbed with the tail: a credential that starts just before it
 
 
 class Lines:
@@ -89,6 +102,53 @@ def decode_line(
     return module.parse_line(text, state)
 
 
+def stderr_tail(text: str) -> str:
+    """The end of a CLI's stderr as a result keeps it: its last STDERR_TAIL_CHARS, valid
+    Unicode, credentials scrubbed (a CLI may print its environment or a key it was given)."""
+    return valid_unicode(scrub(text[-(STDERR_TAIL_CHARS + _SCRUB_MARGIN) :]))[-STDERR_TAIL_CHARS:]
+
+
+class EventLog:
+    """The events a result keeps: the last `limit` (None: every one; 0: none), within
+    `max_bytes` of the stdout lines they came from. Also the latest failures sent as events,
+    so that the one that decides the run is not sent twice.
+
+    A plain slotted class, as `Lines` is: it is on the import path of `recoverable run`."""
+
+    __slots__ = ("events", "max_bytes", "sent_errors", "size", "sizes")
+
+    def __init__(self, limit: int | None = None, max_bytes: int | None = None) -> None:
+        self.events: deque[Event] = deque(maxlen=limit)
+        self.max_bytes = max_bytes
+        # The line bytes of each kept event, evicted with it (with a byte budget only).
+        self.sizes: deque[int] | None = deque(maxlen=limit) if max_bytes and limit else None
+        self.size = 0
+        self.sent_errors: deque[ErrorDetail] = deque(maxlen=KEPT_ERRORS)
+
+    def add(self, event: Event, line_bytes: int = 0) -> None:
+        """An event was sent; `line_bytes`: the size of the line it came from (0 for the
+        second event of one line, and for events of no line)."""
+        if type(event) is Error and event.severity == "error":
+            self.sent_errors.append(event.detail)
+        self.events.append(event)  # the oldest leaves a full deque by itself
+        sizes = self.sizes
+        if sizes is None:
+            return
+        if len(sizes) == sizes.maxlen:
+            self.size -= sizes[0]  # the size of the event that just left
+        sizes.append(line_bytes)
+        self.size += line_bytes
+        if self.max_bytes is not None and self.size > self.max_bytes:
+            events = self.events
+            while self.size > self.max_bytes and len(events) > 1:
+                events.popleft()
+                self.size -= sizes.popleft()
+
+    def sent(self, detail: ErrorDetail) -> bool:
+        """Whether `detail` was sent as a failure (lately: the last KEPT_ERRORS)."""
+        return any(sent is detail for sent in self.sent_errors)
+
+
 # A NamedTuple, not a frozen dataclass: this is on the import path of `recoverable run`, where
 # a dataclass takes up to ~1 ms to create and a NamedTuple a tenth of that.
 class ProcessEnd(NamedTuple):
@@ -99,7 +159,7 @@ class ProcessEnd(NamedTuple):
     signal: int | None = None
     """The signal that killed it."""
     stderr_tail: str = ""
-    """The end of its stderr (the last STDERR_TAIL_CHARS)."""
+    """The end of its stderr, as `stderr_tail` makes it."""
 
     @classmethod
     def from_returncode(cls, returncode: int, stderr_tail: str) -> ProcessEnd:
@@ -112,17 +172,18 @@ class ProcessEnd(NamedTuple):
 def finish(
     module: CliModule[StateT],
     state: StateT,
-    events: list[Event],
+    log: EventLog,
     end: ProcessEnd,
     *,
     forced: ErrorDetail | None = None,
-) -> RunResult:
-    """Decide the outcome (our own reason first, else the CLI's), close the event list."""
+) -> list[Event]:
+    """Decide the outcome (our own reason first, else the CLI's): the events that close the
+    run, the deciding `Error` when it was not sent yet, then `Done`."""
     error = forced if forced is not None else _outcome(module, state, end)
-    if error is not None and not any(
-        isinstance(event, Error) and event.detail is error for event in events
-    ):
-        events.append(Error(error))
+    closing: list[Event] = []
+    if error is not None and not log.sent(error):
+        closing.append(Error(error))
+        log.add(closing[-1])
     result = RunResult(
         success=error is None,
         text=state.text,
@@ -133,10 +194,10 @@ def finish(
         usage=state.usage,
         cost_usd=state.cost_usd,
         stderr_tail=end.stderr_tail,
-        events=tuple(events),
+        events=tuple(log.events),
     )
-    events.append(Done(result))
-    return result
+    closing.append(Done(result))
+    return closing
 
 
 def _outcome(module: CliModule[StateT], state: StateT, end: ProcessEnd) -> ErrorDetail | None:
@@ -166,11 +227,14 @@ def replay(  # noqa: PLR0913 -- the public signature: what a finished process le
 
     module = module_for(cli)
     state = module.new_state()
-    events: list[Event] = []
+    log = EventLog()
     data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
     lines = Lines(max_line_bytes)
     for line in [*lines.feed(data), *lines.close()]:
-        events.extend(decode_line(line, module, state, max_line_bytes))
+        for event in decode_line(line, module, state, max_line_bytes):
+            log.add(event)
     tail = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
-    end = ProcessEnd(exit_code, signal, tail[-STDERR_TAIL_CHARS:])
-    return finish(module, state, events, end)
+    end = ProcessEnd(exit_code, signal, stderr_tail(tail))
+    done = finish(module, state, log, end)[-1]
+    assert isinstance(done, Done)
+    return done.result
