@@ -406,10 +406,8 @@ def _payload_link(data: Mapping[str, Any], cause: ErrorDetail | str | None) -> E
     if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
         raise PayloadError("'status' must be an integer or null")
     details = _payload_details(data)
-    draft = _draft(
-        row or codes.resolve(code), clean_text(message), clean_status(status),
-        _clean_name(data.get("source")),
-    )  # fmt: skip
+    source = _clean_name(data.get("source"))
+    draft = _draft(row or codes.resolve(code), clean_text(message), clean_status(status), source)
     draft.code = code
     draft.retryable = retryable
     draft.cause = cause
