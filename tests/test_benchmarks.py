@@ -26,3 +26,19 @@ def test_bench_parse_runs_every_path_over_every_line() -> None:
         "sdk_sync", "sdk_transport",
     }  # fmt: skip
     assert {row["count"] for row in report["rows"].values()} == {report["lines"]}
+
+
+def test_bench_flood_runs_every_consumer_over_both_kinds_of_lines() -> None:
+    """A few MiB instead of the GiB: every row ends well and within its memory limit."""
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_flood.py"), "--size", "4", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    rows = json.loads(result.stdout)["rows"]
+    assert [(row["kind"], row["how"]) for row in rows] == [
+        ("short", "stream_sync"), ("short", "run_sync"), ("1MiB", "stream_sync"),
+        ("1MiB", "run_sync"),
+    ]  # fmt: skip
+    assert [(row["success"], row["within"]) for row in rows] == [(True, True)] * 4
+    assert [row["kept"] for row in rows if row["how"] == "stream_sync"] == [0, 0]
+    assert all(row["events"] > 4 for row in rows if row["how"] == "stream_sync")
