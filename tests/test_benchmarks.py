@@ -42,3 +42,15 @@ def test_bench_flood_runs_every_consumer_over_both_kinds_of_lines() -> None:
     assert [(row["success"], row["within"]) for row in rows] == [(True, True)] * 4
     assert [row["kept"] for row in rows if row["how"] == "stream_sync"] == [0, 0]
     assert all(row["events"] > 4 for row in rows if row["how"] == "stream_sync")
+
+
+def test_bench_hostile_times_every_hostile_input_and_the_scrubber() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_hostile.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    assert len(report["hostile"]) == 9
+    assert all(row["us"] > 0 for row in report["hostile"])
+    classified = [row for row in report["scrubber"] if "without_scrub_us" in row]
+    assert len(classified) == 3
