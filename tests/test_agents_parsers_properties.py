@@ -27,7 +27,7 @@ from recoverable.agents import _gemini
 from recoverable.agents._events import Done, Error, Event, RunResult
 from recoverable.agents._options import DEFAULT_MAX_LINE_BYTES
 from recoverable.agents._parsing import ParseState, as_dict
-from recoverable.agents._replay import Lines, ProcessEnd, decode_line, finish, replay
+from recoverable.agents._replay import EventLog, Lines, ProcessEnd, decode_line, finish, replay
 
 from .test_agents_parsers import DATA, LINES, MODULES
 
@@ -278,7 +278,20 @@ def _run(cli: str, stdout: bytes, end: ProcessEnd) -> tuple[RunResult, list[Even
     lines = Lines(DEFAULT_MAX_LINE_BYTES)
     for line in [*lines.feed(stdout), *lines.close()]:
         events.extend(decode_line(line, module, state, DEFAULT_MAX_LINE_BYTES))
-    return finish(module, state, events, end), events
+    return _finished(module, state, events, end), events
+
+
+def _finished(module: Any, state: Any, events: list[Event], end: ProcessEnd) -> RunResult:
+    """`finish` as a runner calls it (every event logged); its closing events are appended
+    to `events`, and the result is the last one's."""
+    log = EventLog()
+    for event in events:
+        log.add(event)
+    closing = finish(module, state, log, end)
+    events.extend(closing)
+    done = closing[-1]
+    assert isinstance(done, Done)
+    return done.result
 
 
 # --- (a) arbitrary output never raises; a run ends with Done -----------------------------------
@@ -392,7 +405,7 @@ def test_known_types_with_any_fields(cli: str, data: st.DataObject) -> None:
         produced = module.parse_line(json.dumps(obj), state)
         assert produced or cli == "gemini"  # gemini may hold a repeated chunk back
         events += produced
-    result = finish(module, state, events, ProcessEnd(1, None, ""))
+    result = _finished(module, state, events, ProcessEnd(1, None, ""))
     _check_result(result, cli)
     assert state.usage is None or isinstance(state.usage, dict)
     if cli == "claude":
