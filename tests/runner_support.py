@@ -45,6 +45,8 @@ def _parse_line(line: str, state: ParseState) -> list[Any]:
         return [ToolEnd(data["id"], data["ok"])]
     if kind == "done":
         state.terminal = "success"
+    if kind == "fail":
+        return [state.terminal_failure(rc.ErrorDetail.create("provider_overloaded", "busy"))]
     return []
 
 
@@ -63,7 +65,7 @@ MODULE = SimpleNamespace(
     build_argv=None,
 )
 """A CLI module over the scripted CLI's lines: {"type": "text" | "tool_start" | "tool_end" |
-"done", ...}."""
+"done" | "fail", ...}."""
 
 
 def script(tmp_path: Path, body: str, name: str = "cli.py") -> list[str]:

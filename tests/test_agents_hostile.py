@@ -45,7 +45,7 @@ from .runner_support import (
     script,
 )
 
-SLACK_S = 3.0  # Python starts on a loaded machine: a hang exceeds it, a slow run does not
+SLACK_S = 5.0  # Python starts on a loaded machine: a hang exceeds it, a slow run does not
 HUNG_S = 20.0  # then the test stops waiting
 
 # A grandchild that sleeps holding the CLI's stdout and stderr (inherited).

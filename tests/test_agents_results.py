@@ -134,10 +134,8 @@ def test_a_stream_keeps_no_event_and_yields_every_one(tmp_path: Path) -> None:
     assert events[-1].result.text == "".join(str(n) for n in range(50))
 
 
-def test_a_counted_result_keeps_the_last_events_and_sends_the_deciding_error_once(
-    tmp_path: Path,
-) -> None:
-    """The failure is sent, then falls out of the kept events: it is not sent again."""
+def test_a_counted_result_keeps_the_last_events_and_its_deciding_error(tmp_path: Path) -> None:
+    """A failure the end decides (no terminal event: exit 3) is sent once, and kept."""
     argv = script(tmp_path, """
         say(type="text", text="a")
         sys.exit(3)
@@ -147,6 +145,20 @@ def test_a_counted_result_keeps_the_last_events_and_sends_the_deciding_error_onc
     assert [type(e).__name__ for e in events] == ["TextDelta", "Error", "Done"]
     assert result.events == (events[1],)  # the deciding error, the last one
     assert result.error is events[1].detail
+
+
+def test_a_deciding_error_that_left_the_kept_events_is_not_sent_again(tmp_path: Path) -> None:
+    """The terminal event's failure is sent, then falls out of the kept events."""
+    argv = script(tmp_path, """
+        say(type="fail")
+        for n in range(5):
+            say(type="text", text=str(n))
+    """)  # fmt: skip
+    events = _run_events(argv, keep_events=2)
+    result = events[-1].result
+    assert [type(e).__name__ for e in events] == ["Error", *["TextDelta"] * 5, "Done"]
+    assert result.error is events[0].detail
+    assert (result.error.code, result.events) == ("provider_overloaded", tuple(events[4:6]))
 
 
 def test_the_text_a_result_keeps_is_cut_and_the_deltas_are_not(tmp_path: Path) -> None:
