@@ -50,9 +50,12 @@ _EXPORTS = {
     "retry_if_retryable": "._retry_adapters",
     "stamina_on": "._retry_adapters",
     "wait_retry_after": "._retry_adapters",
+    "Action": "._ladder",
+    "next_action": "._ladder",
 }
 
 __all__ = [
+    "Action",
     "Answer",
     "Code",
     "CodeRegistry",
@@ -72,6 +75,7 @@ __all__ = [
     "codes",
     "fallback",
     "from_http",
+    "next_action",
     "register_code",
     "retry",
     "retry_after_ms",
@@ -93,6 +97,7 @@ if TYPE_CHECKING:
     )
     from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
     from ._detail import ErrorDetail, PayloadError, RecoverableError
+    from ._ladder import Action, next_action
     from ._policy import RetryPolicy
     from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
     from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
