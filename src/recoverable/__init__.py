@@ -50,6 +50,9 @@ _EXPORTS = {
     "retry_if_retryable": "._retry_adapters",
     "stamina_on": "._retry_adapters",
     "wait_retry_after": "._retry_adapters",
+    "Envelope": "._envelope",
+    "code_from_envelope": "._envelope",
+    "envelope_code": "._envelope",
     "Action": "._ladder",
     "next_action": "._ladder",
 }
@@ -59,6 +62,7 @@ __all__ = [
     "Answer",
     "Code",
     "CodeRegistry",
+    "Envelope",
     "ErrorDetail",
     "FixCommandRejected",
     "PayloadError",
@@ -72,7 +76,9 @@ __all__ = [
     "afallback",
     "classify",
     "classify_known",
+    "code_from_envelope",
     "codes",
+    "envelope_code",
     "fallback",
     "from_http",
     "next_action",
@@ -97,6 +103,7 @@ if TYPE_CHECKING:
     )
     from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
     from ._detail import ErrorDetail, PayloadError, RecoverableError
+    from ._envelope import Envelope, code_from_envelope, envelope_code
     from ._ladder import Action, next_action
     from ._policy import RetryPolicy
     from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
