@@ -55,6 +55,7 @@ _EXPORTS = {
     "envelope_code": "._envelope",
     "Action": "._ladder",
     "next_action": "._ladder",
+    "from_process": "._process_exit",
 }
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "envelope_code",
     "fallback",
     "from_http",
+    "from_process",
     "next_action",
     "register_code",
     "retry",
@@ -106,6 +108,7 @@ if TYPE_CHECKING:
     from ._envelope import Envelope, code_from_envelope, envelope_code
     from ._ladder import Action, next_action
     from ._policy import RetryPolicy
+    from ._process_exit import from_process
     from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
     from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
     from ._secrets import add_secret_pattern, scrub
