@@ -103,7 +103,7 @@ async def _run(argv: list[str], cancel_after: float | None = None, **options: An
     return result
 
 
-def _alive(pid: int, within: float = 3.0) -> bool:
+def alive(pid: int, within: float = 3.0) -> bool:
     """Whether `pid` still runs `within` seconds from now (a SIGKILL takes a moment to land)."""
     deadline = time.monotonic() + within
     while True:
@@ -219,7 +219,7 @@ async def test_the_idle_deadline_stops_the_group_and_is_retryable_before_any_too
     assert result.error.details["deadline"] == "idle"
     assert result.signal == signal.SIGTERM
     assert result.text == "working"
-    assert not _alive(child)
+    assert not alive(child)
 
 
 async def test_a_timeout_after_a_tool_started_is_not_retryable(tmp_path: Path) -> None:
@@ -238,7 +238,7 @@ async def test_our_cancel_is_run_cancelled_and_leaves_nothing(tmp_path: Path) ->
     assert (result.error.code, result.error.retryable, result.error.exit_code) == (
         "run_cancelled", False, 130,
     )  # fmt: skip
-    assert not _alive(child)
+    assert not alive(child)
 
 
 async def test_stopping_early_stops_the_group(tmp_path: Path) -> None:
@@ -259,7 +259,7 @@ async def test_stopping_early_stops_the_group(tmp_path: Path) -> None:
         events = run_process_sync(MODULE, argv, RunOptions())  # type: ignore[arg-type]
         assert isinstance(next(events), TextDelta)
         events.close()
-    assert not _alive(int(pid_file.read_text()))
+    assert not alive(int(pid_file.read_text()))
 
 
 async def test_a_kill_from_outside_is_cli_killed_with_no_exit_code(tmp_path: Path) -> None:

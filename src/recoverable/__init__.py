@@ -56,6 +56,10 @@ _EXPORTS = {
     "Action": "._ladder",
     "next_action": "._ladder",
     "from_process": "._process_exit",
+    "FixRun": "._recover",
+    "Recovery": "._recover",
+    "recover": "._recover",
+    "run_fix": "._recover",
 }
 
 __all__ = [
@@ -66,8 +70,10 @@ __all__ = [
     "Envelope",
     "ErrorDetail",
     "FixCommandRejected",
+    "FixRun",
     "PayloadError",
     "RecoverableError",
+    "Recovery",
     "RetryPolicy",
     "Retrying",
     "Stage",
@@ -84,10 +90,12 @@ __all__ = [
     "from_http",
     "from_process",
     "next_action",
+    "recover",
     "register_code",
     "retry",
     "retry_after_ms",
     "retry_if_retryable",
+    "run_fix",
     "scrub",
     "set_testing",
     "stamina_on",
@@ -109,6 +117,7 @@ if TYPE_CHECKING:
     from ._ladder import Action, next_action
     from ._policy import RetryPolicy
     from ._process_exit import from_process
+    from ._recover import FixRun, Recovery, recover, run_fix
     from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
     from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
     from ._secrets import add_secret_pattern, scrub
