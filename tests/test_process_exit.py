@@ -139,6 +139,10 @@ def test_from_process(
 def test_a_tools_envelope_keeps_its_hint_and_its_stderr_is_not_read() -> None:
     detail = rc.from_process(11, stderr=RATE_LINE, stdout=ENVELOPE_RATE, argv=["spec-tool"])
     assert (detail.message, detail.retry_after_ms) == ("slow", 40)
+    with_warning = json.dumps({**json.loads(ENVELOPE_RATE), "warnings": ["disk almost full"]})
+    envelope = process_envelope(11, stdout=with_warning, argv=["spec-tool"], duration_ms=9)
+    assert (envelope.warnings, envelope.duration_ms) == (("disk almost full",), 9)
+    assert envelope.error is not None and envelope.error.source == "spec-tool"
 
 
 def test_a_quoted_phrase_is_not_a_reason() -> None:

@@ -127,15 +127,19 @@ def _outcome(
 def _tool_envelope(
     envelope: Envelope, out: str, facts: _Facts, *, succeeded: bool
 ) -> Envelope | ErrorDetail:
-    """A tool's own envelope, read with its exit code: its answer, the program as the source
-    of its error. With exit 0 a malformed one is plain output (the exit code beats it)."""
+    """A tool's own envelope, read with its exit code: its answer (its warnings too), the
+    program as the source of its error. With exit 0 a malformed one is plain output (the
+    exit code beats it)."""
     error = envelope.error
     if error is None:
         return envelope
-    if succeeded:
+    if succeeded:  # with exit 0, only a malformed envelope has an error
         note = f"stdout looked like an envelope but was not one: {error.message}"
         return Envelope.success({"stdout": out}, warnings=[note])
-    return error if error.source else copy_with(error, source=facts.program)
+    if error.source:
+        return envelope
+    error = copy_with(error, source=facts.program)
+    return Envelope(False, None, error, envelope.warnings, envelope.meta)
 
 
 def signal_of(returncode: int) -> int | None:
