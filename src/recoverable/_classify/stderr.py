@@ -61,20 +61,17 @@ _TOOL_PHRASES = (
 
 # The providers' phrases too: a script that died on an SDK error says what the SDK said.
 _PHRASES = PhraseTable((*_TOOL_PHRASES, *MESSAGE_PHRASES))
-_prefix: re.Pattern[str] | None = None
 
 
 def classify_stderr(tail: str, *, source: str | None = None) -> ErrorDetail | None:
     """The detail of the last line of `tail` that opens (after a tool's prefixes) with a
     phrase we know; None when no line does."""
-    global _prefix  # noqa: PLW0603 -- compiled once, on first use
-    if _prefix is None:
-        _prefix = re.compile(_PREFIX, re.IGNORECASE)
     for raw in reversed(tail.splitlines()[-_MAX_LINES:]):
         line = clip(raw.strip(), _MAX_LINE)
         if not line:
             continue
-        reason = _prefix.sub("", line, count=1)
+        # A pattern as a string: `re` compiles it on first use and keeps it.
+        reason = re.sub(_PREFIX, "", line, count=1, flags=re.IGNORECASE)
         answer = status_line(reason)
         if answer is not None:
             return from_http(answer[0], body=answer[1], source=source)
