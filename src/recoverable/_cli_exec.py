@@ -152,6 +152,6 @@ def _print_failure(error: ErrorDetail) -> None:
         print(f"fix: {error.fix_required}", file=sys.stderr)
     if error.fix_command:
         print(f"run: {error.fix_command}", file=sys.stderr)
-    stopped = error.details.get("ladder", {}).get("stopped") if error.details else None
-    if stopped:
-        print(f"stopped: {stopped}", file=sys.stderr)
+    ladder = error.details.get("ladder")
+    if isinstance(ladder, dict) and ladder.get("stopped"):
+        print(f"stopped: {ladder['stopped']}", file=sys.stderr)
