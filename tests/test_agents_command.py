@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import recoverable as rc
 from recoverable import agents
 from recoverable.agents._discovery import choose, inspect_cli
 from recoverable.testing._cli_setup import DROP_PREFIXES as _DROP_PREFIXES
@@ -87,9 +88,12 @@ def test_doctor_json_envelope_without_credentials(tmp_path: Path) -> None:
     envelope = json.loads(done.stdout)
     assert set(envelope) == {"ok", "data", "error", "warnings", "meta"}
     assert envelope["ok"] is False
-    assert envelope["error"]["code"] == "cli_not_authenticated"
+    assert envelope["error"]["code"] == "CLI_NOT_AUTHENTICATED"  # UPPER_SNAKE in the envelope
     assert done.returncode == 8
     assert isinstance(envelope["meta"]["duration_ms"], int)
+    read = rc.Envelope.parse(done.stdout, exit_code=done.returncode)
+    assert read.error is not None and read.error.code == "cli_not_authenticated"
+    assert {warning["code"] for warning in envelope["warnings"]} <= {"CLI_NOT_AUTHENTICATED"}
 
 
 def test_doctor_with_a_key_is_ok(tmp_path: Path) -> None:

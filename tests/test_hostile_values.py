@@ -330,3 +330,80 @@ def test_a_safe_fix_command_from_a_payload_is_kept() -> None:
     )
     assert detail.fix_command == "npm install -g @openai/codex"
     assert "fix_command_dropped" not in detail.details
+
+
+# --- the same corpus on the tool side: envelopes, processes, the fix runner --------------------
+
+
+def _envelope_with(**error_fields: Any) -> str:
+    error = {"code": "PRECONDITION_FAILED", "message": "m", "retryable": False, **error_fields}
+    return json.dumps({"ok": False, "data": None, "error": error, "warnings": [], "meta": {}})
+
+
+@pytest.mark.parametrize("command", INJECTIONS)
+def test_an_unsafe_command_in_a_peers_envelope_is_dropped(command: str) -> None:
+    for field in ("fix_command", "refresh_command", "reauth_command"):
+        detail = rc.Envelope.parse(_envelope_with(**{field: command})).error
+        assert detail is not None and detail.fix_command is None
+        assert field not in detail.details
+        assert detail.details[f"{field}_dropped"].startswith("fix_command ")
+    redirect = {"command": command, "permanent": True}
+    detail = rc.Envelope.parse(_envelope_with(redirect=redirect)).error
+    assert detail is not None and "command" not in detail.details["redirect"]
+    assert detail.details["redirect"]["permanent"] is True
+    assert detail.details["redirect_command_dropped"].startswith("fix_command ")
+    # the same envelope printed by a process that failed
+    found = rc.from_process(4, stdout=_envelope_with(fix_command=command), argv=["tool"])
+    assert (found.code, found.fix_command) == ("precondition_failed", None)
+
+
+def test_a_safe_command_in_a_peers_envelope_is_kept() -> None:
+    detail = rc.Envelope.parse(
+        _envelope_with(fix_command="tool auth refresh", refresh_command="tool auth refresh")
+    ).error
+    assert detail is not None
+    assert (detail.fix_command, detail.details["refresh_command"]) == ("tool auth refresh",) * 2
+
+
+@pytest.fixture
+def no_spawn(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Fail the test if any process is started; the list records attempts."""
+    started: list[object] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        started.append(args)
+        raise AssertionError(f"a process was started: {args!r}")
+
+    monkeypatch.setattr("recoverable._run_process.run_bounded", refuse)
+    return started
+
+
+@pytest.mark.parametrize("command", INJECTIONS)
+def test_the_fix_runner_refuses_an_unsafe_command_without_starting_anything(
+    command: str, no_spawn: list[object]
+) -> None:
+    fix = rc.run_fix(command)
+    assert (fix.ok, no_spawn) == (False, [])
+    assert fix.error is not None and fix.error.code == "invalid_input"
+    assert fix.error.message.startswith("fix_command refused: fix_command ")
+
+
+@pytest.mark.parametrize("command", INJECTIONS)
+def test_recover_never_runs_a_command_smuggled_past_the_validator(
+    command: str, no_spawn: list[object]
+) -> None:
+    from recoverable._detail import copy_with
+
+    smuggled = copy_with(
+        rc.ErrorDetail.create("precondition_failed", "m"), fix_command=command
+    )  # what no public door builds
+    assert rc.next_action(smuggled).kind == "run_fix"  # the ladder is pure: it passes it on
+
+    def call() -> None:
+        raise rc.RecoverableError(smuggled)
+
+    # even when it names the tool being run
+    recovery = rc.recover(call, run_fixes=True, companions={command.split(maxsplit=1)[0]})
+    assert (recovery.ok, recovery.fixes, no_spawn) == (False, (), [])
+    assert recovery.error is not None
+    assert recovery.error.details["ladder"]["stopped"].startswith("the fix was not run: ")

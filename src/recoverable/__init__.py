@@ -50,16 +50,30 @@ _EXPORTS = {
     "retry_if_retryable": "._retry_adapters",
     "stamina_on": "._retry_adapters",
     "wait_retry_after": "._retry_adapters",
+    "Envelope": "._envelope",
+    "code_from_envelope": "._envelope",
+    "envelope_code": "._envelope",
+    "Action": "._ladder",
+    "next_action": "._ladder",
+    "from_process": "._process_exit",
+    "FixRun": "._recover",
+    "Recovery": "._recover",
+    "recover": "._recover",
+    "run_fix": "._recover",
 }
 
 __all__ = [
+    "Action",
     "Answer",
     "Code",
     "CodeRegistry",
+    "Envelope",
     "ErrorDetail",
     "FixCommandRejected",
+    "FixRun",
     "PayloadError",
     "RecoverableError",
+    "Recovery",
     "RetryPolicy",
     "Retrying",
     "Stage",
@@ -69,13 +83,19 @@ __all__ = [
     "afallback",
     "classify",
     "classify_known",
+    "code_from_envelope",
     "codes",
+    "envelope_code",
     "fallback",
     "from_http",
+    "from_process",
+    "next_action",
+    "recover",
     "register_code",
     "retry",
     "retry_after_ms",
     "retry_if_retryable",
+    "run_fix",
     "scrub",
     "set_testing",
     "stamina_on",
@@ -93,7 +113,11 @@ if TYPE_CHECKING:
     )
     from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
     from ._detail import ErrorDetail, PayloadError, RecoverableError
+    from ._envelope import Envelope, code_from_envelope, envelope_code
+    from ._ladder import Action, next_action
     from ._policy import RetryPolicy
+    from ._process_exit import from_process
+    from ._recover import FixRun, Recovery, recover, run_fix
     from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
     from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
     from ._secrets import add_secret_pattern, scrub

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from . import agents
 from ._codes import codes
 from ._detail import ErrorDetail
+from ._envelope import Envelope
 
 __all__ = ["cmd_doctor", "cmd_run"]
 
@@ -31,14 +32,18 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     problems = [problem for info in infos for problem in info.problems]
     first = problems[0] if problems and not usable else None
     if args.json:
-        envelope = {
-            "ok": first is None,
-            "data": {"clis": [info.to_dict() for info in infos]} if first is None else None,
-            "error": first.to_dict() if first is not None else None,
-            "warnings": [problem.to_dict() for problem in problems if problem is not first],
-            "meta": {"duration_ms": round((time.monotonic() - started) * 1000)},
-        }
-        print(json.dumps(envelope, indent=2), file=out)
+        warnings = [problem for problem in problems if problem is not first]
+        duration_ms = round((time.monotonic() - started) * 1000)
+        envelope = (
+            Envelope.failure(first, warnings=warnings, duration_ms=duration_ms)
+            if first is not None
+            else Envelope.success(
+                {"clis": [info.to_dict() for info in infos]},
+                warnings=warnings,
+                duration_ms=duration_ms,
+            )
+        )
+        print(envelope.to_json(indent=2), file=out)
     else:
         for info in infos:
             state = "ok" if info.usable else "problem"

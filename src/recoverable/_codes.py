@@ -17,6 +17,11 @@ from types import MappingProxyType
 __all__ = ["Code", "CodeRegistry", "FixCommandRejected", "codes", "register_code"]
 
 GENERIC_USER_MESSAGE = "Something went wrong. Please try again later."
+MAX_EXIT_CODE = 125
+"""The highest exit code a failure may declare: cli-agent-spec leaves 126-255 to the shell
+(not executable, not found, 128+signal)."""
+CANCELLED_EXIT_CODE = 130
+"""The one exception: a caller's cancel exits as a shell reports Ctrl-C (128 + SIGINT)."""
 
 
 class FixCommandRejected(ValueError):
@@ -274,13 +279,23 @@ _TABLE: tuple[Code, ...] = (
          "Correct the tool input", when="invalid tool arguments"),
     Code("tool_not_found", "tool", N, N, 5, 404,
          "The assistant tried to use a tool that does not exist.",
-         when="unknown tool"),
+         when="unknown tool; a program that is not there (spawn ENOENT, exit 127)"),
+    Code("tool_not_executable", "tool", N, N, 4, 500,
+         "A tool the assistant used could not be started.",
+         "Make the program executable by this user, or call the right file",
+         when="exit 126; a spawn refused (EACCES, ENOEXEC)"),
     Code("tool_execution_failed", "tool", N, N, 1, 500,
          "A tool the assistant used did not work.",
-         when="the tool raised"),
+         when="the tool raised, or exited non-zero and nothing says more"),
+    Code("tool_killed", "tool", N, N, 1, 500,
+         "A tool the assistant used was stopped unexpectedly.",
+         when="a signal ended it (a negative return code, 128+N): no exit code is invented"),
+    Code("tool_output_invalid", "tool", N, N, 1, 502,
+         "A tool the assistant used gave an answer that could not be read.",
+         when="a malformed envelope: no error key, data and error both null, not JSON"),
     Code("tool_timeout", "tool", N, N, 10, 504,
          "A tool the assistant used took too long.",
-         when="the tool exceeded its time limit"),
+         when="the tool exceeded its time limit (exit 124, subprocess's TimeoutExpired)"),
     Code("invalid_input", "caller", N, N, 2, 400,
          "Some of the information provided is not valid.",
          "Correct the input", when="validation"),
@@ -406,8 +421,11 @@ def check_row(row: Code) -> None:
         raise ValueError(f"code {row.code!r} must be lower_snake_case")
     if not row.user_message.strip():
         raise ValueError(f"code {row.code!r} needs a user_message")
-    if not 0 <= row.exit_code <= 255:
-        raise ValueError(f"code {row.code!r}: exit_code must be 0..255")
+    if not (1 <= row.exit_code <= MAX_EXIT_CODE or row.exit_code == CANCELLED_EXIT_CODE):
+        raise ValueError(
+            f"code {row.code!r}: exit_code must be 1..{MAX_EXIT_CODE} or "
+            f"{CANCELLED_EXIT_CODE} (0 is success; 126-255 are the shell's)"
+        )
     if not 100 <= row.http_status <= 599:
         raise ValueError(f"code {row.code!r}: http_status must be 100..599")
     if row.suggestion is not None and not row.suggestion.strip():

@@ -18,7 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from ._codes import GENERIC_USER_MESSAGE, Code, FixCommandRejected, codes, validate_fix_command
+from ._codes import (
+    GENERIC_USER_MESSAGE,
+    MAX_EXIT_CODE,
+    Code,
+    FixCommandRejected,
+    codes,
+    validate_fix_command,
+)
 from ._untrusted import (
     clean_hint_ms,
     clean_status,
@@ -164,7 +171,15 @@ class ErrorDetail:
 
     @property
     def exit_code(self) -> int:
-        """The process exit code for this code (cli-agent-spec)."""
+        """The process exit code for this code (cli-agent-spec), from the registry. A code
+        registered only in the process that reported it (a tool's own, read from its envelope)
+        exits as that process did (`details["exit_code"]`, 1-125), else as `unknown`."""
+        row = codes.get(self.code)
+        if row is not None:
+            return row.exit_code
+        reported = self.details.get("exit_code")
+        if type(reported) is int and 1 <= reported <= MAX_EXIT_CODE:
+            return reported
         return codes.resolve(self.code).exit_code
 
     @property

@@ -36,6 +36,7 @@ __all__ = [
     "fallback",
     "retry",
     "set_testing",
+    "waits_are_off",
 ]
 
 P = ParamSpec("P")
@@ -48,9 +49,15 @@ _CANCEL_POLL_S = 0.02  # how often an async wait looks at a cancel it cannot awa
 
 
 def set_testing(on: bool = True) -> None:
-    """Turn every retry wait off (tests of code that uses `retry` then run instantly)."""
+    """Turn every retry wait off (tests of code that uses `retry` or `recover` then run
+    instantly)."""
     global _testing  # noqa: PLW0603 -- one process-wide switch, like stamina's
     _testing = on
+
+
+def waits_are_off() -> bool:
+    """Whether `set_testing` turned the waits off."""
+    return _testing
 
 
 @dataclass(frozen=True, slots=True)

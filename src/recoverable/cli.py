@@ -6,8 +6,11 @@ recoverable fake-provider [...]             a fault-injecting fake LLM API on 12
 recoverable run PROMPT [--cli NAME] [...]   an AI coding CLI on a prompt, its events streamed
                                             (`--fake [FAULT]`: against a built-in fake provider)
 recoverable doctor [--json]                 which AI CLIs are installed and usable
+recoverable exec [--json] [--retries N] [--fix] -- CMD ARGS...
+                                            any command under the recovery ladder
 
-`run` and `doctor` live in `_cli_agents`, imported only when one of them runs.
+`run` and `doctor` live in `_cli_agents`, `exec` in `_cli_exec`, each imported only when it
+runs.
 
 The one declared exception to "the library never imports `recoverable.testing`": this command
 (here and in `_cli_agents`) imports it for `fake-provider` and `run --fake`, inside the
@@ -27,7 +30,7 @@ from typing import Any, TextIO
 from ._codes import Code, codes
 from ._detail import ErrorDetail, PayloadError
 
-__all__ = ["classify_input", "count_argument", "main", "render_codes"]
+__all__ = ["classify_input", "count_argument", "main", "render_codes", "seconds_argument"]
 
 _COLUMNS = ("code", "category", "retryable", "fallback", "exit", "http", "user message")
 
@@ -139,6 +142,12 @@ def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
     # Bytes, not text: invalid UTF-8 becomes replacement characters, never a traceback.
     text = sys.stdin.buffer.read(_MAX_INPUT).decode("utf-8", "replace")
     detail = classify(text.strip()) if args.text else classify_input(text)
+    if args.envelope:  # as the failed tool would answer: the envelope and its exit code
+        from ._envelope import Envelope
+
+        envelope = Envelope.failure(detail)
+        print(envelope.to_json(indent=2), file=out)
+        return envelope.exit_code
     print(json.dumps(detail.to_dict(), indent=2), file=out)
     return 0
 
@@ -163,6 +172,11 @@ def _parser() -> argparse.ArgumentParser:
         "classify", help="classify an error read from stdin (JSON or text); print its detail"
     )
     p_classify.add_argument("--text", action="store_true", help="read stdin as plain text")
+    p_classify.add_argument(
+        "--envelope",
+        action="store_true",
+        help="print the agent-tool envelope (cli-agent-spec) and exit with the code's status",
+    )
     p_classify.set_defaults(run=_cmd_classify)
     p_fake = sub.add_parser(
         "fake-provider",
@@ -172,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     p_fake.add_argument("rest", nargs=argparse.REMAINDER)
     p_fake.set_defaults(run=_cmd_fake_provider)
     _add_agent_commands(sub)
+    _add_exec_command(sub)
     return parser
 
 
@@ -186,16 +201,53 @@ def count_argument(text: str) -> int:
     return count
 
 
-def _lazy(name: str) -> Callable[[argparse.Namespace, TextIO], int]:
-    """A command of `_cli_agents`, imported when it runs (it loads the agents package)."""
+def seconds_argument(text: str) -> float:
+    """A number of seconds > 0; argparse shows the error as a usage message."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return seconds
+
+
+def _lazy(name: str, module: str = "_cli_agents") -> Callable[[argparse.Namespace, TextIO], int]:
+    """A command of a module imported when it runs (`_cli_agents` loads the agents package)."""
 
     def command(args: argparse.Namespace, out: TextIO) -> int:
-        from . import _cli_agents
+        import importlib
 
-        code: int = getattr(_cli_agents, name)(args, out)
+        code: int = getattr(importlib.import_module(f".{module}", __package__), name)(args, out)
         return code
 
     return command
+
+
+def _add_exec_command(sub: Any) -> None:
+    p_exec = sub.add_parser(
+        "exec",
+        help="run a command under the recovery ladder; print its envelope",
+        description="Run CMD without a shell. On failure: classify it, reissue transient "
+        "failures as the recovery ladder says, run a registered fix with --fix, and exit "
+        "with the code's exit status.",
+    )
+    p_exec.add_argument("--json", action="store_true", help="print the envelope on stdout")
+    p_exec.add_argument(
+        "--retries", type=count_argument, default=3, metavar="N",
+        help="reissue transient failures at most N times in all (default 3; the ladder also "
+        "stops after 3 in a row of one code)",
+    )  # fmt: skip
+    p_exec.add_argument(
+        "--fix", action="store_true", help="run a failure's registered fix_command, reissue once"
+    )
+    p_exec.add_argument("--timeout", type=seconds_argument, metavar="S", help="seconds per attempt")
+    p_exec.add_argument(
+        "--fix-timeout", type=seconds_argument, metavar="S",
+        help="seconds a fix may run before it is stopped (default 120)",
+    )  # fmt: skip
+    p_exec.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS")
+    p_exec.set_defaults(run=_lazy("cmd_exec", "_cli_exec"))
 
 
 def _add_agent_commands(sub: Any) -> None:

@@ -39,8 +39,26 @@ def _os_error(exc: BaseException) -> ErrorDetail | None:
 
 
 def _timeout_expired(exc: BaseException) -> ErrorDetail:
-    return ErrorDetail.create(
-        "timeout", error_message(exc), details={"timeout_s": getattr(exc, "timeout", None)}
+    """subprocess's deadline passed: the command may have acted, so `tool_timeout`."""
+    from .._process_exit import timed_out
+
+    seconds = getattr(exc, "timeout", None)
+    return timed_out(
+        getattr(exc, "cmd", None),
+        seconds if isinstance(seconds, (int, float)) else None,
+        getattr(exc, "stderr", None) or "",
+    )
+
+
+def _called_process_error(exc: BaseException) -> ErrorDetail:
+    """`check=True` saw a non-zero exit: read it as any finished process (`from_process`)."""
+    from .._process_exit import from_process
+
+    return from_process(
+        getattr(exc, "returncode", 1),
+        stderr=getattr(exc, "stderr", None) or "",
+        stdout=getattr(exc, "output", None) or "",
+        argv=getattr(exc, "cmd", None),
     )
 
 
@@ -152,6 +170,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("builtins", "BaseExceptionGroup"): _group,
     ("builtins", "TimeoutError"): always("timeout"),
     ("subprocess", "TimeoutExpired"): _timeout_expired,
+    ("subprocess", "CalledProcessError"): _called_process_error,
     ("builtins", "ConnectionError"): always("network_error"),
     ("socket", "gaierror"): always("network_error", phase="dns"),
     ("socket", "herror"): always("network_error", phase="dns"),

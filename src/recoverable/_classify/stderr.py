@@ -1,0 +1,81 @@
+"""A failed process's stderr: the line that says why, read through anchored phrase tables.
+
+Tools put their reason after prefixes of their own (`fatal: `, `npm ERR! `, `curl: (6) `,
+`git@github.com: `, a Python traceback's `openai.RateLimitError: `); a line is read after at
+most three such prefixes, from the last line up (the last reason a tool gives is the one it
+stopped on). Only phrases that open what is left match, so a "rate limit" quoted inside a
+line never does. An SDK's `Error code: NNN - {body}` line is read as that HTTP answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_text, clip
+from .http_answers import MESSAGE_PHRASES, from_http
+from .phrases import PhraseTable
+from .text import status_line
+
+__all__ = ["classify_stderr"]
+
+_MAX_LINES = 200  # of the tail, read from the end
+_MAX_LINE = 2000
+
+# What a tool puts before its reason: `name: ` (a program, a host, an exception class),
+# npm's own, a bracketed level; then curl's `(6) `.
+_PREFIX = (
+    r"^(?:(?:[\w.@/+-]{1,100}:|npm (?:err!|error)|\[(?:error|fatal|err)\]|e:)[ \t]+){0,3}"
+    r"(?:\(\d{1,3}\)[ \t]*)?"
+)
+_GIT_URL = r"unable to access '[^'\n]{0,2000}': "
+
+# The tools' own words for failures a retry or a fix can act on.
+_TOOL_PHRASES = (
+    (r"(?:api |secondary )?rate limit(?:ed| exceeded| reached| hit)\b", "rate_limited"),
+    (r"too many requests\b", "rate_limited"),
+    (r"429 too many requests\b", "rate_limited"),
+    (r"(?:http|status(?: code)?) 429\b", "rate_limited"),
+    (r"rpc failed; http 429\b", "rate_limited"),
+    (_GIT_URL + r"the requested url returned error: 429\b", "rate_limited"),
+    (r"(?:\[errno -?\d+\] )?connection refused\b", "network_error"),
+    (r"(?:\[errno -?\d+\] )?connection reset by peer\b", "network_error"),
+    (r"could not resolve host\b", "network_error"),
+    (r"temporary failure in name resolution\b", "network_error"),
+    (r"(?:\[errno -?\d+\] )?name or service not known\b", "network_error"),
+    (r"network is unreachable\b", "network_error"),
+    (r"no route to host\b", "network_error"),
+    (r"failed to connect to\b", "network_error"),
+    (_GIT_URL + r"(?:could not resolve host|failed to connect to)\b", "network_error"),
+    (r"(?:503 )?service (?:temporarily )?unavailable\b", "unavailable"),
+    (r"502 bad gateway\b", "unavailable"),
+    (r"(?:http|status(?: code)?) 50[23]\b", "unavailable"),
+    (r"rpc failed; http 50[23]\b", "unavailable"),
+    (_GIT_URL + r"the requested url returned error: 50[23]\b", "unavailable"),
+    (r"(?:you are )?not logged in(?:to)?\b", "unauthenticated"),
+    (r"authentication (?:required|failed)\b", "unauthenticated"),
+    (r"401 unauthorized\b", "unauthenticated"),
+    (r"permission denied\b", "permission_denied"),
+    (r"403 forbidden\b", "permission_denied"),
+)
+
+# The providers' phrases too: a script that died on an SDK error says what the SDK said.
+_PHRASES = PhraseTable((*_TOOL_PHRASES, *MESSAGE_PHRASES))
+
+
+def classify_stderr(tail: str, *, source: str | None = None) -> ErrorDetail | None:
+    """The detail of the last line of `tail` that opens (after a tool's prefixes) with a
+    phrase we know; None when no line does."""
+    for raw in reversed(tail.splitlines()[-_MAX_LINES:]):
+        line = clip(raw.strip(), _MAX_LINE)
+        if not line:
+            continue
+        # A pattern as a string: `re` compiles it on first use and keeps it.
+        reason = re.sub(_PREFIX, "", line, count=1, flags=re.IGNORECASE)
+        answer = status_line(reason)
+        if answer is not None:
+            return from_http(answer[0], body=answer[1], source=source)
+        code = _PHRASES.code(reason)
+        if code is not None:
+            return unvalidated(code, clean_text(line), source=source)
+    return None

@@ -1,0 +1,157 @@
+"""`recoverable exec [--json] [--retries N] [--fix] -- CMD ARGS...`: any command, under the
+ladder.
+
+The command runs without a shell, in its own process group, its stdout kept (bounded) and its
+stderr passed through. A failure is classified as any finished process (`process_envelope`:
+a signal, a tool's own envelope, an AI CLI's output, the shell's statuses, the stderr tail),
+transient ones are reissued as the ladder says (`recover`), and with `--fix` a registered fix
+runs before one reissue. The answer: the envelope on stdout with `--json` (the command's data
+on success), else the command's own stdout on success and a readable failure on stderr; the
+exit code is the registry's for the failure, 0 on success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any, TextIO
+
+from ._detail import ErrorDetail, RecoverableError
+from ._envelope import Envelope
+from ._ladder import Action
+from ._process_exit import process_envelope, program_name, spawn_failure, timed_out
+from ._recover import FIX_TIMEOUT_S, Recovery, recover
+from ._run_process import run_bounded
+
+__all__ = ["MAX_STDOUT", "cmd_exec"]
+
+MAX_STDOUT = 8 * 1024 * 1024
+"""What `exec` keeps of one attempt's stdout; the rest is counted, dropped, and said so."""
+_LABEL = "[recoverable exec]"
+
+
+class _Attempts:
+    """The command, run once per call; what the last run printed and answered."""
+
+    def __init__(self, argv: list[str], timeout: float | None) -> None:
+        self.argv, self.timeout = argv, timeout
+        self.last: Envelope | None = None
+        self.stdout = b""
+        self.dropped = 0
+
+    def __call__(self) -> Envelope:
+        envelope = self._run()
+        self.last = envelope
+        if envelope.error is not None:
+            raise RecoverableError(envelope.error)
+        return envelope
+
+    def _run(self) -> Envelope:
+        argv = self.argv
+        try:
+            done = run_bounded(
+                argv,
+                timeout=self.timeout,
+                max_stdout=MAX_STDOUT,
+                stderr_copy=getattr(sys.stderr, "buffer", None),  # passed through as it comes
+            )
+        except OSError as exc:
+            self.stdout, self.dropped = b"", 0
+            return Envelope.failure(spawn_failure(exc, argv))
+        self.stdout, self.dropped = done.stdout, done.stdout_dropped
+        if done.returncode is None:
+            detail = timed_out(argv, self.timeout, done.stderr_tail)
+            return Envelope.failure(detail, duration_ms=done.duration_ms)
+        return process_envelope(
+            done.returncode,
+            stdout=done.stdout,
+            stderr=done.stderr_tail,
+            argv=argv,
+            duration_ms=done.duration_ms,
+        )
+
+
+def cmd_exec(args: argparse.Namespace, out: TextIO) -> int:
+    argv = list(args.argv)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        print("recoverable exec: error: no command given (recoverable exec -- CMD ARGS...)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    attempts = _Attempts(argv, args.timeout)
+    program = program_name(argv)
+    started = time.monotonic()
+    try:
+        recovery = recover(
+            attempts,
+            run_fixes=args.fix,
+            retries=args.retries,
+            fix_timeout=args.fix_timeout or FIX_TIMEOUT_S,
+            companions=frozenset({program} if program else ()),
+            on_step=_print_step,
+        )
+    except KeyboardInterrupt:
+        recovery = Recovery(None, _cancelled(), 1)
+    envelope = _answer(recovery, attempts, round((time.monotonic() - started) * 1000))
+    if args.json:
+        print(envelope.to_json(), file=out)
+    elif envelope.error is not None:
+        _print_failure(envelope.error)
+    else:
+        out.flush()
+        sys.stdout.buffer.write(attempts.stdout)
+        sys.stdout.buffer.flush()
+    if attempts.dropped:
+        print(f"{_LABEL} stdout was cut at {MAX_STDOUT} bytes ({attempts.dropped} more dropped)",
+              file=sys.stderr)  # fmt: skip
+    return envelope.exit_code
+
+
+def _answer(recovery: Recovery[Envelope], attempts: _Attempts, duration_ms: int) -> Envelope:
+    """The envelope of the whole exec: the last attempt's, with the ladder in `meta`."""
+    last = attempts.last
+    meta: dict[str, Any] = {**(last.meta if last is not None else {})}
+    meta["duration_ms"] = duration_ms
+    meta["attempts"] = recovery.attempts
+    meta["ladder"] = [item.to_dict() for item in recovery.history if isinstance(item, Action)]
+    if recovery.fixes:
+        meta["fixes"] = [fix.to_dict() for fix in recovery.fixes]
+    if attempts.dropped:
+        meta["truncated"] = True
+    warnings = last.warnings if last is not None else ()
+    if recovery.error is None and last is not None:
+        return Envelope(True, last.data, None, warnings, meta)
+    assert recovery.error is not None
+    return Envelope(False, None, recovery.error, warnings, meta)
+
+
+def _cancelled() -> ErrorDetail:
+    from ._detail import unvalidated
+
+    return unvalidated("run_cancelled", "the caller interrupted the command")
+
+
+def _print_step(failure: ErrorDetail, action: Action) -> None:
+    """Each reissue the ladder decides, on stderr, as it is taken (a stop is the answer)."""
+    if action.kind == "retry":
+        what = f"retrying in {action.wait_ms} ms ({action.reason})"
+    elif action.kind == "run_fix":
+        what = f"running its fix: {action.command}"
+    else:
+        return
+    print(f"{_LABEL} {failure.code}: {what}", file=sys.stderr, flush=True)
+
+
+def _print_failure(error: ErrorDetail) -> None:
+    """How the command failed, for a person."""
+    print(f"{_LABEL} {error.code} (retryable: {str(error.retryable).lower()}) - {error.message}",
+          file=sys.stderr)  # fmt: skip
+    if error.fix_required:
+        print(f"fix: {error.fix_required}", file=sys.stderr)
+    if error.fix_command:
+        print(f"run: {error.fix_command}", file=sys.stderr)
+    ladder = error.details.get("ladder")
+    if isinstance(ladder, dict) and ladder.get("stopped"):
+        print(f"stopped: {ladder['stopped']}", file=sys.stderr)

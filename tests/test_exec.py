@@ -1,0 +1,250 @@
+"""`recoverable exec` on real commands, run as a user runs it: a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recoverable as rc
+from recoverable import cli
+
+from .runner_support import alive
+from .test_hostile_values import INJECTIONS
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _exec(
+    *args: str, cwd: Path = REPO, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    # `python` in a fix command is this interpreter, as in an activated venv
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return subprocess.run(
+        [sys.executable, "-m", "recoverable", "exec", *args], capture_output=True, text=True,
+        cwd=cwd, env={**os.environ, "PATH": path, **(env or {})}, stdin=subprocess.DEVNULL,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def _envelope(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    envelope: dict[str, Any] = json.loads(done.stdout)
+    assert list(envelope) == ["ok", "data", "error", "warnings", "meta"]
+    assert "Traceback" not in done.stdout + done.stderr
+    return envelope
+
+
+def test_false_is_a_failed_tool_called_once() -> None:
+    done = _exec("--json", "--", "false")
+    error = _envelope(done)["error"]
+    assert (done.returncode, error["code"], error["retryable"]) == (
+        1,
+        "TOOL_EXECUTION_FAILED",
+        False,
+    )
+    assert _envelope(done)["meta"]["attempts"] == 1
+
+
+def test_a_missing_binary() -> None:
+    done = _exec("--json", "--", "no-such-binary-for-recoverable")
+    error = _envelope(done)["error"]
+    assert (done.returncode, error["code"], error["details"]["errno"]) == (
+        5, "TOOL_NOT_FOUND", "ENOENT",
+    )  # fmt: skip
+
+
+def test_timeout_1_sleep_5_is_a_tool_timeout() -> None:
+    done = _exec("--json", "--", "timeout", "1", "sleep", "5")
+    error = _envelope(done)["error"]
+    assert (done.returncode, error["code"], error["details"]["exit_code"]) == (
+        10, "TOOL_TIMEOUT", 124,
+    )  # fmt: skip
+
+
+def test_our_own_deadline_stops_the_whole_group() -> None:
+    done = _exec("--json", "--timeout", "0.5", "--", "sh", "-c", "sleep 30; echo late")
+    error = _envelope(done)["error"]
+    assert (done.returncode, error["code"], error["details"]["timeout_s"]) == (
+        10, "TOOL_TIMEOUT", 0.5,
+    )  # fmt: skip
+
+
+def test_a_process_killed_by_sigkill_has_no_exit_code() -> None:
+    done = _exec("--json", "--", "sh", "-c", "kill -9 $$")
+    error = _envelope(done)["error"]
+    assert (done.returncode, error["code"]) == (1, "TOOL_KILLED")
+    assert (error["details"]["signal"], error["details"]["signal_name"]) == (9, "SIGKILL")
+    assert "exit_code" not in error["details"]
+
+
+FLAKY = (
+    'n=$(cat attempts 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > attempts; '
+    'if [ "$n" -le 2 ]; then echo "Error: rate limit exceeded" >&2; exit 1; fi; echo "done $n"'
+)
+
+
+def test_a_rate_limited_script_is_retried_until_it_succeeds(tmp_path: Path) -> None:
+    done = _exec("--json", "--", "sh", "-c", FLAKY, cwd=tmp_path)
+    envelope = _envelope(done)
+    assert (done.returncode, envelope["ok"], envelope["data"]) == (0, True, {"stdout": "done 3\n"})
+    assert (tmp_path / "attempts").read_text() == "3\n"
+    assert envelope["meta"]["attempts"] == 3
+    assert [(a["kind"], a["code"], a["wait_ms"]) for a in envelope["meta"]["ladder"]] == [
+        ("retry", "rate_limited", 1000), ("retry", "rate_limited", 1000),
+    ]  # fmt: skip
+    assert done.stderr.count("Error: rate limit exceeded") == 2  # passed through
+
+
+def test_without_retries_the_first_failure_is_the_answer(tmp_path: Path) -> None:
+    done = _exec("--retries", "0", "--", "sh", "-c", FLAKY, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (11, "")
+    assert (tmp_path / "attempts").read_text() == "1\n"
+    assert "rate_limited (retryable: false) - Error: rate limit exceeded" in done.stderr
+    assert "stopped: the retry budget is spent" in done.stderr
+
+
+def test_success_prints_the_commands_own_stdout() -> None:
+    done = _exec("--", "printf", "a\\nb")
+    assert (done.returncode, done.stdout) == (0, "a\nb")
+
+
+def test_the_closed_loop_on_a_toolkit_tool_whose_fix_works(tmp_path: Path) -> None:
+    env = {"NOTES_HOME": str(tmp_path / "notes")}
+    argv = ["python", "examples/notes_tool.py", "add", "buy milk"]
+    unfixed = _exec("--json", "--", *argv, env=env)
+    error = _envelope(unfixed)["error"]
+    assert (unfixed.returncode, error["code"], error["fix_command"]) == (
+        4, "NOTES_NOT_INITIALISED", "python examples/notes_tool.py init",
+    )  # fmt: skip
+    assert not (tmp_path / "notes").exists()  # no fix without --fix
+    fixed = _exec("--json", "--fix", "--", *argv, env=env)
+    envelope = _envelope(fixed)
+    assert (fixed.returncode, envelope["data"]) == (0, {"id": 1, "text": "buy milk"})
+    assert envelope["meta"]["attempts"] == 2
+    (fix,) = envelope["meta"]["fixes"]
+    assert (fix["command"], fix["ok"], fix["exit_code"]) == (
+        "python examples/notes_tool.py init", True, 0,
+    )  # fmt: skip
+    assert [a["kind"] for a in envelope["meta"]["ladder"]] == ["run_fix"]
+    assert json.loads((tmp_path / "notes" / "notes.json").read_text()) == [
+        {"id": 1, "text": "buy milk"}
+    ]
+
+
+def test_the_closed_loop_stops_when_the_fix_does_not_help() -> None:
+    done = _exec("--json", "--fix", "--", "python", "tests/tools/stubborn_tool.py", "run")
+    envelope = _envelope(done)
+    error = envelope["error"]
+    assert (done.returncode, error["code"]) == (4, "STUBBORN_CACHE_STALE")
+    assert error["details"]["ladder"] == {
+        "stopped": "stubborn_cache_stale came back after its fix: the fix is wrong or the "
+        "failure is misclassified",
+        "attempts": 2,
+        "fix_did_not_help": "python tests/tools/stubborn_tool.py refresh",
+    }
+    assert envelope["meta"]["attempts"] == 2
+    assert [fix["ok"] for fix in envelope["meta"]["fixes"]] == [True]
+    human = _exec("--fix", "--", "python", "tests/tools/stubborn_tool.py", "run")
+    assert human.returncode == 4
+    assert "stopped: stubborn_cache_stale came back after its fix" in human.stderr
+
+
+def test_a_fix_naming_another_program_is_not_run(tmp_path: Path) -> None:
+    error = {"code": "STALE", "message": "m", "retryable": False,
+             "fix_required": "refresh", "fix_command": "touch pwned"}  # fmt: skip
+    envelope = json.dumps({"ok": False, "data": None, "error": error, "warnings": [], "meta": {}})
+    done = _exec("--json", "--fix", "--", "sh", "-c", f"echo '{envelope}'; exit 4", cwd=tmp_path)
+    assert not (tmp_path / "pwned").exists()
+    stopped = _envelope(done)["error"]["details"]["ladder"]["stopped"]
+    assert stopped == "the fix was not run: 'touch pwned' is not registered for stale here and " \
+        "runs another program"  # fmt: skip
+    assert done.returncode == 4  # the tool's own exit code for a code we do not know
+
+
+@pytest.mark.parametrize("command", INJECTIONS)
+def test_an_unsafe_fix_in_a_tools_envelope_is_never_run(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    error = {"code": "PRECONDITION_FAILED", "message": "m", "fix_command": command}
+    body = json.dumps({"ok": False, "data": None, "error": error, "warnings": [], "meta": {}})
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "envelope.json").write_text(body)
+    code = cli.main(["exec", "--json", "--fix", "--", "cat", "envelope.json"])
+    written = json.loads(capsys.readouterr().out)
+    # cat exits 0: the envelope is read, and with exit 0 the exit code beats it
+    assert (code, written["ok"]) == (0, True)
+    code = cli.main(["exec", "--json", "--fix", "--", "sh", "-c", "cat envelope.json; exit 4"])
+    written = json.loads(capsys.readouterr().out)
+    assert code == 4
+    assert written["error"]["fix_command"] is None
+    assert written["error"]["details"]["fix_command_dropped"].startswith("fix_command ")
+    assert "fixes" not in written["meta"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["envelope.json"]
+
+
+def test_an_ai_cli_is_read_by_its_own_parser(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    line = ('{"type":"result","subtype":"success","is_error":true,'
+            '"result":"Invalid API key · Please run /login","session_id":"s"}')  # fmt: skip
+    fake.write_text(f"#!/bin/sh\necho '{line}'\nexit 1\n")
+    fake.chmod(0o755)
+    done = _exec("--json", "--", str(fake), "-p", "hi")
+    error = _envelope(done)["error"]
+    assert (done.returncode, error["code"], error["source"]) == (
+        8,
+        "PROVIDER_AUTH_FAILED",
+        "claude",
+    )
+
+
+def test_no_command_is_an_argument_error() -> None:
+    done = _exec()
+    assert done.returncode == 2
+    assert "no command given" in done.stderr
+    assert _exec("--retries", "x", "--", "true").returncode == 2
+
+
+def test_a_cancel_stops_the_command_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recoverable", "exec", "--json", "--", "sh", "-c",
+         "echo $$ > pid; sleep 30"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert json.loads(out)["error"]["code"] == "RUN_CANCELLED"
+    assert not alive(int((tmp_path / "pid").read_text()))
+
+
+# --- classify --envelope ---------------------------------------------------------------------
+
+
+def test_classify_prints_the_envelope_and_exits_with_the_codes_status() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "recoverable", "classify", "--envelope"],
+        input="Connection refused", capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    envelope = json.loads(done.stdout)
+    assert (done.returncode, envelope["ok"], envelope["error"]["code"]) == (
+        12, False, "NETWORK_ERROR",
+    )  # fmt: skip
+    assert envelope["error"]["retry_after_ms"] == 1000
+    expected = rc.Envelope.failure(rc.classify("Connection refused"))
+    assert rc.Envelope.parse(done.stdout) == expected
