@@ -27,6 +27,7 @@ __all__ = [
     "ProviderBody",
     "from_http",
     "generic_from_status",
+    "header_value",
     "parse_body",
     "retry_after_ms",
     "status_attribute",
@@ -37,7 +38,7 @@ _MAX_BODY_CHARS = 64_000
 # --- Retry-After ---------------------------------------------------------------------------
 
 
-def _header(headers: object, name: str) -> str | None:
+def header_value(headers: object, name: str) -> str | None:
     """A header by lower-case name from a mapping, an email Message or (name, value) pairs."""
     if headers is None:
         return None
@@ -158,7 +159,7 @@ def hint_ms(headers: object, body: ProviderBody | None, now: float | datetime | 
     if headers is not None:
         pair = _httpx_retry_headers(headers)
         if pair is None:
-            pair = (_header(headers, "retry-after-ms"), _header(headers, "retry-after"))
+            pair = (header_value(headers, "retry-after-ms"), header_value(headers, "retry-after"))
         ms_text, seconds_text = pair
         if ms_text is not None:
             number = _parse_number(ms_text)
@@ -450,7 +451,9 @@ def parsed_http(
     row = decide(status, body)
     hint = hint_ms(headers, body, now) if row.retryable else None
     request_id = (
-        _header(headers, "x-request-id") or _header(headers, "request-id") or body.request_id
+        header_value(headers, "x-request-id")
+        or header_value(headers, "request-id")
+        or body.request_id
     )
     return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
 
