@@ -18,6 +18,12 @@ payload rules, a chunk is at most MAX_CHUNK_CHARS, numbers are finite; a malform
 an `Error` warning (`tool_output_invalid`, `details["malformed"]` says why) and the stream
 goes on; an unknown `type` is `Raw` (cli "wire"). Nothing a peer sends makes a reader raise.
 
+HTTP: `http_response(detail, problem=False, expose_message=False)` -> (status, headers,
+body) with the registry's status, `Retry-After` on retryable answers, typed JSON or RFC 9457
+problem details; `read_response(status, headers, body)` -> the detail back, whatever style
+(else `from_http`). Clients: `raise_for_error(response)` and `iter_events(response)` /
+`aiter_events(response)` over an httpx (or httpx2) response.
+
 `StreamLog` keeps a stream's numbered events so a client reconnecting with `Last-Event-ID`
 (`last_event_id(headers)`) is served from where it stopped.
 """
@@ -40,19 +46,39 @@ _EXPORTS = {
     "read_sse_chunks": "._sse",
     "to_sse": "._sse",
     "StreamLog": "._resume",
+    "PROBLEM_TYPE_PREFIX": "._http",
+    "http_body": "._http",
+    "http_response": "._http",
+    "read_response": "._http",
+    "aiter_chunks": "._client",
+    "aiter_events": "._client",
+    "araise_for_error": "._client",
+    "iter_chunks": "._client",
+    "iter_events": "._client",
+    "raise_for_error": "._client",
     "last_event_id": "._resume",
 }
 
 __all__ = [
     "MAX_CHUNK_CHARS",
+    "PROBLEM_TYPE_PREFIX",
     "Chunk",
     "NdjsonReader",
     "SseReader",
     "StreamLog",
+    "aiter_chunks",
+    "aiter_events",
+    "araise_for_error",
+    "http_body",
+    "http_response",
+    "iter_chunks",
+    "iter_events",
     "last_event_id",
     "public_payload",
+    "raise_for_error",
     "read_ndjson",
     "read_ndjson_chunks",
+    "read_response",
     "read_sse",
     "read_sse_chunks",
     "to_ndjson",
@@ -61,6 +87,15 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ._chunks import MAX_CHUNK_CHARS, Chunk, public_payload
+    from ._client import (
+        aiter_chunks,
+        aiter_events,
+        araise_for_error,
+        iter_chunks,
+        iter_events,
+        raise_for_error,
+    )
+    from ._http import PROBLEM_TYPE_PREFIX, http_body, http_response, read_response
     from ._ndjson import NdjsonReader, read_ndjson, read_ndjson_chunks, to_ndjson
     from ._resume import StreamLog, last_event_id
     from ._sse import SseReader, read_sse, read_sse_chunks, to_sse
