@@ -102,6 +102,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> object:
+    if name == "asgi":  # the ASGI helpers: a submodule, loaded (with Starlette) on use
+        return importlib.import_module(".asgi", __name__)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'recoverable.wire' has no attribute {name!r}")

@@ -1,0 +1,210 @@
+"""Starlette and FastAPI: failures answered by the code table, event streams as responses.
+
+    from recoverable.wire import asgi
+
+    app = FastAPI()                    # or Starlette()
+    asgi.install(app)                  # whatever a route raises: classified, answered
+
+    @app.get("/runs")
+    async def run(prompt: str):
+        return asgi.sse_response(agents.stream(prompt, cli="claude"))
+
+`install` answers every exception a route raises (an SDK's, `RecoverableError`, Starlette's
+`HTTPException`, FastAPI's validation error, anything) with `http_response`: the registry's
+status, `Retry-After` when retryable, typed JSON or problem details (`problem=None`: when the
+request's Accept asks for `application/problem+json`). The developer text goes to the log
+(`recoverable.wire`), not to the client, unless `expose_message`.
+
+`sse_response` / `ndjson_response` stream any async iterator of events (see `_publish`):
+public chunks by default (no developer text), numbered, one error event when the source
+fails, the source closed (a CLI's process group stopped) when the client disconnects, every
+event kept in `log` when given, so a client reconnecting with `Last-Event-ID` can be served
+with `sse_response(log.follow(last_event_id(request.headers)))`.
+
+Needs the `asgi` extra (starlette, sse-starlette); `import recoverable.wire` does not import it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._classify import classify
+from .._detail import ErrorDetail, unvalidated
+from ._chunks import chunk_dict, chunk_json
+from ._http import PROBLEM_TYPE, http_response
+from ._publish import published
+from ._resume import StreamLog
+
+if TYPE_CHECKING:
+    from sse_starlette import EventSourceResponse
+    from starlette.requests import Request
+    from starlette.responses import Response, StreamingResponse
+
+__all__ = ["error_response", "install", "ndjson_response", "sse_response"]
+
+logger = logging.getLogger("recoverable.wire")
+
+# Exceptions of web frameworks that say what they are by their class: (module root, name).
+_FRAMEWORK_ERRORS = {
+    ("fastapi", "RequestValidationError"): "invalid_input",
+    ("pydantic_core", "ValidationError"): "invalid_input",
+}
+
+NDJSON_TYPE = "application/x-ndjson"
+_NO_BUFFERING = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+def _classify(exc: BaseException) -> ErrorDetail:
+    kind = type(exc)
+    code = _FRAMEWORK_ERRORS.get((kind.__module__.split(".")[0], kind.__name__))
+    if code is not None:
+        return unvalidated(code, f"{kind.__name__}: the request did not validate")
+    return classify(exc)
+
+
+def _wants_problem(request: Request) -> bool:
+    return PROBLEM_TYPE in request.headers.get("accept", "")
+
+
+def error_response(
+    request: Request,
+    failure: object,
+    *,
+    problem: bool | None = None,
+    expose_message: bool = False,
+) -> Response:
+    """The response answering `failure` (an exception, a detail, anything classify takes)."""
+    from starlette.responses import Response
+
+    if isinstance(failure, ErrorDetail):
+        detail = failure
+    elif isinstance(failure, BaseException):
+        detail = _classify(failure)
+    else:
+        detail = classify(failure)
+    as_problem = _wants_problem(request) if problem is None else problem
+    status, headers, body = http_response(
+        detail, problem=as_problem, expose_message=expose_message, instance=request.url.path
+    )
+    return Response(body, status, headers=headers)
+
+
+def install(app: Any, *, problem: bool | None = None, expose_message: bool = False) -> None:
+    """Answer whatever a route of `app` (Starlette or FastAPI) raises with `error_response`.
+
+    A middleware answers the exceptions no handler took (a handler for `Exception` would be
+    Starlette's server-error handler, which answers and raises again: a traceback logged for
+    every 429); handlers answer Starlette's `HTTPException` and FastAPI's validation error
+    the same way, in place of the frameworks' own bodies."""
+
+    async def handle(request: Request, exc: Exception) -> Response:
+        response = error_response(request, exc, problem=problem, expose_message=expose_message)
+        _log(request, exc, response.status_code)
+        return response
+
+    app.add_middleware(_Answering, handle=handle)
+    from starlette.exceptions import HTTPException
+
+    app.add_exception_handler(HTTPException, handle)
+    fastapi = sys.modules.get("fastapi.exceptions")
+    if fastapi is not None:
+        app.add_exception_handler(fastapi.RequestValidationError, handle)
+
+
+class _Answering:
+    """ASGI middleware: an exception raised before the response started is answered."""
+
+    def __init__(self, app: Any, handle: Any) -> None:
+        self.app = app
+        self.handle = handle
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            if started:  # too late to answer: the server closes the connection
+                raise
+            from starlette.requests import Request
+
+            response = await self.handle(Request(scope, receive), exc)
+            await response(scope, receive, send)
+
+
+def _log(request: Request, exc: Exception, status: int) -> None:
+    detail = _classify(exc)
+    where = f"{request.method} {request.url.path}"
+    if detail.code in ("unknown", "internal_error"):  # a bug, likely: its traceback
+        logger.error("%s failed: %s (%d)", where, detail.code, status, exc_info=exc)
+    else:
+        logger.info("%s failed: %s (%d): %s", where, detail.code, status, detail.message)
+
+
+async def _sse_events(
+    source: AsyncIterable[Any], log: StreamLog | None, public: bool
+) -> AsyncIterator[Any]:
+    from sse_starlette import ServerSentEvent
+
+    async for chunk in published(source, log=log):
+        data = chunk_dict(chunk.event, public=public)
+        if data is not None:
+            seq = None if chunk.seq is None else str(chunk.seq)
+            yield ServerSentEvent(chunk_json(data), id=seq, sep="\n")
+
+
+def sse_response(
+    source: AsyncIterable[Any],
+    *,
+    log: StreamLog | None = None,
+    public: bool = True,
+    ping: float = 15,
+    headers: Mapping[str, str] | None = None,
+) -> EventSourceResponse:
+    """Stream `source` (events, or chunks from `StreamLog.follow`) as Server-Sent Events."""
+    from sse_starlette import EventSourceResponse
+
+    return EventSourceResponse(
+        _sse_events(source, log, public),
+        headers={**_NO_BUFFERING, **(headers or {})},
+        ping=ping,
+        sep="\n",
+    )
+
+
+async def _ndjson_lines(
+    source: AsyncIterable[Any], log: StreamLog | None, public: bool
+) -> AsyncIterator[bytes]:
+    async for chunk in published(source, log=log):
+        data = chunk_dict(chunk.event, seq=chunk.seq, public=public)
+        if data is not None:
+            yield (chunk_json(data) + "\n").encode()
+
+
+def ndjson_response(
+    source: AsyncIterable[Any],
+    *,
+    log: StreamLog | None = None,
+    public: bool = True,
+    headers: Mapping[str, str] | None = None,
+) -> StreamingResponse:
+    """Stream `source` as NDJSON (`application/x-ndjson`, `seq` in each line). A client's
+    disconnect is seen when a write fails: prefer `sse_response`, whose pings see it soon."""
+    from starlette.responses import StreamingResponse
+
+    return StreamingResponse(
+        _ndjson_lines(source, log, public),
+        media_type=NDJSON_TYPE,
+        headers={**_NO_BUFFERING, **(headers or {})},
+    )
