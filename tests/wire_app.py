@@ -129,4 +129,20 @@ def build(state: AppState) -> FastAPI:
             return asgi.ndjson_response(events, log=log)
         return asgi.sse_response(events, log=log)
 
+    @app.post("/ui/{kind}")
+    async def ui(kind: str) -> Response:
+        source = _tools() if kind == "tools" else _chat_stream(state)
+        return asgi.ui_message_response(source, message_id="msg-1")
+
     return app
+
+
+async def _tools() -> AsyncIterator[agents.Event]:
+    yield agents.ThinkingDelta("Let me look.")
+    yield agents.ToolStart("call-1", "Bash", {"command": "echo hi"})
+    yield agents.ToolEnd("call-1", True, "hi\n")
+    yield agents.ToolStart("call-2", "Bash", {"command": "false"})
+    yield agents.ToolEnd("call-2", False, None, f"exit 1 in /home/{MARKER}")
+    yield agents.TurnEnd()
+    yield agents.TextDelta("The tool printed hi.")
+    yield agents.Done(agents.RunResult(True, "The tool printed hi."))

@@ -24,6 +24,10 @@ problem details; `read_response(status, headers, body)` -> the detail back, what
 (else `from_http`). Clients: `raise_for_error(response)` and `iter_events(response)` /
 `aiter_events(response)` over an httpx (or httpx2) response.
 
+The Vercel AI SDK's UI message stream: `to_ui_message_stream(events)` / `UiMessageStream`
+(text, reasoning and tool parts; a failure as `{"type": "error", "errorText": user_message}`),
+served by `asgi.ui_message_response` so a `useChat` front end works unchanged.
+
 `StreamLog` keeps a stream's numbered events so a client reconnecting with `Last-Event-ID`
 (`last_event_id(headers)`) is served from where it stopped.
 """
@@ -46,6 +50,8 @@ _EXPORTS = {
     "read_sse_chunks": "._sse",
     "to_sse": "._sse",
     "StreamLog": "._resume",
+    "UiMessageStream": "._ai_sdk",
+    "to_ui_message_stream": "._ai_sdk",
     "PROBLEM_TYPE_PREFIX": "._http",
     "http_body": "._http",
     "http_response": "._http",
@@ -66,6 +72,7 @@ __all__ = [
     "NdjsonReader",
     "SseReader",
     "StreamLog",
+    "UiMessageStream",
     "aiter_chunks",
     "aiter_events",
     "araise_for_error",
@@ -83,9 +90,11 @@ __all__ = [
     "read_sse_chunks",
     "to_ndjson",
     "to_sse",
+    "to_ui_message_stream",
 ]
 
 if TYPE_CHECKING:
+    from ._ai_sdk import UiMessageStream, to_ui_message_stream
     from ._chunks import MAX_CHUNK_CHARS, Chunk, public_payload
     from ._client import (
         aiter_chunks,

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._classify import classify
 from .._detail import ErrorDetail, unvalidated
+from ._ai_sdk import DONE, UI_MESSAGE_STREAM_HEADERS, UiMessageStream
 from ._chunks import chunk_dict, chunk_json
 from ._http import PROBLEM_TYPE, http_response
 from ._publish import published
@@ -43,7 +44,13 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
 
-__all__ = ["error_response", "install", "ndjson_response", "sse_response"]
+__all__ = [
+    "error_response",
+    "install",
+    "ndjson_response",
+    "sse_response",
+    "ui_message_response",
+]
 
 logger = logging.getLogger("recoverable.wire")
 
@@ -207,4 +214,41 @@ def ndjson_response(
         _ndjson_lines(source, log, public),
         media_type=NDJSON_TYPE,
         headers={**_NO_BUFFERING, **(headers or {})},
+    )
+
+
+async def _ui_events(
+    source: AsyncIterable[Any], log: StreamLog | None, message_id: str | None
+) -> AsyncIterator[Any]:
+    from sse_starlette import ServerSentEvent
+
+    writer = UiMessageStream(message_id)
+    chunks = writer.start()
+    async for chunk in published(source, log=log):
+        chunks += writer.write(chunk.event)
+        for data in chunks:
+            yield ServerSentEvent(chunk_json(data), sep="\n")
+        chunks = []
+    for data in writer.end():
+        yield ServerSentEvent(chunk_json(data), sep="\n")
+    yield ServerSentEvent(DONE, sep="\n")
+
+
+def ui_message_response(
+    source: AsyncIterable[Any],
+    *,
+    log: StreamLog | None = None,
+    message_id: str | None = None,
+    ping: float = 15,
+) -> EventSourceResponse:
+    """Stream `source` as the Vercel AI SDK's UI message stream (what `useChat` and
+    `DefaultChatTransport` read): text and tool parts, `{"type": "error", "errorText":
+    user_message}` when the run fails, `[DONE]` last. Cancelled as `sse_response` is."""
+    from sse_starlette import EventSourceResponse
+
+    return EventSourceResponse(
+        _ui_events(source, log, message_id),
+        headers=UI_MESSAGE_STREAM_HEADERS,
+        ping=ping,
+        sep="\n",
     )
