@@ -23,6 +23,7 @@ from typing import Any
 
 from .._codes import codes
 from .._detail import ErrorDetail, PayloadError, RecoverableError, unvalidated
+from .._ladder import DEFAULT_WAIT_MS
 from .._untrusted import clean_text, safe_str, valid_unicode
 from ..agents._events import (
     Done,
@@ -49,6 +50,7 @@ __all__ = [
     "malformed",
     "public_payload",
     "read_chunk",
+    "stated_wait_ms",
 ]
 
 MAX_CHUNK_CHARS = 8 * 1024 * 1024
@@ -80,16 +82,26 @@ def as_event(value: Event | ErrorDetail | RecoverableError) -> Event:
     return value
 
 
+def stated_wait_ms(detail: ErrorDetail) -> int | None:
+    """The wait a public answer states: the detail's, or 1 s when a retryable detail gives
+    none (the envelope's reading rule, written out so every reader waits the same); None when
+    not retryable."""
+    if not detail.retryable:
+        return None
+    return DEFAULT_WAIT_MS if detail.retry_after_ms is None else detail.retry_after_ms
+
+
 def public_payload(detail: ErrorDetail, *, expose_message: bool = False) -> dict[str, Any]:
-    """A detail as a person may see it: code, category, the recovery fields and the user
-    sentence; the developer `message` only when exposed (else the user sentence again), and
-    never a cause, details, a fix command (it runs where the server runs) or a stack trace."""
+    """A detail as a person may see it: code, category, the recovery fields (a retryable one
+    always with its wait) and the user sentence; the developer `message` only when exposed
+    (else the user sentence again), and never a cause, details, a fix command (it runs where
+    the server runs) or a stack trace."""
     return {
         "code": detail.code,
         "message": detail.message if expose_message else detail.user_message,
         "category": detail.category,
         "retryable": detail.retryable,
-        "retry_after_ms": detail.retry_after_ms,
+        "retry_after_ms": stated_wait_ms(detail),
         "fix_required": detail.fix_required,
         "user_message": detail.user_message,
     }

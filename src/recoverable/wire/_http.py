@@ -33,8 +33,8 @@ from .._classify import classify, from_http
 from .._classify.http_answers import hint_ms
 from .._detail import ErrorDetail, PayloadError, copy_with
 from .._envelope import Envelope, code_from_envelope, load_json_object, looks_like_envelope
-from .._ladder import DEFAULT_WAIT_MS
 from .._untrusted import clean_status
+from ._chunks import stated_wait_ms
 
 __all__ = [
     "JSON_TYPE",
@@ -55,18 +55,9 @@ _PAYLOAD_KEYS = ("code", "message", "category", "retryable", "user_message")
 _MAX_BODY_BYTES = 1024 * 1024  # an error body longer than this is read as text, cut
 
 
-def wait_ms(detail: ErrorDetail) -> int | None:
-    """The wait an answer states: the detail's, or 1 s when a retryable detail gives none (the
-    envelope's reading rule, written out so every reader waits the same); None if not
-    retryable."""
-    if not detail.retryable:
-        return None
-    return DEFAULT_WAIT_MS if detail.retry_after_ms is None else detail.retry_after_ms
-
-
 def retry_after_header(detail: ErrorDetail) -> str | None:
-    """`Retry-After` for a detail: `wait_ms` in whole seconds, rounded up."""
-    wait = wait_ms(detail)
+    """`Retry-After` for a detail: its stated wait in whole seconds, rounded up."""
+    wait = stated_wait_ms(detail)
     return None if wait is None else str(math.ceil(wait / 1000))
 
 
@@ -81,7 +72,7 @@ def http_body(
     fields: dict[str, Any] = {
         "code": detail.code,
         "retryable": detail.retryable,
-        "retry_after_ms": wait_ms(detail),
+        "retry_after_ms": stated_wait_ms(detail),
         "fix_required": detail.fix_required,
     }
     if expose_message and detail.code not in _NEVER_EXPOSED:
