@@ -243,6 +243,38 @@ def test_a_client_that_disconnects_cancels_the_run(app: AppState, client: httpx.
     _wait(lambda: processes_with(str(app.home).encode()) == [])  # the process group is gone
 
 
+def _check_cut(chunks: list[wire.Chunk]) -> None:
+    assert [(c.seq, c.event) for c in chunks[:2]] == [(1, agents.TextDelta("1 ")),
+                                                      (2, agents.TextDelta("2 "))]  # fmt: skip
+    (lost,) = chunks[2:]
+    assert isinstance(lost.event, agents.Error)
+    detail = lost.event.detail
+    assert (detail.code, detail.retryable) == ("network_error", True)
+    assert detail.details["mid_stream"] is True
+    assert detail.details["last_seq"] == 2  # where to resume from
+
+
+def test_a_connection_lost_mid_stream_ends_the_events_with_one_error(
+    client: httpx.Client,
+) -> None:
+    with client.stream("GET", "/cut") as response:
+        _check_cut(list(wire.iter_chunks(response)))
+
+
+async def test_the_async_iterators(served: tuple[AppState, str]) -> None:
+    async with httpx.AsyncClient(base_url=served[1], timeout=60) as client:
+        async with client.stream("GET", "/cut") as response:
+            _check_cut([chunk async for chunk in wire.aiter_chunks(response)])
+        async with client.stream("GET", "/numbers/async?count=2") as response:
+            events = [event async for event in wire.aiter_events(response)]
+        assert events == [agents.TextDelta("1 "), agents.TextDelta("2 "),
+                          agents.Done(agents.RunResult(True, ""))]  # fmt: skip
+        async with client.stream("GET", "/raise/conflict") as response:
+            with pytest.raises(rc.RecoverableError) as raised:
+                [event async for event in wire.aiter_events(response)]
+        assert raised.value.code == "conflict"
+
+
 def test_the_asgi_module_is_not_imported_by_the_wire() -> None:
     import subprocess
     import sys

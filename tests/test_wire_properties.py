@@ -11,9 +11,11 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import recoverable as rc
 from recoverable import agents, wire
+from recoverable.agents._events import Severity
 
-from .wire_support import events
+from .wire_support import MARKER, events
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -124,3 +126,33 @@ EVENT_TYPES = (agents.TextDelta, agents.ThinkingDelta, agents.ToolStart, agents.
 def test_garbage_never_raises(garbage: bytes | str) -> None:
     for event in wire.read_ndjson(garbage) + wire.read_sse(garbage):
         assert isinstance(event, EVENT_TYPES)
+
+
+@st.composite
+def marked_details(draw: st.DrawFn) -> rc.ErrorDetail:
+    """Details whose every developer field holds MARKER."""
+    code = draw(st.sampled_from([row.code for row in rc.codes]))
+    return rc.ErrorDetail.create(
+        code, f"{draw(st.text(max_size=10))}{MARKER}", cause=f"cause {MARKER}",
+        source=draw(st.sampled_from([None, "openai", "claude"])),
+        details={"stderr_tail": MARKER, "nested": {"path": f"/home/{MARKER}"}},
+    )  # fmt: skip
+
+
+@SETTINGS
+@given(marked_details(), st.sampled_from(["warning", "error"]), st.booleans())
+def test_public_writers_never_carry_developer_text(
+    detail: rc.ErrorDetail, severity: Severity, problem: bool
+) -> None:
+    result = agents.RunResult(False, "partial", detail, stderr_tail=MARKER)
+    sent = [agents.Error(detail, severity), agents.Done(result), detail,
+            agents.ToolEnd("t", False, None, MARKER), agents.Raw("claude", MARKER)]  # fmt: skip
+    for event in sent:
+        assert MARKER not in wire.to_sse(event, public=True)
+        assert MARKER not in wire.to_ndjson(event, public=True)
+    assert MARKER not in wire.to_ui_message_stream([agents.Error(detail), agents.Done(result)])
+    _, _, body = wire.http_response(detail, problem=problem)
+    assert MARKER.encode() not in body
+    if detail.code in ("unknown", "internal_error"):
+        _, _, body = wire.http_response(detail, problem=problem, expose_message=True)
+        assert MARKER.encode() not in body

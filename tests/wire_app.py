@@ -12,7 +12,7 @@ from typing import Any
 
 import openai
 from fastapi import FastAPI, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 import recoverable as rc
 from recoverable import agents, wire
@@ -128,6 +128,16 @@ def build(state: AppState) -> FastAPI:
         if request.query_params.get("format") == "ndjson":
             return asgi.ndjson_response(events, log=log)
         return asgi.sse_response(events, log=log)
+
+    @app.get("/cut")
+    async def cut() -> Response:
+        async def body() -> AsyncIterator[str]:
+            for number in (1, 2):
+                yield wire.to_sse(agents.TextDelta(f"{number} "), seq=number)
+                await asyncio.sleep(0.05)
+            raise ConnectionResetError("the server died mid-stream")  # uvicorn drops the line
+
+        return StreamingResponse(body(), media_type="text/event-stream")
 
     @app.post("/ui/{kind}")
     async def ui(kind: str) -> Response:
