@@ -186,7 +186,7 @@ def load_chunk(text: str, seq: int | None = None) -> Chunk:
     if not text.isascii():
         text = valid_unicode(text)
     try:
-        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        data = _DECODER.decode(text)
     except RecursionError:
         return malformed("nested too deep", text)
     except ValueError:
@@ -222,13 +222,17 @@ def _finite(text: str) -> float:
     return number
 
 
+# One decoder for every chunk: `json.loads` with hooks builds a new one each call.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+
+
 def read_chunk(data: object, seq: int | None = None) -> Chunk:
     """A parsed chunk as its event (never raises). Its own `seq` is used when `seq` is None."""
     if not isinstance(data, Mapping):
         return malformed(f"not a JSON object ({type(data).__name__})")
     if seq is None:
         own = data.get("seq")
-        seq = own if type(own) is int and own >= 0 else None
+        seq = own if type(own) is int and 0 <= own < 2**63 else None
     kind = data.get("type")
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:

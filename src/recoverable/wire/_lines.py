@@ -27,7 +27,7 @@ class LineSplitter:
         self._skipping = False
         self._after_cr = False  # the last piece ended in CR: a LF next is its CRLF's
 
-    def feed(self, piece: str | bytes) -> Iterator[str | None]:
+    def feed(self, piece: str | bytes) -> list[str | None]:
         """The lines `piece` completes; None for a line dropped as overlong (once per line)."""
         text = self._decoder.decode(piece) if isinstance(piece, bytes) else piece
         if self._cr:
@@ -36,34 +36,40 @@ class LineSplitter:
             if text:
                 self._after_cr = text.endswith("\r")
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        start = 0
-        while (end := text.find("\n", start)) != -1:
-            line = self._take(text[start:end])
-            if line is not None or not self._skipping:
-                yield line
+        *complete, rest = text.split("\n")
+        lines: list[str | None] = []
+        if complete:
+            lines.append(self._take(complete[0]))
+            if lines[0] is None and self._skipping:  # the end of a line already reported
+                lines.pop()
             self._skipping = False
-            start = end + 1
-        if start < len(text):
-            yield from self._keep(text[start:])
+            if len(complete) > 1:
+                lines += [_fits(line) for line in complete[1:]]
+            if not self._cr:
+                lines = [_no_cr(line) for line in lines]
+        if rest:
+            lines += self._keep(rest)
+        return lines
 
-    def close(self) -> Iterator[str | None]:
+    def close(self) -> list[str | None]:
         """The last line, when the text did not end with a newline."""
         tail = self._decoder.decode(b"", final=True)
-        if tail:
-            yield from self._keep(tail)
+        lines = self._keep(tail) if tail else []
         if self._parts and not self._skipping:
-            yield self._take("")
+            line = self._take("")
+            lines.append(line if self._cr else _no_cr(line))
         self._parts, self._size, self._skipping = [], 0, False
+        return lines
 
-    def _keep(self, rest: str) -> Iterator[str | None]:
+    def _keep(self, rest: str) -> list[str | None]:
         if self._skipping:
-            return
+            return []
         self._size += len(rest)
         if self._size > MAX_CHUNK_CHARS:
             self._parts, self._size, self._skipping = [], 0, True
-            yield None
-        else:
-            self._parts.append(rest)
+            return [None]
+        self._parts.append(rest)
+        return []
 
     def _take(self, end: str) -> str | None:
         if self._skipping:
@@ -74,9 +80,16 @@ class LineSplitter:
             self._parts.append(end)
             line = "".join(self._parts)
             self._parts, self._size = [], 0
-        if len(line) > MAX_CHUNK_CHARS:
-            return None
-        return line if self._cr or not line.endswith("\r") else line[:-1]
+        return _fits(line)
+
+
+def _fits(line: str) -> str | None:
+    return line if len(line) <= MAX_CHUNK_CHARS else None
+
+
+def _no_cr(line: str | None) -> str | None:
+    """An NDJSON line without the CR of a CRLF end."""
+    return line[:-1] if line is not None and line.endswith("\r") else line
 
 
 def pieces(text_or_lines: str | bytes | Iterable[str | bytes]) -> Iterator[str | bytes]:

@@ -70,8 +70,7 @@ class SseReader:
 
     def close(self) -> list[Chunk]:
         """Nothing more: an event the stream did not finish with a blank line is dropped."""
-        for _ in self._lines.close():
-            pass
+        self._lines.close()
         self._data, self._size, self._id = [], 0, None
         return []
 
@@ -90,11 +89,16 @@ class SseReader:
             self._size += len(value) + 1
             if self._size <= MAX_CHUNK_CHARS:
                 self._data.append(value)
-        elif field == "id" and "\0" not in value:
+            return None
+        self._other(field, value)
+        return None
+
+    def _other(self, field: str, value: str) -> None:
+        """A field other than data: the event's id, the reconnection time; others ignored."""
+        if field == "id" and "\0" not in value:
             self._id = self.last_event_id = value
         elif field == "retry" and value.isascii() and value.isdigit():
             self.retry_ms = int(value[:_MAX_SEQ_DIGITS])
-        return None
 
     def _dispatch(self) -> Chunk | None:
         data, size, event_id = self._data, self._size, self._id
