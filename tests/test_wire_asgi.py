@@ -202,6 +202,19 @@ def test_a_client_resumes_from_its_last_event_id(app: AppState, client: httpx.Cl
     assert (response.status_code, response.json()["code"]) == (412, "precondition_failed")
 
 
+def test_an_ndjson_client_that_goes_away_cancels_the_source(
+    app: AppState, client: httpx.Client
+) -> None:
+    with client.stream("GET", "/numbers/n1?count=2&then=hang&format=ndjson") as response:
+        seen = [chunk.seq for chunk, _ in zip(wire.iter_chunks(response), range(2), strict=False)]
+    assert seen == [1, 2]
+    log = app.logs["n1"]
+    _wait(lambda: log.closed)  # seen at once, though the source writes nothing more
+    last = log.since(2)
+    assert last is not None
+    assert [chunk.event.detail.code for chunk in last] == ["run_cancelled"]  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("form", ["sse", "ndjson"])
 def test_an_agent_run_streams_publicly(app: AppState, client: httpx.Client, form: str) -> None:
     chunks, text = _stream(client, f"/agent/ok-{form}?format={form}")

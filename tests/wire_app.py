@@ -113,6 +113,8 @@ def build(state: AppState) -> FastAPI:
         log = state.logs[run] = wire.StreamLog()
         count = int(request.query_params.get("count", "3"))
         then = request.query_params.get("then", "end")
+        if request.query_params.get("format") == "ndjson":
+            return asgi.ndjson_response(_numbers(count, then), log=log)
         return asgi.sse_response(_numbers(count, then), log=log)
 
     @app.get("/agent/{run}")

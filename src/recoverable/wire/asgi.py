@@ -206,15 +206,41 @@ def ndjson_response(
     public: bool = True,
     headers: Mapping[str, str] | None = None,
 ) -> StreamingResponse:
-    """Stream `source` as NDJSON (`application/x-ndjson`, `seq` in each line). A client's
-    disconnect is seen when a write fails: prefer `sse_response`, whose pings see it soon."""
-    from starlette.responses import StreamingResponse
-
-    return StreamingResponse(
+    """Stream `source` as NDJSON (`application/x-ndjson`, `seq` in each line); the client's
+    disconnect cancels it as it does `sse_response`."""
+    return _watched_streaming()(
         _ndjson_lines(source, log, public),
         media_type=NDJSON_TYPE,
         headers={**_NO_BUFFERING, **(headers or {})},
     )
+
+
+_WATCHED: list[type[StreamingResponse]] = []
+
+
+def _watched_streaming() -> type[StreamingResponse]:
+    """A StreamingResponse that always watches for the client's disconnect: Starlette's
+    does only under ASGI < 2.4 and otherwise sees it at the next write, which a run waiting
+    on its model may not make for minutes."""
+    if _WATCHED:
+        return _WATCHED[0]
+    import anyio
+    from starlette.responses import StreamingResponse
+
+    class Watched(StreamingResponse):
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            async with anyio.create_task_group() as group:
+
+                async def stream() -> None:
+                    await self.stream_response(send)
+                    group.cancel_scope.cancel()
+
+                group.start_soon(stream)
+                await self.listen_for_disconnect(receive)
+                group.cancel_scope.cancel()
+
+    _WATCHED.append(Watched)
+    return Watched
 
 
 async def _ui_events(
