@@ -91,6 +91,9 @@ def test_what_a_route_raises_is_answered_by_the_table(
     with pytest.raises(rc.RecoverableError) as raised:
         wire.raise_for_error(response)
     assert raised.value.detail == detail
+    with pytest.raises(httpx.HTTPStatusError) as status_error:  # httpx's own, classified
+        response.raise_for_status()
+    assert rc.classify(status_error.value) == detail
 
 
 def test_a_client_retries_a_route_as_its_retry_after_says(
@@ -110,6 +113,28 @@ def test_a_client_retries_a_route_as_its_retry_after_says(
     assert attempts[1] - attempts[0] >= 1.0  # Retry-After: 1 (503 from our server)
     assert app.calls["retried"] == 2
     assert [request.fault for request in app.fake.requests] == ["rate_limited", None]
+
+
+def test_rc_retry_reads_httpx_status_errors_from_our_server(
+    app: AppState, client: httpx.Client
+) -> None:
+    app.fake.fail(Fault.rate_limited(retry_after=1))
+    app.fake.fail(Fault.insufficient_quota())
+    attempts: list[float] = []
+
+    @rc.retry(attempts=5)
+    def call() -> httpx.Response:
+        attempts.append(time.monotonic())
+        return client.get("/chat").raise_for_status()
+
+    with pytest.raises(httpx.HTTPStatusError) as raised:  # not retryable: raised as it came
+        call()
+    # the 503 retried after its Retry-After; the 502 that says quota stopped at once (as a
+    # status alone, 502 would be a retryable bad gateway)
+    assert len(attempts) == 2
+    assert attempts[1] - attempts[0] >= 1.0
+    detail = rc.classify(raised.value)
+    assert (detail.code, detail.retryable) == ("provider_quota_exceeded", False)
 
 
 async def test_an_async_client_reads_the_same(served: tuple[AppState, str]) -> None:

@@ -178,3 +178,24 @@ def test_any_detail_crosses_http_with_its_recovery_fields(sent: rc.ErrorDetail) 
         )  # fmt: skip
         assert back.recovery == sent.recovery
         assert back.user_message == sent.user_message
+
+
+def test_classify_reads_our_answer_inside_an_httpx_status_error() -> None:
+    import httpx
+
+    request = httpx.Request("GET", "http://127.0.0.1/chat")
+    for problem in (False, True):
+        sent = rc.ErrorDetail.create("provider_quota_exceeded", "quota")
+        status, headers, body = wire.http_response(sent, problem=problem)
+        response = httpx.Response(status, headers=headers, content=body, request=request)
+        with pytest.raises(httpx.HTTPStatusError) as raised:
+            response.raise_for_status()
+        detail = rc.classify(raised.value)
+        assert (detail.code, detail.retryable, detail.status) == (
+            "provider_quota_exceeded", False, 502,
+        )  # fmt: skip
+    # a body that only looks like ours (a code not registered here) is read by its status
+    response = httpx.Response(502, json={"code": "foo_bar", "retryable": False}, request=request)
+    with pytest.raises(httpx.HTTPStatusError) as raised:
+        response.raise_for_status()
+    assert rc.classify(raised.value).code == "unavailable"

@@ -31,6 +31,7 @@ from typing import Any
 
 from .._classify import classify, from_http
 from .._classify.http_answers import hint_ms
+from .._codes import codes
 from .._detail import ErrorDetail, PayloadError, copy_with
 from .._envelope import Envelope, code_from_envelope, load_json_object, looks_like_envelope
 from .._untrusted import clean_status
@@ -42,6 +43,7 @@ __all__ = [
     "PROBLEM_TYPE_PREFIX",
     "http_body",
     "http_response",
+    "read_ours",
     "read_response",
     "retry_after_header",
 ]
@@ -183,6 +185,22 @@ def _from_ours(
         if wait is not None:
             detail = ErrorDetail.from_dict({**detail.to_dict(), "retry_after_ms": wait})
     return detail
+
+
+def read_ours(status: int, headers: object, body: object) -> ErrorDetail | None:
+    """The answer of a server that speaks this module (typed JSON or problem details with a
+    registered `code` and a boolean `retryable`), read as that server meant it; else None.
+    `classify` reads an HTTP client's status error through this first, so a 502 that says
+    `provider_quota_exceeded` is a quota stop, not a retryable bad gateway."""
+    data, _ = load_json_object(body)
+    if data is None:
+        return None
+    code = data.get("code")
+    if not isinstance(code, str) or not isinstance(data.get("retryable"), bool):
+        return None
+    if codes.get(code_from_envelope(code)) is None:
+        return None
+    return _from_ours(data, code, status, headers)
 
 
 def _with_status(detail: ErrorDetail, status: int) -> ErrorDetail:
