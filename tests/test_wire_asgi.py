@@ -96,6 +96,14 @@ def test_what_a_route_raises_is_answered_by_the_table(
     assert rc.classify(status_error.value) == detail
 
 
+def test_a_status_the_table_does_not_map_is_kept(client: httpx.Client) -> None:
+    response = client.post("/count?n=1")  # a GET route: the router's 405
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET"
+    assert response.json()["code"] == "invalid_input"
+    assert wire.read_response(405, response.headers, response.content).code == "invalid_input"
+
+
 def test_a_client_retries_a_route_as_its_retry_after_says(
     app: AppState, client: httpx.Client
 ) -> None:

@@ -32,6 +32,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._classify import classify
+from .._classify.http_answers import generic_from_status
 from .._detail import ErrorDetail, unvalidated
 from ._ai_sdk import DONE, UI_MESSAGE_STREAM_HEADERS, UiMessageStream
 from ._chunks import chunk_dict, chunk_json
@@ -55,9 +56,10 @@ __all__ = [
 logger = logging.getLogger("recoverable.wire")
 
 # Exceptions of web frameworks that say what they are by their class: (module root, name).
+# (Not pydantic's ValidationError: raised inside a route, it is the server's parsing of
+# something, not the client's request.)
 _FRAMEWORK_ERRORS = {
     ("fastapi", "RequestValidationError"): "invalid_input",
-    ("pydantic_core", "ValidationError"): "invalid_input",
 }
 
 NDJSON_TYPE = "application/x-ndjson"
@@ -108,14 +110,32 @@ def install(app: Any, *, problem: bool | None = None, expose_message: bool = Fal
     the same way, in place of the frameworks' own bodies."""
 
     async def handle(request: Request, exc: Exception) -> Response:
-        response = error_response(request, exc, problem=problem, expose_message=expose_message)
-        _log(request, exc, response.status_code)
+        detail = _classify(exc)
+        response = error_response(request, detail, problem=problem, expose_message=expose_message)
+        _log(request, detail, exc, response.status_code)
+        return response
+
+    async def handle_http(request: Request, exc: Exception) -> Response:
+        """A route's (or the router's) own status: the table's answer for it, else its status
+        kept (405 with its Allow header) with a body of `invalid_input` or `unknown`."""
+        status = getattr(exc, "status_code", 500)
+        detail = generic_from_status(status, f"HTTP {status}")
+        unmapped = detail is None
+        if detail is None:
+            code = "invalid_input" if 400 <= status < 500 else "unknown"
+            detail = unvalidated(code, f"HTTP {status}", status=status)
+        response = error_response(request, detail, problem=problem, expose_message=expose_message)
+        if unmapped:
+            response.status_code = status
+        for name, value in (getattr(exc, "headers", None) or {}).items():
+            response.headers.setdefault(name, value)
+        _log(request, detail, exc, response.status_code)
         return response
 
     app.add_middleware(_Answering, handle=handle)
     from starlette.exceptions import HTTPException
 
-    app.add_exception_handler(HTTPException, handle)
+    app.add_exception_handler(HTTPException, handle_http)
     fastapi = sys.modules.get("fastapi.exceptions")
     if fastapi is not None:
         app.add_exception_handler(fastapi.RequestValidationError, handle)
@@ -150,8 +170,7 @@ class _Answering:
             await response(scope, receive, send)
 
 
-def _log(request: Request, exc: Exception, status: int) -> None:
-    detail = _classify(exc)
+def _log(request: Request, detail: ErrorDetail, exc: Exception, status: int) -> None:
     where = f"{request.method} {request.url.path}"
     if detail.code in ("unknown", "internal_error"):  # a bug, likely: its traceback
         logger.error("%s failed: %s (%d)", where, detail.code, status, exc_info=exc)
