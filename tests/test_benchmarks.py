@@ -54,3 +54,13 @@ def test_bench_hostile_times_every_hostile_input_and_the_scrubber() -> None:
     assert all(row["us"] > 0 for row in report["hostile"])
     classified = [row for row in report["scrubber"] if "without_scrub_us" in row]
     assert len(classified) == 3
+
+
+def test_bench_wire_runs_every_path_over_every_event() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_wire.py"), "--events", "300", "--json"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    assert report["events"] == 300
+    assert len(report["rows"]) == 9  # each row asserted it saw every event

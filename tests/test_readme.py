@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,3 +51,47 @@ def test_the_exec_example_runs_and_exits_as_it_says(tmp_path: Path) -> None:
     assert '"code": "RATE_LIMITED"' in done.stdout
     assert '"code": "TOOL_TIMEOUT"' in done.stdout
     assert "running its fix: python examples/notes_tool.py init" in done.stderr
+
+
+# --- the wire section ---------------------------------------------------------------------
+
+WIRE = ("## Errors on the wire", "## The agent-tool side")
+FAULTS = {"rate_limited", "insufficient_quota", "overloaded", "unauthorized", "cut_stream"}
+
+
+def _wire_blocks(language: str) -> list[str]:
+    text = (REPO / "README.md").read_text()
+    start, end = (text.index(heading) for heading in WIRE)
+    return re.findall(rf"```{language}\n(.*?)```", text[start:end], re.DOTALL)
+
+
+def test_the_wire_section_has_its_examples() -> None:
+    assert len(_wire_blocks("python")) == 3
+    (command,) = _wire_blocks("bash")
+    argv = command.split("#")[0].split()
+    assert argv[:3] == ["python", "examples/agent_chat/app.py", "--fake"]
+    assert (REPO / argv[1]).is_file()  # tests/test_wire_browser.py runs it
+    assert argv[3] in FAULTS
+
+
+def test_the_wire_examples_run(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    from recoverable.testing import FakeProvider, Fault
+
+    from .wire_server import serving
+
+    pure, server, client = _wire_blocks("python")
+    exec(compile(pure, "README.md wire block 0", "exec"), {"__name__": "readme"})
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    exec(compile(server, "README.md wire block 1", "exec"), namespace)
+    with FakeProvider() as fake, serving(namespace["app"]) as url:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+        code = client.replace("http://127.0.0.1:8000", url)
+        fake.fail(Fault.rate_limited(retry_after=1))  # retried after 1 s, then answered
+        exec(compile(code, "README.md wire block 2", "exec"), {"__name__": "readme"})
+        assert capsys.readouterr().out == "Hello from FakeProvider.\n"
+        fake.fail(Fault.insufficient_quota())  # a quota stop: not retried
+        exec(compile(code, "README.md wire block 2", "exec"), {"__name__": "readme"})
+        row = rc.codes["provider_quota_exceeded"]
+        assert capsys.readouterr().out == f"provider_quota_exceeded {row.user_message}\n"
+        assert [r.fault for r in fake.requests] == ["rate_limited", None, "insufficient_quota"]

@@ -27,6 +27,7 @@ __all__ = [
     "ProviderBody",
     "from_http",
     "generic_from_status",
+    "header_value",
     "parse_body",
     "retry_after_ms",
     "status_attribute",
@@ -37,7 +38,7 @@ _MAX_BODY_CHARS = 64_000
 # --- Retry-After ---------------------------------------------------------------------------
 
 
-def _header(headers: object, name: str) -> str | None:
+def header_value(headers: object, name: str) -> str | None:
     """A header by lower-case name from a mapping, an email Message or (name, value) pairs."""
     if headers is None:
         return None
@@ -158,7 +159,7 @@ def hint_ms(headers: object, body: ProviderBody | None, now: float | datetime | 
     if headers is not None:
         pair = _httpx_retry_headers(headers)
         if pair is None:
-            pair = (_header(headers, "retry-after-ms"), _header(headers, "retry-after"))
+            pair = (header_value(headers, "retry-after-ms"), header_value(headers, "retry-after"))
         ms_text, seconds_text = pair
         if ms_text is not None:
             number = _parse_number(ms_text)
@@ -450,7 +451,9 @@ def parsed_http(
     row = decide(status, body)
     hint = hint_ms(headers, body, now) if row.retryable else None
     request_id = (
-        _header(headers, "x-request-id") or _header(headers, "request-id") or body.request_id
+        header_value(headers, "x-request-id")
+        or header_value(headers, "request-id")
+        or body.request_id
     )
     return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
 
@@ -509,12 +512,28 @@ def client_status_error(
 ) -> ErrorDetail | None:
     """An error status a client library raised: an LLM API's answer when the URL's host or
     the body's shape says so, else a plain HTTP status (None for 500 and the unknown ones)."""
+    ours = _wire_answer(status, headers, body)
+    if ours is not None:
+        return ours
     host = _host(url)
     source = _LLM_HOSTS.get(host) if host is not None else None
     parsed = ProviderBody.read(body)
     if source is not None or parsed.type or parsed.google_status or parsed.code:
         return parsed_http(status, headers, parsed, source)
     return generic_from_status(status, message, headers)
+
+
+def _wire_answer(status: int, headers: object, body: object) -> ErrorDetail | None:
+    """The answer of a server using `recoverable.wire` (a registered `code` and a boolean
+    `retryable` in its body): what that server classified, not a guess from its status."""
+    if isinstance(body, (bytes, bytearray)):
+        if b'"retryable"' not in body:
+            return None
+    elif not isinstance(body, str) or '"retryable"' not in body:
+        return None
+    from ..wire._http import read_ours  # only bodies that may be ours need it
+
+    return read_ours(status, headers, body)
 
 
 def _host(url: object) -> str | None:

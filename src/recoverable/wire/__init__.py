@@ -1,9 +1,125 @@
-"""The detail on the wire: event streams (NDJSON, SSE, the AI SDK's UI message stream), HTTP
-answers (typed JSON and RFC 9457 problem details), an ASGI adapter and a client reader.
+"""The detail on the wire: event streams (NDJSON, SSE), HTTP answers (typed JSON and RFC 9457
+problem details), an ASGI adapter and a client reader.
 
-Empty for now: the wire issue adds one module per format here (`_ndjson.py`, `_sse.py`,
-`_ai_sdk.py`, `_http.py`, `_asgi.py`, `_client.py`), each pure but for the ASGI and client
-edges, all reading the same event types (`agents._events`) and the same code table.
+    from recoverable import wire
+
+    line = wire.to_ndjson(event, seq=3)          # any agents event, or an ErrorDetail
+    events = wire.read_ndjson(text_or_lines)     # the same typed events back
+    message = wire.to_sse(event, seq=3)          # `id: 3` + `data: {...}`
+    events = wire.read_sse(text_or_lines)
+
+Writers give the whole event by default, so a service reading it gets a detail equal to the
+one sent. `public=True` writes what a person's browser may see: an error's `message` is its
+`user_message` (no cause, details, fix command or stderr), a tool's error text is left out,
+and `Raw` events (the CLI's own lines) are not written.
+
+Readers treat what they read as untrusted: a detail goes through `ErrorDetail.from_dict`'s
+payload rules, a chunk is at most MAX_CHUNK_CHARS, numbers are finite; a malformed chunk is
+an `Error` warning (`tool_output_invalid`, `details["malformed"]` says why) and the stream
+goes on; an unknown `type` is `Raw` (cli "wire"). Nothing a peer sends makes a reader raise.
+
+HTTP: `http_response(detail, problem=False, expose_message=False)` -> (status, headers,
+body) with the registry's status, `Retry-After` on retryable answers, typed JSON or RFC 9457
+problem details; `read_response(status, headers, body)` -> the detail back, whatever style
+(else `from_http`). Clients: `raise_for_error(response)` and `iter_events(response)` /
+`aiter_events(response)` over an httpx (or httpx2) response.
+
+The Vercel AI SDK's UI message stream: `to_ui_message_stream(events)` / `UiMessageStream`
+(text, reasoning and tool parts; a failure as `{"type": "error", "errorText": user_message}`),
+served by `asgi.ui_message_response` so a `useChat` front end works unchanged.
+
+`StreamLog` keeps a stream's numbered events so a client reconnecting with `Last-Event-ID`
+(`last_event_id(headers)`) is served from where it stopped.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+_EXPORTS = {
+    "MAX_CHUNK_CHARS": "._chunks",
+    "Chunk": "._chunks",
+    "public_payload": "._chunks",
+    "NdjsonReader": "._ndjson",
+    "read_ndjson": "._ndjson",
+    "read_ndjson_chunks": "._ndjson",
+    "to_ndjson": "._ndjson",
+    "SseReader": "._sse",
+    "read_sse": "._sse",
+    "read_sse_chunks": "._sse",
+    "to_sse": "._sse",
+    "StreamLog": "._resume",
+    "UiMessageStream": "._ai_sdk",
+    "to_ui_message_stream": "._ai_sdk",
+    "PROBLEM_TYPE_PREFIX": "._http",
+    "http_body": "._http",
+    "http_response": "._http",
+    "read_response": "._http",
+    "aiter_chunks": "._client",
+    "aiter_events": "._client",
+    "araise_for_error": "._client",
+    "iter_chunks": "._client",
+    "iter_events": "._client",
+    "raise_for_error": "._client",
+    "last_event_id": "._resume",
+}
+
+__all__ = [
+    "MAX_CHUNK_CHARS",
+    "PROBLEM_TYPE_PREFIX",
+    "Chunk",
+    "NdjsonReader",
+    "SseReader",
+    "StreamLog",
+    "UiMessageStream",
+    "aiter_chunks",
+    "aiter_events",
+    "araise_for_error",
+    "http_body",
+    "http_response",
+    "iter_chunks",
+    "iter_events",
+    "last_event_id",
+    "public_payload",
+    "raise_for_error",
+    "read_ndjson",
+    "read_ndjson_chunks",
+    "read_response",
+    "read_sse",
+    "read_sse_chunks",
+    "to_ndjson",
+    "to_sse",
+    "to_ui_message_stream",
+]
+
+if TYPE_CHECKING:
+    from ._ai_sdk import UiMessageStream, to_ui_message_stream
+    from ._chunks import MAX_CHUNK_CHARS, Chunk, public_payload
+    from ._client import (
+        aiter_chunks,
+        aiter_events,
+        araise_for_error,
+        iter_chunks,
+        iter_events,
+        raise_for_error,
+    )
+    from ._http import PROBLEM_TYPE_PREFIX, http_body, http_response, read_response
+    from ._ndjson import NdjsonReader, read_ndjson, read_ndjson_chunks, to_ndjson
+    from ._resume import StreamLog, last_event_id
+    from ._sse import SseReader, read_sse, read_sse_chunks, to_sse
+
+
+def __getattr__(name: str) -> object:
+    if name == "asgi":  # the ASGI helpers: a submodule, loaded (with Starlette) on use
+        return importlib.import_module(".asgi", __name__)
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'recoverable.wire' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,166 @@
+"""Events as the Vercel AI SDK's UI message stream (protocol v1), so `useChat` works unchanged.
+
+    data: {"type":"start"}
+    data: {"type":"start-step"}
+    data: {"type":"text-start","id":"text-1"}
+    data: {"type":"text-delta","id":"text-1","delta":"Hel"}
+    ...
+    data: {"type":"error","errorText":"The AI service is busy right now. ..."}
+    data: [DONE]
+
+Text and reasoning deltas open a part and add to it; a tool start is a `tool-input-available`
+(a dynamic tool: the CLI's own), its end `tool-output-available` or `tool-output-error`; a
+turn's end ends the step; the run's `Done` ends the last step with `finish` (its
+`finishReason` "stop" or "error"). A failure is `{"type": "error", "errorText": user_message}`:
+the user sentence, never developer text. Warnings and `Raw` events are not sent. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._codes import codes
+from ..agents._events import (
+    Done,
+    Error,
+    Event,
+    TextDelta,
+    ThinkingDelta,
+    ToolEnd,
+    ToolStart,
+    TurnEnd,
+)
+from ._chunks import chunk_json
+
+__all__ = ["UI_MESSAGE_STREAM_HEADERS", "UiMessageStream", "to_ui_message_stream"]
+
+UI_MESSAGE_STREAM_HEADERS = {
+    "cache-control": "no-cache",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+"""The headers the AI SDK sends with a UI message stream (and `text/event-stream`)."""
+DONE = "[DONE]"
+
+
+class UiMessageStream:
+    """Turns one run's events into UI message chunks (`start`, each event's `write`, `end`)."""
+
+    def __init__(self, message_id: str | None = None) -> None:
+        self._message_id = message_id
+        self._open: tuple[str, str] | None = None  # the open text/reasoning part: (kind, id)
+        self._parts = 0
+        self._in_step = False
+        self._finished = False
+
+    def start(self) -> list[dict[str, Any]]:
+        """The chunk that opens the message."""
+        start: dict[str, Any] = {"type": "start"}
+        if self._message_id is not None:
+            start["messageId"] = self._message_id
+        return [start]
+
+    def write(self, event: Event) -> list[dict[str, Any]]:
+        """The chunks of one event (none for a warning or a `Raw` event)."""
+        writer = _WRITERS.get(type(event))
+        if self._finished or writer is None:
+            return []
+        return writer(self, event)
+
+    def _text(self, event: TextDelta) -> list[dict[str, Any]]:
+        return self._delta("text", event.text)
+
+    def _thinking(self, event: ThinkingDelta) -> list[dict[str, Any]]:
+        return self._delta("reasoning", event.text)
+
+    def _tool_start(self, event: ToolStart) -> list[dict[str, Any]]:
+        return [*self._step(), *self._close(), {"type": "tool-input-available",
+                "toolCallId": event.tool_id, "toolName": event.name, "input": event.input,
+                "dynamic": True}]  # fmt: skip
+
+    def _tool_end(self, event: ToolEnd) -> list[dict[str, Any]]:
+        return [*self._step(), *self._close(), _tool_end(event)]
+
+    def _turn_end(self, event: TurnEnd) -> list[dict[str, Any]]:
+        return self._end_step()
+
+    def _error(self, event: Error) -> list[dict[str, Any]]:
+        if event.severity != "error":
+            return []
+        return [*self._close(), {"type": "error", "errorText": event.detail.user_message}]
+
+    def _done(self, event: Done) -> list[dict[str, Any]]:
+        self._finished = True
+        reason = "stop" if event.result.success else "error"
+        return [*self._end_step(), {"type": "finish", "finishReason": reason}]
+
+    def end(self) -> list[dict[str, Any]]:
+        """What closes a stream that ended without `Done` (the open part, the step)."""
+        return [] if self._finished else self._end_step()
+
+    def _delta(self, kind: str, text: str) -> list[dict[str, Any]]:
+        chunks = self._step()
+        if self._open is None or self._open[0] != kind:
+            chunks += self._close()
+            self._parts += 1
+            self._open = (kind, f"{kind}-{self._parts}")
+            chunks.append({"type": f"{kind}-start", "id": self._open[1]})
+        chunks.append({"type": f"{kind}-delta", "id": self._open[1], "delta": text})
+        return chunks
+
+    def _step(self) -> list[dict[str, Any]]:
+        if self._in_step:
+            return []
+        self._in_step = True
+        return [{"type": "start-step"}]
+
+    def _close(self) -> list[dict[str, Any]]:
+        if self._open is None:
+            return []
+        kind, part = self._open
+        self._open = None
+        return [{"type": f"{kind}-end", "id": part}]
+
+    def _end_step(self) -> list[dict[str, Any]]:
+        chunks = self._close()
+        if self._in_step:
+            self._in_step = False
+            chunks.append({"type": "finish-step"})
+        return chunks
+
+
+_WRITERS: dict[type, Callable[[UiMessageStream, Any], list[dict[str, Any]]]] = {
+    TextDelta: UiMessageStream._text,
+    ThinkingDelta: UiMessageStream._thinking,
+    ToolStart: UiMessageStream._tool_start,
+    ToolEnd: UiMessageStream._tool_end,
+    TurnEnd: UiMessageStream._turn_end,
+    Error: UiMessageStream._error,
+    Done: UiMessageStream._done,
+}
+
+
+def _tool_end(event: ToolEnd) -> dict[str, Any]:
+    if event.success:
+        return {"type": "tool-output-available", "toolCallId": event.tool_id,
+                "output": event.output, "dynamic": True}  # fmt: skip
+    # The tool's own error text is developer text: the table's sentence instead.
+    text = codes["tool_execution_failed"].user_message
+    return {"type": "tool-output-error", "toolCallId": event.tool_id, "errorText": text,
+            "dynamic": True}  # fmt: skip
+
+
+def sse_data(data: dict[str, Any] | str) -> str:
+    """One data-only SSE message (the AI SDK's framing)."""
+    return f"data: {data if isinstance(data, str) else chunk_json(data)}\n\n"
+
+
+def to_ui_message_stream(events: Iterable[Event], *, message_id: str | None = None) -> str:
+    """A whole run's events as the UI message stream's SSE text, `[DONE]` last."""
+    writer = UiMessageStream(message_id)
+    chunks = writer.start()
+    for event in events:
+        chunks += writer.write(event)
+    chunks += writer.end()
+    return "".join(sse_data(chunk) for chunk in chunks) + sse_data(DONE)

@@ -1,0 +1,337 @@
+"""Events as chunks: one JSON object per event, with its `type` and a sequence number. Pure.
+
+Writing: `chunk_dict` (the agents event, its `type` in snake_case, `seq` when given). A
+standalone `ErrorDetail` (or `RecoverableError`) is written as an `Error` event. `public=True`
+writes what a person's browser may see: an error's `message` is its `user_message`, with no
+cause, details or stderr; a tool's error text is left out; `Raw` events (the CLI's own lines)
+are not written at all.
+
+Reading: `read_chunk` over an untrusted object. A known `type` with fields of the wrong type,
+an error whose detail `ErrorDetail.from_dict` refuses, anything that is not a JSON object: a
+malformed chunk, read as an `Error` warning (`tool_output_invalid`, not retryable) so the
+stream goes on. An unknown `type` comes back as `Raw` (cli "wire"), never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._codes import codes
+from .._detail import ErrorDetail, PayloadError, RecoverableError, unvalidated
+from .._ladder import DEFAULT_WAIT_MS
+from .._untrusted import clean_text, safe_str, valid_unicode
+from ..agents._events import (
+    Done,
+    Error,
+    Event,
+    Raw,
+    RunResult,
+    TextDelta,
+    ThinkingDelta,
+    ToolEnd,
+    ToolStart,
+    TurnEnd,
+    event_to_dict,
+)
+
+__all__ = [
+    "MAX_CHUNK_CHARS",
+    "WIRE_SOURCE",
+    "Chunk",
+    "as_event",
+    "chunk_dict",
+    "chunk_json",
+    "load_chunk",
+    "malformed",
+    "public_payload",
+    "read_chunk",
+    "stated_wait_ms",
+]
+
+MAX_CHUNK_CHARS = 8 * 1024 * 1024
+"""The longest chunk read (one NDJSON line, one SSE event's data); a longer one is malformed."""
+WIRE_SOURCE = "wire"
+"""The `Raw.cli` of an unknown chunk, and the `source` of a malformed one."""
+_MAX_QUOTED = 200  # how much of a malformed chunk its warning quotes (scrubbed)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One event read from a stream, with the sequence number it was sent with."""
+
+    event: Event
+    """The event, typed (a malformed chunk is an `Error` warning; an unknown one `Raw`)."""
+    seq: int | None = None
+    """Its sequence number (SSE `id:`, NDJSON `seq`), when it carried one."""
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def as_event(value: Event | ErrorDetail | RecoverableError) -> Event:
+    """An event; a detail (or the error carrying one) as a standalone `Error` event."""
+    if isinstance(value, ErrorDetail):
+        return Error(value)
+    if isinstance(value, RecoverableError):
+        return Error(value.detail)
+    return value
+
+
+def stated_wait_ms(detail: ErrorDetail) -> int | None:
+    """The wait a public answer states: the detail's, or 1 s when a retryable detail gives
+    none (the envelope's reading rule, written out so every reader waits the same); None when
+    not retryable."""
+    if not detail.retryable:
+        return None
+    return DEFAULT_WAIT_MS if detail.retry_after_ms is None else detail.retry_after_ms
+
+
+def public_payload(detail: ErrorDetail, *, expose_message: bool = False) -> dict[str, Any]:
+    """A detail as a person may see it: code, category, the recovery fields (a retryable one
+    always with its wait) and the user sentence; the developer `message` only when exposed
+    (else the user sentence again), and never a cause, details, a fix command (it runs where
+    the server runs) or a stack trace."""
+    return {
+        "code": detail.code,
+        "message": detail.message if expose_message else detail.user_message,
+        "category": detail.category,
+        "retryable": detail.retryable,
+        "retry_after_ms": stated_wait_ms(detail),
+        "fix_required": detail.fix_required,
+        "user_message": detail.user_message,
+    }
+
+
+def chunk_dict(
+    value: Event | ErrorDetail | RecoverableError, *, seq: int | None = None, public: bool = False
+) -> dict[str, Any] | None:
+    """The chunk of an event as JSON data (None: a `Raw` event is not written publicly)."""
+    event = as_event(value)
+    if public:
+        data = _public_dict(event)
+        if data is None:
+            return None
+    else:
+        data = event_to_dict(event)
+    if seq is not None:
+        data["seq"] = seq
+    return data
+
+
+def _public_dict(event: Event) -> dict[str, Any] | None:
+    if isinstance(event, Raw):
+        return None
+    if isinstance(event, Error):
+        return {
+            "type": event.type,
+            "severity": event.severity,
+            "detail": public_payload(event.detail),
+        }
+    if isinstance(event, ToolEnd):
+        return {"type": event.type, "tool_id": event.tool_id, "success": event.success,
+                "output": event.output, "error": None}  # fmt: skip
+    if isinstance(event, Done):
+        result = event.result.to_dict()
+        error = event.result.error
+        result["error"] = None if error is None else public_payload(error)
+        result["stderr_tail"] = ""
+        return {"type": event.type, "result": result}
+    return event_to_dict(event)
+
+
+def chunk_json(data: dict[str, Any]) -> str:
+    """A chunk as one line of JSON: no newline in it (U+2028 and the like are escaped too,
+    so no line splitter cuts it), valid UTF-8 whatever its strings hold, no NaN."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=safe_str,
+                      allow_nan=False)  # fmt: skip
+    if not text.isascii():
+        text = valid_unicode(text)
+        text = _LINE_BREAKS.sub(_escape, text)
+    return text
+
+
+# Characters `str.splitlines` (and JavaScript before ES2019) break lines at, that JSON leaves
+# raw. (This module is imported only when the wire is used: compiling here is first use.)
+_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def malformed(why: str, text: str = "") -> Chunk:
+    """The warning a malformed chunk is read as: the stream goes on."""
+    details: dict[str, Any] = {"malformed": why}
+    if text:
+        details["chunk"] = clean_text(text, _MAX_QUOTED)
+    detail = unvalidated(
+        codes["tool_output_invalid"], f"malformed stream chunk: {why}", source=WIRE_SOURCE,
+        details=details,
+    )  # fmt: skip
+    return Chunk(Error(detail, "warning"))
+
+
+def load_chunk(text: str, seq: int | None = None) -> Chunk:
+    """One chunk's JSON text, read (never raises: what cannot be read is `malformed`)."""
+    if len(text) > MAX_CHUNK_CHARS:
+        return malformed(f"over {MAX_CHUNK_CHARS} characters")
+    if not text.isascii():
+        text = valid_unicode(text)
+    try:
+        data = _DECODER.decode(text)
+    except RecursionError:
+        return malformed("nested too deep", text)
+    except ValueError:
+        return malformed("not JSON", text)
+    if _SURROGATE_ESCAPE.search(text):
+        data = _valid_strings(data)
+    return read_chunk(data, seq)
+
+
+# A lone surrogate can only come out of a JSON escape: walk the strings only then.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _valid_strings(value: Any) -> Any:
+    """`value` (parsed JSON, so a tree) with lone surrogates in its strings replaced."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, list):
+        return [_valid_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_unicode(key): _valid_strings(item) for key, item in value.items()}
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError("a number too large for a float")
+    return number
+
+
+# One decoder for every chunk: `json.loads` with hooks builds a new one each call.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+
+
+def read_chunk(data: object, seq: int | None = None) -> Chunk:
+    """A parsed chunk as its event (never raises). Its own `seq` is used when `seq` is None."""
+    if not isinstance(data, Mapping):
+        return malformed(f"not a JSON object ({type(data).__name__})")
+    if seq is None:
+        own = data.get("seq")
+        seq = own if type(own) is int and 0 <= own < 2**63 else None
+    kind = data.get("type")
+    reader = _READERS.get(kind) if isinstance(kind, str) else None
+    if reader is None:
+        if not isinstance(kind, str):
+            return malformed("no string 'type'")
+        fields = {key: value for key, value in data.items() if key != "seq"}
+        return Chunk(Raw(WIRE_SOURCE, fields), seq)
+    try:
+        event = reader(data)
+    except (_Refused, PayloadError) as refused:
+        return malformed(f"{kind}: {refused}")
+    return Chunk(event, seq)
+
+
+class _Refused(ValueError):
+    """A chunk field of the wrong type."""
+
+
+def _str(data: Mapping[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise _Refused(f"{key!r} must be a string")
+    return value
+
+
+def _optional(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _Refused(f"{key!r} has the wrong type")
+    return value
+
+
+def _bool(data: Mapping[str, Any], key: str) -> bool:
+    value = data.get(key)
+    if not isinstance(value, bool):
+        raise _Refused(f"{key!r} must be a boolean")
+    return value
+
+
+def _detail(data: object) -> ErrorDetail:
+    if not isinstance(data, Mapping):
+        raise _Refused("a detail must be an object")
+    return ErrorDetail.from_dict(data)
+
+
+def _error(data: Mapping[str, Any]) -> Error:
+    severity = data.get("severity", "error")
+    if severity not in ("warning", "error"):
+        raise _Refused("'severity' must be 'warning' or 'error'")
+    return Error(_detail(data.get("detail")), severity)
+
+
+def _done(data: Mapping[str, Any]) -> Done:
+    result = data.get("result")
+    if not isinstance(result, Mapping):
+        raise _Refused("'result' must be an object")
+    success = _bool(result, "success")
+    error = None if result.get("error") is None else _detail(result["error"])
+    if success != (error is None):
+        raise _Refused("a result has an error exactly when it failed")
+    cost = _optional(result, "cost_usd", (int, float))
+    return Done(
+        RunResult(
+            success=success,
+            text=_optional(result, "text", str) or "",
+            error=error,
+            exit_code=_optional(result, "exit_code", int),
+            signal=_optional(result, "signal", int),
+            session_id=_optional(result, "session_id", str),
+            usage=_optional(result, "usage", dict),
+            cost_usd=None if cost is None or isinstance(cost, bool) else float(cost),
+            stderr_tail=clean_text(_optional(result, "stderr_tail", str) or ""),
+        )
+    )
+
+
+def _tool_end(data: Mapping[str, Any]) -> ToolEnd:
+    return ToolEnd(
+        _str(data, "tool_id"),
+        _bool(data, "success"),
+        _optional(data, "output", str),
+        _optional(data, "error", str),
+    )
+
+
+def _raw(data: Mapping[str, Any]) -> Raw:
+    return Raw(_str(data, "cli"), data.get("event"))
+
+
+_READERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
+    TextDelta.type: lambda data: TextDelta(_str(data, "text")),
+    ThinkingDelta.type: lambda data: ThinkingDelta(_str(data, "text")),
+    ToolStart.type: lambda data: ToolStart(_str(data, "tool_id"), _str(data, "name"),
+                                           data.get("input")),
+    ToolEnd.type: _tool_end,
+    TurnEnd.type: lambda data: TurnEnd(_optional(data, "usage", dict)),
+    Error.type: _error,
+    Done.type: _done,
+    Raw.type: _raw,
+}  # fmt: skip

@@ -1,0 +1,208 @@
+"""A detail as an HTTP answer, and an HTTP answer read back as a detail. Pure.
+
+Writing (`http_response`): the registry's status for the code, `Retry-After` in whole
+seconds (rounded up) on every retryable answer, its `retry_after_ms` in the body (a retryable
+detail without a wait is answered with 1 s, the envelope's reading rule), and a body a
+person may see: the user sentence, never developer text unless exposed (and never for
+`unknown` or `internal_error`, whose text is whatever an unclassified exception said), never
+a cause, details, fix command or stack trace. Two body styles:
+
+    typed JSON                          RFC 9457 application/problem+json
+    {"error": user_message,             {"type": "urn:recoverable:code:rate_limited",
+     "code": "rate_limited",             "title": "Rate limited", "status": 429,
+     "retryable": true,                  "detail": user_message, "instance": "urn:uuid:...",
+     "retry_after_ms": 2000,             "code": ..., "retryable": ..., "retry_after_ms": ...,
+     "fix_required": null}               "fix_required": ...}
+
+Reading (`read_response`), by the evidence the body gives, most specific first: our typed
+JSON or problem details (a `code` in lower or UPPER_SNAKE, read by the envelope's mapping);
+an agent-tool envelope (`Envelope.parse`); a detail payload (`to_dict`, bare or as `error`);
+else the status, headers and body as any HTTP answer (`from_http`). Every path goes through
+`ErrorDetail.from_dict`'s payload rules.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from .._classify import classify, from_http
+from .._classify.http_answers import hint_ms
+from .._codes import codes
+from .._detail import ErrorDetail, PayloadError, copy_with
+from .._envelope import Envelope, code_from_envelope, load_json_object, looks_like_envelope
+from .._untrusted import clean_status
+from ._chunks import stated_wait_ms
+
+__all__ = [
+    "JSON_TYPE",
+    "PROBLEM_TYPE",
+    "PROBLEM_TYPE_PREFIX",
+    "http_body",
+    "http_response",
+    "read_ours",
+    "read_response",
+    "retry_after_header",
+]
+
+JSON_TYPE = "application/json"
+PROBLEM_TYPE = "application/problem+json"
+PROBLEM_TYPE_PREFIX = "urn:recoverable:code:"
+"""A problem's `type` is this and its code: stable per code, the same in every deployment."""
+_NEVER_EXPOSED = frozenset({"unknown", "internal_error"})
+_PAYLOAD_KEYS = ("code", "message", "category", "retryable", "user_message")
+_MAX_BODY_BYTES = 1024 * 1024  # an error body longer than this is read as text, cut
+
+
+def retry_after_header(detail: ErrorDetail) -> str | None:
+    """`Retry-After` for a detail: its stated wait in whole seconds, rounded up."""
+    wait = stated_wait_ms(detail)
+    return None if wait is None else str(math.ceil(wait / 1000))
+
+
+def http_body(
+    detail: ErrorDetail,
+    *,
+    problem: bool = False,
+    expose_message: bool = False,
+    instance: str | None = None,
+) -> dict[str, Any]:
+    """The body of `http_response`, as data."""
+    fields: dict[str, Any] = {
+        "code": detail.code,
+        "retryable": detail.retryable,
+        "retry_after_ms": stated_wait_ms(detail),
+        "fix_required": detail.fix_required,
+    }
+    if expose_message and detail.code not in _NEVER_EXPOSED:
+        fields["message"] = detail.message
+    if not problem:
+        return {"error": detail.user_message, **fields}
+    return {
+        "type": PROBLEM_TYPE_PREFIX + detail.code,
+        "title": detail.code.replace("_", " ").capitalize(),
+        "status": detail.http_status,
+        "detail": detail.user_message,
+        "instance": instance if instance is not None else f"urn:uuid:{uuid.uuid4()}",
+        **fields,
+    }
+
+
+def http_response(
+    detail: object,
+    *,
+    problem: bool = False,
+    expose_message: bool = False,
+    instance: str | None = None,
+) -> tuple[int, dict[str, str], bytes]:
+    """(status, headers, body) answering a failure: a detail, or anything `classify` takes.
+
+    `problem=True`: an RFC 9457 problem details body (`instance`: the occurrence's URI, by
+    default a fresh `urn:uuid:`). `expose_message=True` adds the developer `message`
+    (scrubbed of credentials; never for `unknown` or `internal_error`)."""
+    if not isinstance(detail, ErrorDetail):
+        detail = classify(detail)
+    body = http_body(detail, problem=problem, expose_message=expose_message, instance=instance)
+    headers = {"content-type": PROBLEM_TYPE if problem else JSON_TYPE}
+    wait = retry_after_header(detail)
+    if wait is not None:
+        headers["retry-after"] = wait
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return detail.http_status, headers, data.encode("utf-8", "replace")
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def read_response(status: int, headers: object = None, body: object = None) -> ErrorDetail:
+    """An HTTP error answer read as a detail: ours (typed JSON or problem details), an
+    envelope, a detail payload, else any HTTP answer (`from_http`). Never raises."""
+    try:
+        return _read(status, headers, body)
+    except Exception:  # a bug of ours must not become the caller's exception
+        return from_http(clean_status(status), headers, None)
+
+
+def _read(status: int, headers: object, body: object) -> ErrorDetail:
+    if isinstance(body, (bytes, bytearray)) and len(body) > _MAX_BODY_BYTES:
+        body = bytes(body[:_MAX_BODY_BYTES])
+    data, _ = load_json_object(body) if body is not None else (None, "")
+    if data is not None:
+        detail = _from_object(data, status, headers)
+        if detail is not None:
+            return detail
+    return from_http(clean_status(status), headers, body)
+
+
+def _from_object(data: Mapping[str, Any], status: int, headers: object) -> ErrorDetail | None:
+    code = data.get("code")
+    if isinstance(code, str) and isinstance(data.get("retryable"), bool):
+        detail = _from_ours(data, code, status, headers)
+        if detail is not None:
+            return detail
+    if looks_like_envelope(data):
+        error = Envelope.parse(data).error
+        return None if error is None else _with_status(error, status)
+    inner = data.get("error")
+    payload: Mapping[str, Any] = inner if isinstance(inner, Mapping) else data
+    # A detail payload has all of `to_dict`'s fields: an LLM API's {"error": {"code": ...,
+    # "message": ...}} is not one (`from_http` reads those).
+    if all(key in payload for key in _PAYLOAD_KEYS):
+        try:
+            return _with_status(ErrorDetail.from_dict(payload), status)
+        except PayloadError:
+            return None
+    return None
+
+
+def _from_ours(
+    data: Mapping[str, Any], code: str, status: int, headers: object
+) -> ErrorDetail | None:
+    """Our typed JSON or problem details: a payload for `from_dict` (its rules apply)."""
+    said = data.get("error") if isinstance(data.get("error"), str) else data.get("detail")
+    user_message = said if isinstance(said, str) else None
+    message = data.get("message")
+    if not isinstance(message, str):
+        message = user_message if user_message is not None else f"HTTP {status}"
+    payload = {
+        "code": code_from_envelope(code),
+        "message": message,
+        "user_message": user_message,
+        "retryable": data.get("retryable"),
+        "retry_after_ms": data.get("retry_after_ms"),
+        "fix_required": data.get("fix_required"),
+        "status": clean_status(status),
+    }
+    try:
+        detail = ErrorDetail.from_dict(payload)
+    except PayloadError:
+        return None
+    if detail.retryable and detail.retry_after_ms is None:
+        wait = hint_ms(headers, None, None)
+        if wait is not None:
+            detail = ErrorDetail.from_dict({**detail.to_dict(), "retry_after_ms": wait})
+    return detail
+
+
+def read_ours(status: int, headers: object, body: object) -> ErrorDetail | None:
+    """The answer of a server that speaks this module (typed JSON or problem details with a
+    registered `code` and a boolean `retryable`), read as that server meant it; else None.
+    `classify` reads an HTTP client's status error through this first, so a 502 that says
+    `provider_quota_exceeded` is a quota stop, not a retryable bad gateway."""
+    data, _ = load_json_object(body)
+    if data is None:
+        return None
+    code = data.get("code")
+    if not isinstance(code, str) or not isinstance(data.get("retryable"), bool):
+        return None
+    if codes.get(code_from_envelope(code)) is None:
+        return None
+    return _from_ours(data, code, status, headers)
+
+
+def _with_status(detail: ErrorDetail, status: int) -> ErrorDetail:
+    kept = clean_status(status)
+    return detail if detail.status == kept or kept is None else copy_with(detail, status=kept)

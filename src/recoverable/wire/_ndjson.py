@@ -1,0 +1,72 @@
+"""Events as NDJSON: one JSON object a line, `seq` in it when numbered. Pure.
+
+    {"type":"text_delta","text":"Hel","seq":1}
+    {"type":"error","severity":"error","detail":{"code":"provider_rate_limited",...},"seq":2}
+
+Lines end at LF only (a CR before it is dropped); blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from .._detail import ErrorDetail, RecoverableError
+from ..agents._events import Event
+from ._chunks import MAX_CHUNK_CHARS, Chunk, chunk_dict, chunk_json, load_chunk, malformed
+from ._lines import LineSplitter, pieces
+
+__all__ = ["NdjsonReader", "read_ndjson", "read_ndjson_chunks", "to_ndjson"]
+
+
+def to_ndjson(
+    event: Event | ErrorDetail | RecoverableError, *, seq: int | None = None, public: bool = False
+) -> str:
+    """One event as an NDJSON line (with its newline). A detail is written as an `Error`
+    event. `public=True`: what a browser may see (see `recoverable.wire`); a `Raw` event is
+    then not written (the empty string)."""
+    data = chunk_dict(event, seq=seq, public=public)
+    return "" if data is None else chunk_json(data) + "\n"
+
+
+class NdjsonReader:
+    """Reads NDJSON fed in pieces of any size (text or UTF-8 bytes) as chunks."""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self) -> None:
+        self._lines = LineSplitter(cr=False)
+
+    def feed(self, piece: str | bytes) -> list[Chunk]:
+        """The chunks the lines `piece` completes hold."""
+        return [chunk for line in self._lines.feed(piece) if (chunk := _chunk(line))]
+
+    def close(self) -> list[Chunk]:
+        """The last line's chunk, when the text did not end with a newline."""
+        return [chunk for line in self._lines.close() if (chunk := _chunk(line))]
+
+
+def _chunk(line: str | None) -> Chunk | None:
+    if line is None:
+        return malformed(f"a line over {MAX_CHUNK_CHARS} characters")
+    if not line.strip():
+        return None
+    return load_chunk(line)
+
+
+def iter_ndjson_chunks(text_or_lines: str | bytes | Iterable[str | bytes]) -> Iterator[Chunk]:
+    """The chunks of NDJSON text (or of its lines), as they are read."""
+    reader = NdjsonReader()
+    for piece in pieces(text_or_lines):
+        yield from reader.feed(piece)
+    yield from reader.close()
+
+
+def read_ndjson_chunks(text_or_lines: str | bytes | Iterable[str | bytes]) -> list[Chunk]:
+    """Every chunk of NDJSON text (or of its lines), each with its sequence number."""
+    return list(iter_ndjson_chunks(text_or_lines))
+
+
+def read_ndjson(text_or_lines: str | bytes | Iterable[str | bytes]) -> list[Event]:
+    """The events of NDJSON text (or of its lines): typed, a malformed line as an `Error`
+    warning (`tool_output_invalid`), an unknown type as `Raw`; nothing raises."""
+    return [chunk.event for chunk in iter_ndjson_chunks(text_or_lines)]

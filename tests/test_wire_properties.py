@@ -1,0 +1,158 @@
+"""Properties of the event streams (hypothesis): every event type round-trips through NDJSON
+and SSE, whole or cut into pieces anywhere, with any line ends SSE allows; any text at all
+(lone surrogates, line separators, CRs) writes one line of valid UTF-8; no input makes a
+reader raise, and every chunk read is a typed event."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import recoverable as rc
+from recoverable import agents, wire
+from recoverable.agents._events import Severity
+
+from .wire_support import MARKER, events
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _cut(text: str, points: list[int]) -> list[str]:
+    """`text` cut at `points` (any positions, CRLF pairs and characters alike)."""
+    cuts = sorted({0, len(text), *(point % (len(text) + 1) for point in points)})
+    return [text[start:end] for start, end in itertools.pairwise(cuts)]
+
+
+@SETTINGS
+@given(st.lists(events, max_size=6))
+def test_every_event_round_trips_through_ndjson(sent: list[agents.Event]) -> None:
+    text = "".join(wire.to_ndjson(event, seq=number) for number, event in enumerate(sent, 1))
+    assert text.count("\n") == len(sent)
+    assert len(text.splitlines()) == len(sent)  # no U+2028 or the like left raw
+    chunks = wire.read_ndjson_chunks(text)
+    assert [chunk.event for chunk in chunks] == sent
+    assert [chunk.seq for chunk in chunks] == list(range(1, len(sent) + 1))
+
+
+@SETTINGS
+@given(st.lists(events, max_size=6))
+def test_every_event_round_trips_through_sse(sent: list[agents.Event]) -> None:
+    text = "".join(wire.to_sse(event, seq=number) for number, event in enumerate(sent, 1))
+    chunks = wire.read_sse_chunks(text)
+    assert [chunk.event for chunk in chunks] == sent
+    assert [chunk.seq for chunk in chunks] == list(range(1, len(sent) + 1))
+
+
+@SETTINGS
+@given(
+    st.lists(events, max_size=5),
+    st.lists(st.integers(min_value=0), max_size=12),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.booleans(),
+)
+def test_pieces_of_any_size_read_the_same(
+    sent: list[agents.Event], points: list[int], newline: str, as_bytes: bool
+) -> None:
+    sse = "".join(wire.to_sse(event, seq=n) for n, event in enumerate(sent, 1))
+    sse = sse.replace("\n", newline)
+    ndjson = "".join(wire.to_ndjson(event) for event in sent)
+    for reader, text in ((wire.SseReader(), sse), (wire.NdjsonReader(), ndjson)):
+        read: list[agents.Event] = []
+        for piece in _cut(text, points):
+            if as_bytes:  # cut inside UTF-8 sequences too
+                data = piece.encode()
+                read += [c.event for part in _cut_bytes(data, points) for c in reader.feed(part)]
+            else:
+                read += [chunk.event for chunk in reader.feed(piece)]
+        read += [chunk.event for chunk in reader.close()]
+        assert read == sent
+
+
+def _cut_bytes(data: bytes, points: list[int]) -> list[bytes]:
+    cuts = sorted({0, len(data), *(point % (len(data) + 1) for point in points)})
+    return [data[start:end] for start, end in itertools.pairwise(cuts)]
+
+
+@SETTINGS
+@given(st.text(st.characters(codec=None, exclude_categories=()), max_size=60))
+def test_any_text_writes_one_valid_utf8_line(text: str) -> None:
+    for event in (agents.TextDelta(text), agents.ToolEnd(text, False, text, text)):
+        line = wire.to_ndjson(event)
+        line.encode("utf-8")  # no lone surrogate left
+        assert line.endswith("\n")
+        assert len(line.splitlines()) == 1
+        (back,) = wire.read_ndjson(line)
+        assert type(back) is type(event)
+        message = wire.to_sse(event, seq=1)
+        assert wire.read_sse(message) == [back]
+
+
+hostile_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=10,
+)
+TYPES = ["text_delta", "tool_start", "tool_end", "turn_end", "error", "done", "raw",
+         "thinking_delta", "other", ""]  # fmt: skip
+FIELDS = ["text", "tool_id", "name", "success", "usage", "severity", "detail", "result", "cli",
+          "seq"]  # fmt: skip
+chunk_like = st.fixed_dictionaries(
+    {"type": st.sampled_from(TYPES)}, optional=dict.fromkeys(FIELDS, hostile_json)
+)
+
+
+@SETTINGS
+@given(st.lists(chunk_like | hostile_json, max_size=5))
+def test_forged_chunks_never_raise_and_the_stream_goes_on(forged: list[object]) -> None:
+    lines = [json.dumps(item, allow_nan=True) for item in forged]
+    read = wire.read_ndjson([*lines, '{"type":"text_delta","text":"after"}'])
+    assert len(read) == len(forged) + 1
+    assert read[-1] == agents.TextDelta("after")
+    for event in read[:-1]:
+        if isinstance(event, agents.Error) and event.detail.code == "tool_output_invalid":
+            assert event.severity == "warning"
+            assert event.detail.retryable is False
+
+
+EVENT_TYPES = (agents.TextDelta, agents.ThinkingDelta, agents.ToolStart, agents.ToolEnd,
+               agents.TurnEnd, agents.Error, agents.Done, agents.Raw)  # fmt: skip
+
+
+@SETTINGS
+@given(st.binary(max_size=200) | st.text(max_size=200))
+def test_garbage_never_raises(garbage: bytes | str) -> None:
+    for event in wire.read_ndjson(garbage) + wire.read_sse(garbage):
+        assert isinstance(event, EVENT_TYPES)
+
+
+@st.composite
+def marked_details(draw: st.DrawFn) -> rc.ErrorDetail:
+    """Details whose every developer field holds MARKER."""
+    code = draw(st.sampled_from([row.code for row in rc.codes]))
+    return rc.ErrorDetail.create(
+        code, f"{draw(st.text(max_size=10))}{MARKER}", cause=f"cause {MARKER}",
+        source=draw(st.sampled_from([None, "openai", "claude"])),
+        details={"stderr_tail": MARKER, "nested": {"path": f"/home/{MARKER}"}},
+    )  # fmt: skip
+
+
+@SETTINGS
+@given(marked_details(), st.sampled_from(["warning", "error"]), st.booleans())
+def test_public_writers_never_carry_developer_text(
+    detail: rc.ErrorDetail, severity: Severity, problem: bool
+) -> None:
+    result = agents.RunResult(False, "partial", detail, stderr_tail=MARKER)
+    sent = [agents.Error(detail, severity), agents.Done(result), detail,
+            agents.ToolEnd("t", False, None, MARKER), agents.Raw("claude", MARKER)]  # fmt: skip
+    for event in sent:
+        assert MARKER not in wire.to_sse(event, public=True)
+        assert MARKER not in wire.to_ndjson(event, public=True)
+    assert MARKER not in wire.to_ui_message_stream([agents.Error(detail), agents.Done(result)])
+    _, _, body = wire.http_response(detail, problem=problem)
+    assert MARKER.encode() not in body
+    if detail.code in ("unknown", "internal_error"):
+        _, _, body = wire.http_response(detail, problem=problem, expose_message=True)
+        assert MARKER.encode() not in body
