@@ -26,6 +26,7 @@ from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 from ._cancel import CancelSignal
 from ._classify import classify
 from ._detail import ErrorDetail, RecoverableError, copy_with, mark_exhausted, with_details
+from ._engine_scope import retrying_engine
 from ._policy import RetryPolicy
 
 __all__ = [
@@ -134,6 +135,10 @@ class Retrying:
     cancel: CancelSignal | None = None
     """A threading.Event, an asyncio.Event or anything with `is_set()`: set, it stops the
     retries and wakes the wait between them."""
+    defer_to_engine: bool = True
+    """Inside a step that an engine retries (run by recoverable's Temporal, Celery or DBOS
+    adapter), let a retryable failure through at once: the engine's retry is the only one.
+    False: retry here too (the engine then sees only what is left when this gives up)."""
 
     # --- the decision (pure but for the clock) -------------------------------------------
 
@@ -141,6 +146,8 @@ class Retrying:
         detail = classify(exc)
         if not detail.retryable:
             return _Decision(detail, None, "not_retryable")
+        if self.defer_to_engine and retrying_engine() is not None:
+            return _Decision(detail, None, "engine_retries")  # exactly one retry layer
         if attempt >= self.policy.attempts:
             return _Decision(detail, None, "attempts")
         hint = detail.retry_after_ms
@@ -159,7 +166,7 @@ class Retrying:
         decision = self._decide(exc, attempt, started)
         wait_s = decision.wait_s
         if wait_s is None:
-            if decision.reason == "not_retryable":
+            if decision.reason in ("not_retryable", "engine_retries"):
                 raise exc
             self._give_up(exc, decision, attempt)
         if self.after_failure is not None:

@@ -1,0 +1,65 @@
+"""A Temporal workflow and activity for tests/test_engine_temporal.py.
+
+The workflow lives in an importable module (the sandbox re-imports it) and reaches the
+activity by name, so the sandbox never imports an SDK.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+from temporalio import activity, workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    import openai
+
+    from recoverable.integrations import temporal as rt
+
+TASK_QUEUE = "recoverable-tests"
+
+# (attempt, monotonic time) of every run of the activity, in this process (the worker's).
+ATTEMPTS: list[tuple[int, float]] = []
+
+
+class ReplyNotUnderstood(Exception):
+    """A failure recoverable cannot classify: `unknown`."""
+
+
+@activity.defn(name="call_model")
+async def call_model(base_url: str, mode: str) -> str:
+    """Ask the fake provider through the real openai client, its own retries off."""
+    ATTEMPTS.append((activity.info().attempt, time.monotonic()))
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url=base_url, max_retries=0)
+    reply = await client.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "hi"}]
+    )
+    if mode == "unknown":
+        raise ReplyNotUnderstood("the reply had no field we expected")
+    return str(reply.choices[0].message.content)
+
+
+@workflow.defn
+class CallModel:
+    """Runs `call_model` under a retry policy; returns its text or the failure's detail."""
+
+    @workflow.run
+    async def run(self, base_url: str, mode: str) -> dict[str, Any]:
+        try:
+            text = await workflow.execute_activity(
+                "call_model",
+                args=[base_url, mode],
+                start_to_close_timeout=timedelta(seconds=20),
+                retry_policy=RetryPolicy(
+                    initial_interval=timedelta(milliseconds=100),
+                    backoff_coefficient=1.0,
+                    maximum_attempts=3,
+                    non_retryable_error_types=rt.non_retryable_codes(),
+                ),
+            )
+        except ActivityError as error:
+            return {"error": rt.detail_from_failure(error).to_dict()}
+        return {"text": text}
