@@ -170,7 +170,8 @@ LOAD_CASES: dict[str, tuple[tuple[str, ...], str, int, str | None]] = {
 
 def test_200_tasks_over_two_workers_with_mixed_faults(app: Celery) -> None:
     with ExitStack() as stack:
-        fakes = {name: stack.enter_context(FakeProvider()) for name in ("ok", "rate_limited", "quota", "overloaded")}  # fmt: skip
+        names = ("ok", "rate_limited", "quota", "overloaded")
+        fakes = {name: stack.enter_context(FakeProvider()) for name in names}
         fakes["rate_limited"].fail(Fault.rate_limited(retry_after_ms=100), times=None)
         fakes["quota"].fail(Fault.insufficient_quota(), times=None)
         fakes["overloaded"].fail(Fault.overloaded(), times=None)
