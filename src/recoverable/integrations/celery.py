@@ -35,6 +35,7 @@ from .._detail import (
     with_details,
 )
 from .._engine_scope import engine_retries
+from .._instrumentation import FailureEvent, report
 from .._policy import RetryPolicy
 
 __all__ = ["ClassifiedTask", "detail_from_exception", "detail_from_result", "next_retry"]
@@ -94,7 +95,10 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
         detail = with_details(classify(exc), attempt=attempt)
         wait_s = next_retry(detail, attempt, policy)
         if wait_s is None:
-            return RecoverableError(_stopped(detail, attempt, policy))
+            final = _stopped(detail, attempt, policy)
+            report(FailureEvent("give_up", final, attempt=attempt, name=self.name))
+            return RecoverableError(final)
+        report(FailureEvent("retry", detail, attempt=attempt, wait_s=wait_s, name=self.name))
         retry: Exception = self.retry(
             exc=RecoverableError(detail),
             countdown=wait_s,
