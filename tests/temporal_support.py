@@ -17,6 +17,7 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     import openai
 
+    import recoverable as rc
     from recoverable.integrations import temporal as rt
 
 TASK_QUEUE = "recoverable-tests"
@@ -34,9 +35,14 @@ async def call_model(base_url: str, mode: str) -> str:
     """Ask the fake provider through the real openai client, its own retries off."""
     ATTEMPTS.append((activity.info().attempt, time.monotonic()))
     client = openai.AsyncOpenAI(api_key="sk-test", base_url=base_url, max_retries=0)
-    reply = await client.chat.completions.create(
-        model="gpt-4o", messages=[{"role": "user", "content": "hi"}]
-    )
+
+    async def ask() -> Any:
+        return await client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "hi"}]
+        )
+
+    # "inner_retry": the author's own rc.retry, which defers to Temporal's (one retry layer)
+    reply = await (rc.retry(attempts=5)(ask)() if mode == "inner_retry" else ask())
     if mode == "unknown":
         raise ReplyNotUnderstood("the reply had no field we expected")
     return str(reply.choices[0].message.content)

@@ -158,6 +158,18 @@ def test_an_unknown_error_gets_celerys_default_no_retry(app: Celery, fake: FakeP
     assert len(fake.requests) == 1
 
 
+def test_rc_retry_inside_a_task_defers_to_celery(app: Celery, fake: FakeProvider) -> None:
+    fake.fail(Fault.overloaded(), times=None)
+    result = send(app, [fake.openai_url], mode="inner_retry")
+    wait(result)
+    detail = rcc.detail_from_result(result)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.details["attempt"]) == (
+        "provider_overloaded", False, 3,
+    )  # fmt: skip
+    assert len(fake.requests) == 3  # the task's 3 attempts, never 3 x 5
+
+
 # mode -> (the provider each attempt asks, the task's mode, attempts, expected code or None)
 LOAD_CASES: dict[str, tuple[tuple[str, ...], str, int, str | None]] = {
     "ok":         (("ok",), "ok", 1, None),

@@ -118,7 +118,18 @@ async def test_retries_that_run_out_come_back_not_retryable(
     assert len(fake.requests) == 3
 
 
-def test_rc_retry_inside_an_activity_defers_to_the_engine() -> None:
+@ON_THE_SERVER
+async def test_rc_retry_inside_an_activity_defers_to_temporal(
+    client: Client, fake: FakeProvider
+) -> None:
+    fake.fail(Fault.overloaded(), times=None)
+    result = await run_workflow(client, fake, mode="inner_retry")
+    detail = rc.ErrorDetail.from_dict(result["error"])
+    assert (detail.code, detail.retryable) == ("provider_overloaded", False)
+    assert len(fake.requests) == 3  # the workflow's 3 attempts, never 3 x 5
+
+
+def test_rc_retry_inside_a_classified_function_defers() -> None:
     calls: list[int] = []
 
     @rc.retry(attempts=5)
