@@ -238,3 +238,40 @@ def test_a_stored_error_is_read_whatever_class_celery_rebuilt() -> None:
     assert rcc.detail_from_exception(rc.RecoverableError(detail)) == detail
     forged = Exception("x", {"code": "provider_overloaded", "message": 3})
     assert rcc.detail_from_exception(forged).code == "unknown"
+
+
+def test_the_task_reports_its_decisions_to_the_failure_hooks() -> None:
+    eager = Celery("eager", broker="memory://", backend="cache+memory://")
+    eager.conf.task_always_eager = True
+    calls: list[int] = []
+
+    @eager.task(bind=True, base=rcc.ClassifiedTask, recoverable_policy=support.POLICY, name="t")
+    def flaky(self: Any, fail_times: int) -> str:
+        calls.append(1)
+        if len(calls) <= fail_times:
+            raise ConnectionRefusedError("refused")
+        return "done"
+
+    before = rc.get_failure_hooks()
+    seen: list[rc.FailureEvent] = []
+    rc.set_failure_hooks([seen.append])
+    try:
+        assert flaky.apply(args=[1]).get() == "done"
+        calls.clear()
+        failed = flaky.apply(args=[5])
+    finally:
+        rc.set_failure_hooks(before)
+    assert [(e.kind, e.code, e.attempt, e.name) for e in seen] == [
+        ("retry", "network_error", 1, "t"),
+        ("retry", "network_error", 1, "t"),
+        ("retry", "network_error", 2, "t"),
+        ("give_up", "network_error", 3, "t"),
+    ]
+    assert len(calls) == 3
+    detail = rcc.detail_from_result(failed)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.details["attempts"]) == (
+        "network_error",
+        False,
+        3,
+    )

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from ._detail import ErrorDetail
 
-__all__ = ["FailureEvent", "FailureHook", "get_failure_hooks", "report", "set_failure_hooks"]
+__all__ = [
+    "FailureEvent",
+    "FailureHook",
+    "FailureKind",
+    "get_failure_hooks",
+    "report",
+    "set_failure_hooks",
+]
 
 FailureKind = Literal["retry", "give_up", "stop", "run_failed"]
 

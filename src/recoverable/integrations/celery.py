@@ -35,7 +35,7 @@ from .._detail import (
     with_details,
 )
 from .._engine_scope import engine_retries
-from .._instrumentation import FailureEvent, report
+from .._instrumentation import FailureEvent, FailureKind, report
 from .._policy import RetryPolicy
 
 __all__ = ["ClassifiedTask", "detail_from_exception", "detail_from_result", "next_retry"]
@@ -96,7 +96,8 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
         wait_s = next_retry(detail, attempt, policy)
         if wait_s is None:
             final = _stopped(detail, attempt, policy)
-            report(FailureEvent("give_up", final, attempt=attempt, name=self.name))
+            kind: FailureKind = "give_up" if detail.retryable else "stop"
+            report(FailureEvent(kind, final, attempt=attempt, name=self.name))
             return RecoverableError(final)
         report(FailureEvent("retry", detail, attempt=attempt, wait_s=wait_s, name=self.name))
         retry: Exception = self.retry(
