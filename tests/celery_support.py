@@ -19,6 +19,7 @@ import recoverable as rc
 from recoverable.integrations import celery as rcc
 
 REDIS_VARIABLE = "RECOVERABLE_CELERY_REDIS"
+SECRET = "sk-proj-" + "Abc123" * 8
 POLICY = rc.RetryPolicy(attempts=3, initial_delay=0.05, max_delay=0.1)
 
 
@@ -62,5 +63,7 @@ def ask(self: Any, base_urls: list[str], mode: str = "ok") -> dict[str, Any]:
     reply = ask(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
     if mode == "unknown":
         raise ReplyNotUnderstood("the reply had no field we expected")
+    if mode == "secret":
+        raise ReplyNotUnderstood(f"rejected key {SECRET}")
     text = reply.choices[0].message.content
     return {"text": text, "attempt": attempt, "worker": self.request.hostname}

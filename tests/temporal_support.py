@@ -12,7 +12,7 @@ from typing import Any
 
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
     import openai
@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from recoverable.integrations import temporal as rt
 
 TASK_QUEUE = "recoverable-tests"
+SECRET = "sk-proj-" + "Abc123" * 8
 
 # (attempt, monotonic time) of every run of the activity, in this process (the worker's).
 ATTEMPTS: list[tuple[int, float]] = []
@@ -45,6 +46,8 @@ async def call_model(base_url: str, mode: str) -> str:
     reply = await (rc.retry(attempts=5)(ask)() if mode == "inner_retry" else ask())
     if mode == "unknown":
         raise ReplyNotUnderstood("the reply had no field we expected")
+    if mode == "secret":
+        raise ReplyNotUnderstood(f"rejected key {SECRET}")
     return str(reply.choices[0].message.content)
 
 
@@ -67,5 +70,9 @@ class CallModel:
                 ),
             )
         except ActivityError as error:
-            return {"error": rt.detail_from_failure(error).to_dict()}
+            chain, link = [], error.cause
+            while link is not None:
+                chain.append(f"{type(link).__name__}: {link}")
+                link = link.cause if isinstance(link, TemporalError) else None
+            return {"error": rt.detail_from_failure(error).to_dict(), "chain": chain}
         return {"text": text}

@@ -7,6 +7,7 @@ Redis and the workers start once for the module (about 3 s) and are always stopp
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -156,6 +157,19 @@ def test_an_unknown_error_gets_celerys_default_no_retry(app: Celery, fake: FakeP
     assert (detail.code, detail.retryable, detail.details["attempt"]) == ("unknown", False, 1)
     assert detail.message == "the reply had no field we expected"
     assert len(fake.requests) == 1
+
+
+def test_a_secret_in_the_error_is_not_stored_in_the_backend(
+    app: Celery, fake: FakeProvider
+) -> None:
+    result = send(app, [fake.openai_url], mode="secret")
+    wait(result)
+    detail = rcc.detail_from_result(result)
+    assert detail is not None
+    assert detail.message.startswith("rejected key ")
+    stored = json.dumps([result.backend.get_task_meta(result.id), result.traceback], default=str)
+    assert support.SECRET not in stored
+    assert "rejected key" in stored
 
 
 def test_rc_retry_inside_a_task_defers_to_celery(app: Celery, fake: FakeProvider) -> None:

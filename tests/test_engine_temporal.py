@@ -7,6 +7,7 @@ One server for the module (about 1 s to start); each case about 1-2 s.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import uuid
@@ -103,6 +104,16 @@ async def test_an_unknown_error_gets_the_engines_default_retries(
     assert detail.details["attempt"] == 3
     assert detail.message == "the reply had no field we expected"
     assert len(fake.requests) == 3  # the workflow's RetryPolicy: maximum_attempts=3
+
+
+@ON_THE_SERVER
+async def test_a_secret_in_the_error_does_not_reach_the_workflow(
+    client: Client, fake: FakeProvider
+) -> None:
+    result = await run_workflow(client, fake, mode="secret")
+    assert result["chain"] == [f"ApplicationError: unknown: {result['error']['message']}"]  # only
+    assert support.SECRET not in json.dumps(result)
+    assert result["error"]["message"].startswith("rejected key ")
 
 
 @ON_THE_SERVER

@@ -87,7 +87,9 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
             except Exception as exc:
                 if type(exc).__module__.split(".", 1)[0] in _CELERY_PACKAGES:
                     raise  # Retry, Ignore, Reject, time limits: Celery's own
-                raise self._after_failure(exc) from exc
+                # Not chained: Celery stores the traceback text in the result backend, and the
+                # original's text is unscrubbed; the detail's `cause` keeps a scrubbed summary.
+                raise self._after_failure(exc) from None
 
     def _after_failure(self, exc: Exception) -> Exception:
         policy = self.recoverable_policy

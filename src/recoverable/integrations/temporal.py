@@ -15,7 +15,9 @@
 
 Whatever an activity raises becomes an `ApplicationError` whose `type` is the code,
 `non_retryable` is `not retryable`, `next_retry_delay` is the server's `retry_after_ms`, and
-whose first detail is the `ErrorDetail` as a plain dict. Temporal alone retries: inside the
+whose first detail is the `ErrorDetail` as a plain dict. The original exception is not
+chained: Temporal would store its text and stack unscrubbed in the workflow's history; the
+detail's `cause` keeps a scrubbed summary of it. Temporal alone retries: inside the
 activity `rc.retry` defers to it (`_engine_scope`). An `unknown` failure is left to the
 engine's own policy (retried as the workflow's `RetryPolicy` says): recoverable does not know
 whether it is worth repeating, and Temporal's default is what the user configured.
@@ -188,7 +190,7 @@ def classified(fn: Callable[P, T]) -> Callable[P, T]:
                 try:
                     return await afn(*args, **kwargs)
                 except Exception as exc:
-                    raise _application_error(exc) from exc
+                    raise _application_error(exc) from None
 
         return cast(Callable[P, T], async_activity)
 
@@ -198,7 +200,7 @@ def classified(fn: Callable[P, T]) -> Callable[P, T]:
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
-                raise _application_error(exc) from exc
+                raise _application_error(exc) from None
 
     return activity_fn
 
@@ -212,7 +214,7 @@ class _ClassifyActivity(ActivityInboundInterceptor):
                 error = _application_error(exc)
                 if error is exc:
                     raise
-                raise error from exc
+                raise error from None
 
 
 class ClassifyInterceptor(Interceptor):
