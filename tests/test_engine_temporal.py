@@ -11,7 +11,7 @@ import json
 import shutil
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,18 @@ async def client() -> AsyncIterator[Client]:
         await env.shutdown()
 
 
+@pytest.fixture
+def reports() -> Iterator[list[tuple[Any, ...]]]:
+    """What the failure hooks hear while the test runs (the worker is in this process)."""
+    before = rc.get_failure_hooks()
+    seen: list[tuple[Any, ...]] = []
+    rc.set_failure_hooks([lambda e: seen.append((e.kind, e.code, e.attempt, e.wait_s, e.name))])
+    try:
+        yield seen
+    finally:
+        rc.set_failure_hooks(before)
+
+
 async def run_workflow(client: Client, fake: FakeProvider, mode: str = "ok") -> dict[str, Any]:
     support.ATTEMPTS.clear()
     result: dict[str, Any] = await client.execute_workflow(
@@ -70,7 +82,7 @@ async def run_workflow(client: Client, fake: FakeProvider, mode: str = "ok") -> 
 
 @ON_THE_SERVER
 async def test_a_429_is_retried_once_after_the_servers_delay(
-    client: Client, fake: FakeProvider
+    client: Client, fake: FakeProvider, reports: list[tuple[Any, ...]]
 ) -> None:
     fake.fail(Fault.rate_limited(retry_after=1.5), times=1)
     result = await run_workflow(client, fake)
@@ -79,11 +91,12 @@ async def test_a_429_is_retried_once_after_the_servers_delay(
     assert [attempt for attempt, _ in support.ATTEMPTS] == [1, 2]
     gap = support.ATTEMPTS[1][1] - support.ATTEMPTS[0][1]
     assert gap >= 1.5  # the server's delay, not the policy's 100 ms
+    assert reports == [("retry", "provider_rate_limited", 1, 1.5, "call_model")]
 
 
 @ON_THE_SERVER
 async def test_a_quota_error_is_not_retried_and_the_workflow_sees_its_code(
-    client: Client, fake: FakeProvider
+    client: Client, fake: FakeProvider, reports: list[tuple[Any, ...]]
 ) -> None:
     fake.fail(Fault.insufficient_quota(), times=1)
     result = await run_workflow(client, fake)
@@ -92,11 +105,12 @@ async def test_a_quota_error_is_not_retried_and_the_workflow_sees_its_code(
     assert detail.source == "openai"
     assert detail.details["attempt"] == 1
     assert [r.fault for r in fake.requests] == ["insufficient_quota"]
+    assert reports == [("stop", "provider_quota_exceeded", 1, None, "call_model")]
 
 
 @ON_THE_SERVER
 async def test_an_unknown_error_gets_the_engines_default_retries(
-    client: Client, fake: FakeProvider
+    client: Client, fake: FakeProvider, reports: list[tuple[Any, ...]]
 ) -> None:
     result = await run_workflow(client, fake, mode="unknown")
     detail = rc.ErrorDetail.from_dict(result["error"])
@@ -104,6 +118,11 @@ async def test_an_unknown_error_gets_the_engines_default_retries(
     assert detail.details["attempt"] == 3
     assert detail.message == "the reply had no field we expected"
     assert len(fake.requests) == 3  # the workflow's RetryPolicy: maximum_attempts=3
+    assert reports == [
+        ("retry", "unknown", 1, None, "call_model"),  # Temporal's backoff
+        ("retry", "unknown", 2, None, "call_model"),
+        ("give_up", "unknown", 3, None, "call_model"),
+    ]
 
 
 @ON_THE_SERVER

@@ -1,9 +1,8 @@
 """Where failures are reported: one list of hooks, set once, for logs, traces and metrics.
 
 `rc.retry` reports every failed attempt it retries, every give-up and every stop on a
-failure not worth retrying; the agents runner
-reports a run that ended in error; the Celery adapter reports the task failures it decides
-on. Each report is a `FailureEvent` passed to every hook in `set_failure_hooks(...)`, in
+failure not worth retrying; the agents runner reports a run that ended in error; the Temporal
+and Celery adapters report each failed attempt of an activity or a task. Each report is a `FailureEvent` passed to every hook in `set_failure_hooks(...)`, in
 order. By default the one hook logs retries and give-ups to the `recoverable.retry` logger
 (as before hooks existed). OpenTelemetry users call `integrations.otel.instrument()`; a
 structlog or Prometheus user adds a function of their own:
@@ -50,9 +49,9 @@ class FailureEvent:
     attempt: int | None
     """The failed attempt's number (from 1), or the attempts made when giving up."""
     wait_s: float | None
-    """The wait before the next attempt (`retry` only)."""
+    """The wait before the next attempt (`retry` only; None: the engine's own backoff)."""
     name: str | None
-    """What failed, when the reporter knows: a Celery task's name, an agent CLI's name."""
+    """What failed, when the reporter knows: an activity's type, a task's name, a CLI's name."""
 
     def __init__(
         self,
@@ -88,16 +87,17 @@ def log_failure(event: FailureEvent) -> None:
     logger = logging.getLogger("recoverable.retry")
     code = event.detail.code
     if event.kind == "retry":
+        wait = "an engine's backoff" if event.wait_s is None else f"{event.wait_s:.3f} s"
         logger.warning(
-            "attempt %d failed with %s; retrying in %.3f s",
+            "attempt %s failed with %s; retrying in %s",
             event.attempt,
             code,
-            event.wait_s,
+            wait,
             extra={"error_code": code, "attempt": event.attempt, "wait_s": event.wait_s},
         )
     elif event.kind == "give_up":
         logger.warning(
-            "giving up after %d attempt(s): %s",
+            "giving up after %s attempt(s): %s",
             event.attempt,
             code,
             extra={"error_code": code, "attempts": event.attempt},

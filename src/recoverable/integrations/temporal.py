@@ -51,6 +51,7 @@ from .._classify import classify
 from .._codes import codes
 from .._detail import ErrorDetail, PayloadError, mark_exhausted, with_details
 from .._engine_scope import engine_retries
+from .._instrumentation import FailureEvent, report
 from .._policy import DEFAULT_MAX_RETRY_AFTER_MS
 
 __all__ = [
@@ -173,9 +174,29 @@ def _application_error(exc: Exception) -> Exception:
     if isinstance(exc, TemporalError) or type(exc).__module__.startswith("temporalio."):
         return exc  # the author's ApplicationError, a heartbeat cancel, CompleteAsyncError
     detail = classify(exc)
-    if activity.in_activity():
-        detail = with_details(detail, attempt=activity.info().attempt)
-    return to_application_error(detail)
+    if not activity.in_activity():
+        return to_application_error(detail)
+    info = activity.info()
+    detail = with_details(detail, attempt=info.attempt)
+    error = to_application_error(detail)
+    report(_failure_event(error, detail, info))
+    return error
+
+
+def _failure_event(
+    error: ApplicationError, detail: ErrorDetail, info: activity.Info
+) -> FailureEvent:
+    """What the failure hooks hear: `stop` when not retried, `give_up` on the policy's last
+    attempt, else `retry` (the wait: the server's hint; None: Temporal's backoff)."""
+    name = info.activity_type
+    if error.non_retryable:
+        return FailureEvent("stop", detail, attempt=info.attempt, name=name)
+    policy = info.retry_policy
+    if policy is not None and 0 < policy.maximum_attempts <= info.attempt:
+        return FailureEvent("give_up", detail, attempt=info.attempt, name=name)
+    delay = error.next_retry_delay
+    wait_s = delay.total_seconds() if delay is not None else None
+    return FailureEvent("retry", detail, attempt=info.attempt, wait_s=wait_s, name=name)
 
 
 def classified(fn: Callable[P, T]) -> Callable[P, T]:
