@@ -2,10 +2,11 @@
 
 `rc.retry` reports every failed attempt it retries, every give-up and every stop on a
 failure not worth retrying; the agents runner reports a run that ended in error; the Temporal
-and Celery adapters report each failed attempt of an activity or a task. Each report is a `FailureEvent` passed to every hook in `set_failure_hooks(...)`, in
-order. By default the one hook logs retries and give-ups to the `recoverable.retry` logger
-(as before hooks existed). OpenTelemetry users call `integrations.otel.instrument()`; a
-structlog or Prometheus user adds a function of their own:
+and Celery adapters report each failed attempt of an activity or a task. Each report is a
+`FailureEvent` passed to every hook in `set_failure_hooks(...)`, in order. By default the one
+hook logs retries and give-ups to the `recoverable.retry` logger (as before hooks existed).
+OpenTelemetry users call `integrations.otel.instrument()`; a structlog or Prometheus user
+adds a function of their own:
 
     rc.set_failure_hooks([*rc.get_failure_hooks(), lambda e: log.warning(e.kind, code=e.code)])
 
