@@ -107,3 +107,27 @@ def test_should_retry_follows_the_classification() -> None:
 def test_the_step_refuses_dbos_own_retry_options() -> None:
     with pytest.raises(TypeError, match="max_attempts"):
         rdb.step(max_attempts=5)
+
+
+def test_rc_retry_inside_the_step_defers_to_the_steps_retry() -> None:
+    calls: list[int] = []
+
+    @rdb.step(rc.RetryPolicy(attempts=3, initial_delay=0.001))
+    def refused_twice_over() -> None:
+        calls.append(1)
+
+        @rc.retry(attempts=5, initial_delay=0.001)
+        def inner() -> None:
+            raise ConnectionRefusedError("refused")
+
+        inner()
+
+    with pytest.raises(rdb.RecoverableStepError) as raised:
+        refused_twice_over()  # outside a workflow, DBOS runs the step as a plain call
+    assert len(calls) == 3  # the step's 3 attempts, never 3 x 5
+    detail = raised.value.detail
+    assert (detail.code, detail.retryable, detail.details["attempts"]) == (
+        "network_error",
+        False,
+        3,
+    )
