@@ -131,3 +131,29 @@ def test_rc_retry_inside_the_step_defers_to_the_steps_retry() -> None:
         False,
         3,
     )
+
+
+async def test_an_async_step_retries_as_classified() -> None:
+    calls: list[int] = []
+
+    @rdb.step(rc.RetryPolicy(attempts=3, initial_delay=0.001))
+    async def flaky(fail_times: int) -> str:
+        calls.append(1)
+        if len(calls) <= fail_times:
+            raise ConnectionRefusedError("refused")
+        return "done"
+
+    assert await flaky(1) == "done"
+    assert len(calls) == 2
+    calls.clear()
+
+    @rdb.step(rc.RetryPolicy(attempts=3))
+    async def out_of_credit() -> None:
+        calls.append(1)
+        raise rc.RecoverableError("provider_quota_exceeded", "no credit")
+
+    with pytest.raises(rdb.RecoverableStepError) as raised:
+        await out_of_credit()
+    assert (raised.value.code, raised.value.details["attempt"], len(calls)) == (
+        "provider_quota_exceeded", 1, 1,
+    )  # fmt: skip

@@ -29,8 +29,9 @@ portable-JSON mode DBOS stores its `code` and its `data`, which is the whole det
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec, TypeVar, cast
 
 from dbos import DBOS
 
@@ -75,7 +76,8 @@ def should_retry(error: BaseException) -> bool:
 def step(
     policy: RetryPolicy | None = None, /, **dbos_options: Any
 ) -> Callable[[Callable[P, T]], Callable[P, T]]:
-    """Decorate a sync function as a DBOS step retried by recoverable under `policy`.
+    """Decorate a function (sync or async) as a DBOS step retried by recoverable under
+    `policy`.
 
     `dbos_options` go to `DBOS.step` (`name`, ...); its retry options are refused, since
     DBOS's loop is the layer switched off.
@@ -87,26 +89,56 @@ def step(
     retrying = Retrying(policy or RetryPolicy(), defer_to_engine=False)
 
     def decorate(fn: Callable[P, T]) -> Callable[P, T]:
-        @functools.wraps(fn)
-        def run_step(*args: P.args, **kwargs: P.kwargs) -> T:
-            attempts = 0
-
-            def attempt() -> T:
-                nonlocal attempts
-                attempts += 1
-                with engine_retries("dbos"):
-                    return fn(*args, **kwargs)
-
-            try:
-                return retrying.call(attempt)
-            except Exception as exc:
-                detail = with_details(classify(exc), attempt=attempts)
-                raise RecoverableStepError(detail) from exc
-
+        wrapped = _async_step if inspect.iscoroutinefunction(fn) else _sync_step
+        run_step: Callable[P, T] = wrapped(fn, retrying)
         registered: Callable[P, T] = DBOS.step(retries_allowed=False, **dbos_options)(run_step)
         return registered
 
     return decorate
+
+
+def _failed(exc: Exception, attempts: int) -> RecoverableStepError:
+    return RecoverableStepError(with_details(classify(exc), attempt=attempts))
+
+
+def _sync_step(fn: Callable[P, T], retrying: Retrying) -> Callable[P, T]:
+    @functools.wraps(fn)
+    def run_step(*args: P.args, **kwargs: P.kwargs) -> T:
+        attempts = 0
+
+        def attempt() -> T:
+            nonlocal attempts
+            attempts += 1
+            with engine_retries("dbos"):
+                return fn(*args, **kwargs)
+
+        try:
+            return retrying.call(attempt)
+        except Exception as exc:
+            raise _failed(exc, attempts) from exc
+
+    return run_step
+
+
+def _async_step(fn: Callable[P, Any], retrying: Retrying) -> Callable[P, Any]:
+    afn = cast(Callable[P, Awaitable[Any]], fn)
+
+    @functools.wraps(fn)
+    async def run_step(*args: P.args, **kwargs: P.kwargs) -> Any:
+        attempts = 0
+
+        async def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
+            with engine_retries("dbos"):
+                return await afn(*args, **kwargs)
+
+        try:
+            return await retrying.acall(attempt)
+        except Exception as exc:
+            raise _failed(exc, attempts) from exc
+
+    return run_step
 
 
 def detail_from_error(error: BaseException) -> ErrorDetail:
