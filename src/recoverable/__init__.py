@@ -47,6 +47,9 @@ _EXPORTS = {
     "fallback": "._retry",
     "retry": "._retry",
     "set_testing": "._retry",
+    "FailureEvent": "._instrumentation",
+    "get_failure_hooks": "._instrumentation",
+    "set_failure_hooks": "._instrumentation",
     "retry_if_retryable": "._retry_adapters",
     "stamina_on": "._retry_adapters",
     "wait_retry_after": "._retry_adapters",
@@ -69,6 +72,7 @@ __all__ = [
     "CodeRegistry",
     "Envelope",
     "ErrorDetail",
+    "FailureEvent",
     "FixCommandRejected",
     "FixRun",
     "PayloadError",
@@ -89,6 +93,7 @@ __all__ = [
     "fallback",
     "from_http",
     "from_process",
+    "get_failure_hooks",
     "next_action",
     "recover",
     "register_code",
@@ -97,6 +102,7 @@ __all__ = [
     "retry_if_retryable",
     "run_fix",
     "scrub",
+    "set_failure_hooks",
     "set_testing",
     "stamina_on",
     "wait_retry_after",
@@ -114,6 +120,7 @@ if TYPE_CHECKING:
     from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
     from ._detail import ErrorDetail, PayloadError, RecoverableError
     from ._envelope import Envelope, code_from_envelope, envelope_code
+    from ._instrumentation import FailureEvent, get_failure_hooks, set_failure_hooks
     from ._ladder import Action, next_action
     from ._policy import RetryPolicy
     from ._process_exit import from_process

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import functools
 import inspect
-import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
@@ -26,6 +25,8 @@ from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 from ._cancel import CancelSignal
 from ._classify import classify
 from ._detail import ErrorDetail, RecoverableError, copy_with, mark_exhausted, with_details
+from ._engine_scope import retrying_engine
+from ._instrumentation import FailureEvent, report
 from ._policy import RetryPolicy
 
 __all__ = [
@@ -41,8 +42,6 @@ __all__ = [
 
 P = ParamSpec("P")
 T = TypeVar("T")
-
-logger = logging.getLogger("recoverable.retry")
 
 _testing = False
 _CANCEL_POLL_S = 0.02  # how often an async wait looks at a cancel it cannot await
@@ -69,23 +68,12 @@ class _Decision:
     reason: str = ""
 
 
-def _log_failure(detail: ErrorDetail, attempt: int, wait_s: float) -> None:
-    logger.warning(
-        "attempt %d failed with %s; retrying in %.3f s",
-        attempt,
-        detail.code,
-        wait_s,
-        extra={"error_code": detail.code, "attempt": attempt, "wait_s": wait_s},
-    )
+def _report_failure(detail: ErrorDetail, attempt: int, wait_s: float) -> None:
+    report(FailureEvent("retry", detail, attempt=attempt, wait_s=wait_s))
 
 
-def _log_give_up(detail: ErrorDetail, attempts: int) -> None:
-    logger.warning(
-        "giving up after %d attempt(s): %s",
-        attempts,
-        detail.code,
-        extra={"error_code": detail.code, "attempts": attempts},
-    )
+def _report_give_up(detail: ErrorDetail, attempts: int) -> None:
+    report(FailureEvent("give_up", detail, attempt=attempts))
 
 
 async def _async_sleep(seconds: float) -> None:
@@ -110,7 +98,8 @@ class Retrying:
     """A configured retry: a decorator, a call form (`call`, `acall`) and a block form.
 
     Build it with `retry(...)`. Hooks: `before_attempt(n)`, `after_failure(detail, n, wait_s)`,
-    `on_give_up(detail, attempts)` (by default the last two log to `recoverable.retry`).
+    `on_give_up(detail, attempts)` (by default the last two report to the process-wide
+    failure hooks, `rc.set_failure_hooks`, which log to `recoverable.retry` unless changed).
     `sleep`, `asleep`, `clock` and `rng` are injectable for tests; `cancel` is an Event (or
     any object with `is_set()`) checked before each attempt and while waiting.
     """
@@ -119,9 +108,9 @@ class Retrying:
     """How often and how long."""
     before_attempt: Callable[[int], None] | None = None
     """Called with the attempt number (from 1) before every attempt."""
-    after_failure: Callable[[ErrorDetail, int, float], None] | None = _log_failure
+    after_failure: Callable[[ErrorDetail, int, float], None] | None = _report_failure
     """Called with the failure, its attempt number and the wait before the next one."""
-    on_give_up: Callable[[ErrorDetail, int], None] | None = _log_give_up
+    on_give_up: Callable[[ErrorDetail, int], None] | None = _report_give_up
     """Called with the final (non-retryable) detail and the number of attempts made."""
     sleep: Callable[[float], None] = time.sleep
     """How the sync forms wait (seconds)."""
@@ -134,6 +123,10 @@ class Retrying:
     cancel: CancelSignal | None = None
     """A threading.Event, an asyncio.Event or anything with `is_set()`: set, it stops the
     retries and wakes the wait between them."""
+    defer_to_engine: bool = True
+    """Inside a step that an engine retries (run by recoverable's Temporal, Celery or DBOS
+    adapter), let a retryable failure through at once: the engine's retry is the only one.
+    False: retry here too (the engine then sees only what is left when this gives up)."""
 
     # --- the decision (pure but for the clock) -------------------------------------------
 
@@ -141,6 +134,8 @@ class Retrying:
         detail = classify(exc)
         if not detail.retryable:
             return _Decision(detail, None, "not_retryable")
+        if self.defer_to_engine and retrying_engine() is not None:
+            return _Decision(detail, None, "engine_retries")  # exactly one retry layer
         if attempt >= self.policy.attempts:
             return _Decision(detail, None, "attempts")
         hint = detail.retry_after_ms
@@ -159,7 +154,9 @@ class Retrying:
         decision = self._decide(exc, attempt, started)
         wait_s = decision.wait_s
         if wait_s is None:
-            if decision.reason == "not_retryable":
+            if decision.reason == "not_retryable" and self.on_give_up is _report_give_up:
+                report(FailureEvent("stop", decision.detail, attempt=attempt))
+            if decision.reason in ("not_retryable", "engine_retries"):
                 raise exc
             self._give_up(exc, decision, attempt)
         if self.after_failure is not None:

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any, Generic
 
 from .._detail import ErrorDetail, unvalidated
-from ._events import Event, ToolEnd
+from .._instrumentation import FailureEvent, report
+from ._events import Done, Event, ToolEnd
 from ._options import KEPT_EVENT_BYTES, RunOptions
 from ._parsing import CliModule, ParseState, StateT
 from ._replay import (
@@ -62,7 +63,17 @@ def environment(options: RunOptions) -> dict[str, str] | None:
 def spawn_failed(module: CliModule[Any], exc: OSError, executable: str) -> list[Event]:
     """Every event of a run whose CLI could not start: its error, then `Done`."""
     error = _spawn_error(exc, module, executable)
-    return finish(module, module.new_state(), EventLog(), ProcessEnd(), forced=error)
+    closing = finish(module, module.new_state(), EventLog(), ProcessEnd(), forced=error)
+    return reported(closing, module.NAME)
+
+
+def reported(closing: list[Event], cli: str) -> list[Event]:
+    """A live run's closing events, once its failure (if any) went to the failure hooks
+    (`rc.set_failure_hooks`; `replay` is pure and reports nothing)."""
+    done = closing[-1]
+    if isinstance(done, Done) and done.result.error is not None:
+        report(FailureEvent("run_failed", done.result.error, name=cli))
+    return closing
 
 
 def _spawn_error(exc: OSError, module: CliModule[Any], executable: str) -> ErrorDetail:
@@ -241,7 +252,8 @@ class RunContext(Generic[StateT]):
         `Error` when the stream did not carry it (our own reason first), then `Done`."""
         end = ProcessEnd.from_returncode(returncode, stderr_tail(self.stderr.text()))
         self.ended = True
-        return finish(self.module, self.state, self.log, end, forced=self.stopped_by)
+        closing = finish(self.module, self.state, self.log, end, forced=self.stopped_by)
+        return reported(closing, self.module.NAME)
 
 
 def _tool_failures(state: ParseState, cli: str) -> ErrorDetail:

@@ -1,0 +1,140 @@
+"""Where failures are reported: one list of hooks, set once, for logs, traces and metrics.
+
+`rc.retry` reports every failed attempt it retries, every give-up and every stop on a
+failure not worth retrying; the agents runner reports a run that ended in error; the Temporal
+and Celery adapters report each failed attempt of an activity or a task. Each report is a
+`FailureEvent` passed to every hook in `set_failure_hooks(...)`, in order. By default the one
+hook logs retries and give-ups to the `recoverable.retry` logger (as before hooks existed).
+OpenTelemetry users call `integrations.otel.instrument()`; a structlog or Prometheus user
+adds a function of their own:
+
+    rc.set_failure_hooks([*rc.get_failure_hooks(), lambda e: log.warning(e.kind, code=e.code)])
+
+A hook that raises is logged and skipped: an exporter's fault never changes what a retry
+does. Reporting costs nothing on the success path (only failures are reported). Kept light
+(no dataclass, logging imported on first use): the agents runner imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ._detail import ErrorDetail
+
+__all__ = [
+    "FailureEvent",
+    "FailureHook",
+    "FailureKind",
+    "get_failure_hooks",
+    "report",
+    "set_failure_hooks",
+]
+
+FailureKind = Literal["retry", "give_up", "stop", "run_failed"]
+
+
+class FailureEvent:
+    """One reported failure (read-only by convention; slotted, cheap to make)."""
+
+    __slots__ = ("attempt", "detail", "kind", "name", "wait_s")
+
+    kind: FailureKind
+    """`retry`: an attempt failed and is retried after `wait_s`; `give_up`: a retry layer
+    ran out (attempts, deadline, a hint too long) and `detail` is the final one; `stop`: an
+    attempt failed with what is not worth repeating (quota, a bad request), so no retry;
+    `run_failed`: an agents run ended in error."""
+    detail: ErrorDetail
+    """The classified failure."""
+    attempt: int | None
+    """The failed attempt's number (from 1), or the attempts made when giving up."""
+    wait_s: float | None
+    """The wait before the next attempt (`retry` only; None: the engine's own backoff)."""
+    name: str | None
+    """What failed, when the reporter knows: an activity's type, a task's name, a CLI's name."""
+
+    def __init__(
+        self,
+        kind: FailureKind,
+        detail: ErrorDetail,
+        *,
+        attempt: int | None = None,
+        wait_s: float | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.kind, self.detail, self.attempt = kind, detail, attempt
+        self.wait_s, self.name = wait_s, name
+
+    @property
+    def code(self) -> str:
+        """`detail.code`."""
+        return self.detail.code
+
+    def __repr__(self) -> str:
+        return (
+            f"FailureEvent({self.kind!r}, {self.detail.code!r}, attempt={self.attempt!r}, "
+            f"wait_s={self.wait_s!r}, name={self.name!r})"
+        )
+
+
+FailureHook = Callable[[FailureEvent], None]
+
+
+def log_failure(event: FailureEvent) -> None:
+    """The default hook: retries and give-ups as warnings on `recoverable.retry`."""
+    import logging
+
+    logger = logging.getLogger("recoverable.retry")
+    code = event.detail.code
+    if event.kind == "retry":
+        wait = "an engine's backoff" if event.wait_s is None else f"{event.wait_s:.3f} s"
+        logger.warning(
+            "attempt %s failed with %s; retrying in %s",
+            event.attempt,
+            code,
+            wait,
+            extra={"error_code": code, "attempt": event.attempt, "wait_s": event.wait_s},
+        )
+    elif event.kind == "give_up":
+        logger.warning(
+            "giving up after %s attempt(s): %s",
+            event.attempt,
+            code,
+            extra={"error_code": code, "attempts": event.attempt},
+        )
+
+
+_hooks: tuple[FailureHook, ...] = (log_failure,)
+
+
+def set_failure_hooks(hooks: Iterable[FailureHook] | None) -> None:
+    """Replace the hooks every failure report goes to. None: the default (logging);
+    an empty list: report nothing."""
+    global _hooks  # noqa: PLW0603 -- one process-wide list, set once at start-up
+    if hooks is None:
+        _hooks = (log_failure,)
+        return
+    chosen = tuple(hooks)
+    for hook in chosen:
+        if not callable(hook):
+            raise TypeError(f"a failure hook must be callable, not {hook!r}")
+    _hooks = chosen
+
+
+def get_failure_hooks() -> tuple[FailureHook, ...]:
+    """The hooks failures are reported to, in order."""
+    return _hooks
+
+
+def report(event: FailureEvent) -> None:
+    """Pass `event` to every hook; a hook's own error is logged, never raised."""
+    for hook in _hooks:
+        try:
+            hook(event)
+        except Exception:
+            import logging
+
+            logging.getLogger("recoverable.instrumentation").exception(
+                "failure hook %r raised; skipped", hook
+            )

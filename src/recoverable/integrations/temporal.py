@@ -1,0 +1,245 @@
+"""Temporal: activities fail with the classification, and Temporal's retry obeys it.
+
+    from recoverable.integrations import temporal as rt
+
+    worker = Worker(client, task_queue="q", activities=[...], workflows=[...],
+                    interceptors=[rt.ClassifyInterceptor()])
+    # or, per activity:  @activity.defn  @rt.classified  async def call_model(...): ...
+
+    # in the workflow:
+    try:
+        await workflow.execute_activity(call_model, ..., retry_policy=RetryPolicy(
+            maximum_attempts=4, non_retryable_error_types=rt.non_retryable_codes()))
+    except ActivityError as e:
+        detail = rt.detail_from_failure(e)      # the activity's ErrorDetail, intact
+
+Whatever an activity raises becomes an `ApplicationError` whose `type` is the code,
+`non_retryable` is `not retryable`, `next_retry_delay` is the server's `retry_after_ms`, and
+whose first detail is the `ErrorDetail` as a plain dict. The original exception is not
+chained: Temporal would store its text and stack unscrubbed in the workflow's history; the
+detail's `cause` keeps a scrubbed summary of it. Temporal alone retries: inside the
+activity `rc.retry` defers to it (`_engine_scope`). An `unknown` failure is left to the
+engine's own policy (retried as the workflow's `RetryPolicy` says): recoverable does not know
+whether it is worth repeating, and Temporal's default is what the user configured.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any, ParamSpec, TypeVar, cast
+
+from temporalio import activity
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    RetryState,
+    TemporalError,
+    TimeoutError,
+)
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+)
+
+from .._classify import classify
+from .._codes import codes
+from .._detail import ErrorDetail, PayloadError, mark_exhausted, with_details
+from .._engine_scope import engine_retries
+from .._instrumentation import FailureEvent, report
+from .._policy import DEFAULT_MAX_RETRY_AFTER_MS
+
+__all__ = [
+    "ClassifyInterceptor",
+    "classified",
+    "detail_from_failure",
+    "non_retryable_codes",
+    "to_application_error",
+]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_MAX_LINKS = 16  # failures nest (workflow -> child -> activity -> cause); a bounded walk
+
+# Temporal's own failures that carry no detail of ours, as codes.
+_TEMPORAL_CODES: tuple[tuple[type[BaseException], str], ...] = (
+    (CancelledError, "run_cancelled"),
+    (TimeoutError, "timeout"),
+)
+
+# The engine gave up retrying: the detail must not invite an outer layer to retry again.
+_ENGINE_GAVE_UP = frozenset({RetryState.MAXIMUM_ATTEMPTS_REACHED, RetryState.TIMEOUT})
+
+
+def non_retryable_codes() -> list[str]:
+    """Every registered code whose default is not retryable (but `unknown`, left to the
+    engine): for `RetryPolicy(non_retryable_error_types=...)`, which matches the exact
+    `type` string. A detail marked non-retryable stops anyway; this also stops a code whose
+    error was raised by hand as `ApplicationError(type=code)`."""
+    return [row.code for row in codes if not row.retryable and row.code != "unknown"]
+
+
+def to_application_error(
+    detail: ErrorDetail, *, max_retry_after_ms: int = DEFAULT_MAX_RETRY_AFTER_MS
+) -> ApplicationError:
+    """The `ApplicationError` that carries `detail` through Temporal.
+
+    `type` is the code, `non_retryable` is `not detail.retryable` (but for `unknown`: the
+    engine's policy decides), `next_retry_delay` the server's hint, and `details[0]` the
+    detail as a plain dict (Temporal's JSON payload converter keeps it whole). A hint above
+    `max_retry_after_ms` stops instead of sleeping, as `rc.retry` does, so a fallback can act.
+    """
+    if detail.retryable and (detail.retry_after_ms or 0) > max_retry_after_ms:
+        detail = with_details(
+            mark_exhausted(detail, int(detail.details.get("attempt", 1))),
+            gave_up="retry_after_too_long",
+            server_retry_after_ms=detail.retry_after_ms,
+        )
+    delay = None
+    if detail.retryable and detail.retry_after_ms is not None:
+        delay = timedelta(milliseconds=detail.retry_after_ms)
+    return ApplicationError(
+        detail.message,
+        detail.to_dict(),
+        type=detail.code,
+        non_retryable=not detail.retryable and detail.code != "unknown",
+        next_retry_delay=delay,
+    )
+
+
+def detail_from_failure(exc: BaseException) -> ErrorDetail:
+    """The `ErrorDetail` inside a Temporal failure (`ActivityError`, `ChildWorkflowError`,
+    `WorkflowFailureError`, `ApplicationError`, nested): the innermost detail of ours, read
+    as an untrusted payload; else Temporal's cancel and timeout as codes; else `classify`.
+
+    When the engine gave up retrying (maximum attempts, timeout), the detail comes back
+    not retryable, with `details["retries_exhausted"]`, so no outer layer retries again.
+    """
+    found: ErrorDetail | None = None
+    gave_up = False
+    link: BaseException | None = exc
+    seen: set[int] = set()
+    while link is not None and id(link) not in seen and len(seen) < _MAX_LINKS:
+        seen.add(id(link))
+        if isinstance(link, ActivityError | ChildWorkflowError):
+            gave_up = gave_up or link.retry_state in _ENGINE_GAVE_UP
+        found = _carried_detail(link) or found
+        link = link.__cause__
+    if found is None:
+        found = _temporal_code(exc, seen)
+    if found is None:
+        return classify(exc)
+    if gave_up and found.retryable:
+        found = mark_exhausted(found, _attempts(found))
+    return found
+
+
+def _carried_detail(link: BaseException) -> ErrorDetail | None:
+    if not isinstance(link, ApplicationError) or not link.details:
+        return None
+    payload = link.details[0]
+    if not isinstance(payload, dict) or "code" not in payload:
+        return None
+    try:
+        return ErrorDetail.from_dict(payload)
+    except PayloadError:
+        return None
+
+
+def _temporal_code(exc: BaseException, seen: set[int]) -> ErrorDetail | None:
+    link: BaseException | None = exc
+    for _ in range(len(seen)):
+        if link is None:
+            break
+        for kind, code in _TEMPORAL_CODES:
+            if isinstance(link, kind):
+                return ErrorDetail.create(code, str(link) or None, source="temporal")
+        link = link.__cause__
+    return None
+
+
+def _attempts(detail: ErrorDetail) -> int:
+    attempt = detail.details.get("attempt")
+    return attempt if type(attempt) is int and attempt > 0 else 1
+
+
+def _application_error(exc: Exception) -> Exception:
+    """What an activity raises instead of `exc`: Temporal's own errors pass unchanged."""
+    if isinstance(exc, TemporalError) or type(exc).__module__.startswith("temporalio."):
+        return exc  # the author's ApplicationError, a heartbeat cancel, CompleteAsyncError
+    detail = classify(exc)
+    if not activity.in_activity():
+        return to_application_error(detail)
+    info = activity.info()
+    detail = with_details(detail, attempt=info.attempt)
+    error = to_application_error(detail)
+    report(_failure_event(error, detail, info))
+    return error
+
+
+def _failure_event(
+    error: ApplicationError, detail: ErrorDetail, info: activity.Info
+) -> FailureEvent:
+    """What the failure hooks hear: `stop` when not retried, `give_up` on the policy's last
+    attempt, else `retry` (the wait: the server's hint; None: Temporal's backoff)."""
+    name = info.activity_type
+    if error.non_retryable:
+        return FailureEvent("stop", detail, attempt=info.attempt, name=name)
+    policy = info.retry_policy
+    if policy is not None and 0 < policy.maximum_attempts <= info.attempt:
+        return FailureEvent("give_up", detail, attempt=info.attempt, name=name)
+    delay = error.next_retry_delay
+    wait_s = delay.total_seconds() if delay is not None else None
+    return FailureEvent("retry", detail, attempt=info.attempt, wait_s=wait_s, name=name)
+
+
+def classified(fn: Callable[P, T]) -> Callable[P, T]:
+    """Decorate an activity (sync or async; put it under `@activity.defn`): whatever it
+    raises reaches Temporal classified, and `rc.retry` inside defers to Temporal's retry."""
+    if inspect.iscoroutinefunction(fn):
+        afn = cast(Callable[..., Any], fn)
+
+        @functools.wraps(fn)
+        async def async_activity(*args: Any, **kwargs: Any) -> Any:
+            with engine_retries("temporal"):
+                try:
+                    return await afn(*args, **kwargs)
+                except Exception as exc:
+                    raise _application_error(exc) from None
+
+        return cast(Callable[P, T], async_activity)
+
+    @functools.wraps(fn)
+    def activity_fn(*args: P.args, **kwargs: P.kwargs) -> T:
+        with engine_retries("temporal"):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                raise _application_error(exc) from None
+
+    return activity_fn
+
+
+class _ClassifyActivity(ActivityInboundInterceptor):
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        with engine_retries("temporal"):
+            try:
+                return await self.next.execute_activity(input)
+            except Exception as exc:
+                error = _application_error(exc)
+                if error is exc:
+                    raise
+                raise error from None
+
+
+class ClassifyInterceptor(Interceptor):
+    """A worker interceptor: every activity of the worker is `classified`."""
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _ClassifyActivity(next)

@@ -1,0 +1,69 @@
+"""The Celery app and task for tests/test_engine_celery.py, imported by the worker processes
+(`celery -A tests.celery_support worker`) and by the test that sends the tasks.
+
+Broker and result backend: a redis-server the test starts on 127.0.0.1 (its URL in
+RECOVERABLE_CELERY_REDIS), results stored with the JSON serializer. (Kombu's filesystem
+broker was tried first: a consumer can read a message file its producer is still writing,
+so under load a task can be lost, which is the broker's fault, not the one tested here.)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import openai
+from celery import Celery
+
+import recoverable as rc
+from recoverable.integrations import celery as rcc
+
+REDIS_VARIABLE = "RECOVERABLE_CELERY_REDIS"
+SECRET = "sk-proj-" + "Abc123" * 8
+POLICY = rc.RetryPolicy(attempts=3, initial_delay=0.05, max_delay=0.1)
+
+
+def make_app(redis_url: str) -> Celery:
+    """An app whose broker and JSON result backend are the redis-server at `redis_url`."""
+    app = Celery("recoverable_tests", broker=redis_url, backend=redis_url)
+    app.conf.update(
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_accept_content=["json"],
+        worker_enable_remote_control=False,
+        worker_prefetch_multiplier=1,
+        broker_connection_retry_on_startup=True,
+    )
+    return app
+
+
+app = make_app(os.environ.get(REDIS_VARIABLE, "redis://127.0.0.1:1/0"))
+
+_clients: dict[str, openai.OpenAI] = {}
+
+
+class ReplyNotUnderstood(Exception):
+    """A failure recoverable cannot classify: `unknown`."""
+
+
+@app.task(bind=True, base=rcc.ClassifiedTask, recoverable_policy=POLICY, name="ask")
+def ask(self: Any, base_urls: list[str], mode: str = "ok") -> dict[str, Any]:
+    """Ask a fake provider through the real openai client (its own retries off). Attempt n
+    goes to `base_urls[n - 1]` (the last one repeats), so a test can give each attempt its
+    own provider."""
+    attempt = int(self.request.retries) + 1
+    url = base_urls[min(attempt, len(base_urls)) - 1]
+    client = _clients.get(url)
+    if client is None:
+        client = _clients[url] = openai.OpenAI(api_key="sk-test", base_url=url, max_retries=0)
+    ask = client.chat.completions.create
+    if mode == "inner_retry":  # the author's own rc.retry defers to Celery's (one layer)
+        ask = rc.retry(attempts=5)(ask)
+    reply = ask(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+    if mode == "unknown":
+        raise ReplyNotUnderstood("the reply had no field we expected")
+    if mode == "secret":
+        raise ReplyNotUnderstood(f"rejected key {SECRET}")
+    text = reply.choices[0].message.content
+    return {"text": text, "attempt": attempt, "worker": self.request.hostname}

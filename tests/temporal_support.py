@@ -1,0 +1,78 @@
+"""A Temporal workflow and activity for tests/test_engine_temporal.py.
+
+The workflow lives in an importable module (the sandbox re-imports it) and reaches the
+activity by name, so the sandbox never imports an SDK.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+from temporalio import activity, workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, TemporalError
+
+with workflow.unsafe.imports_passed_through():
+    import openai
+
+    import recoverable as rc
+    from recoverable.integrations import temporal as rt
+
+TASK_QUEUE = "recoverable-tests"
+SECRET = "sk-proj-" + "Abc123" * 8
+
+# (attempt, monotonic time) of every run of the activity, in this process (the worker's).
+ATTEMPTS: list[tuple[int, float]] = []
+
+
+class ReplyNotUnderstood(Exception):
+    """A failure recoverable cannot classify: `unknown`."""
+
+
+@activity.defn(name="call_model")
+async def call_model(base_url: str, mode: str) -> str:
+    """Ask the fake provider through the real openai client, its own retries off."""
+    ATTEMPTS.append((activity.info().attempt, time.monotonic()))
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url=base_url, max_retries=0)
+
+    async def ask() -> Any:
+        return await client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "hi"}]
+        )
+
+    # "inner_retry": the author's own rc.retry, which defers to Temporal's (one retry layer)
+    reply = await (rc.retry(attempts=5)(ask)() if mode == "inner_retry" else ask())
+    if mode == "unknown":
+        raise ReplyNotUnderstood("the reply had no field we expected")
+    if mode == "secret":
+        raise ReplyNotUnderstood(f"rejected key {SECRET}")
+    return str(reply.choices[0].message.content)
+
+
+@workflow.defn
+class CallModel:
+    """Runs `call_model` under a retry policy; returns its text or the failure's detail."""
+
+    @workflow.run
+    async def run(self, base_url: str, mode: str) -> dict[str, Any]:
+        try:
+            text = await workflow.execute_activity(
+                "call_model",
+                args=[base_url, mode],
+                start_to_close_timeout=timedelta(seconds=20),
+                retry_policy=RetryPolicy(
+                    initial_interval=timedelta(milliseconds=100),
+                    backoff_coefficient=1.0,
+                    maximum_attempts=3,
+                    non_retryable_error_types=rt.non_retryable_codes(),
+                ),
+            )
+        except ActivityError as error:
+            chain, link = [], error.cause
+            while link is not None:
+                chain.append(f"{type(link).__name__}: {link}")
+                link = link.cause if isinstance(link, TemporalError) else None
+            return {"error": rt.detail_from_failure(error).to_dict(), "chain": chain}
+        return {"text": text}

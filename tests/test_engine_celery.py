@@ -1,0 +1,291 @@
+"""Celery: two real worker processes (`celery worker --pool=solo`; a redis-server on
+127.0.0.1 as broker and JSON result backend) run a task that calls FakeProvider through the
+real openai client (its own retries off); the detail is read back from AsyncResult.
+
+Redis and the workers start once for the module (about 3 s) and are always stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+from celery import Celery
+from celery.result import AsyncResult
+
+import recoverable as rc
+from recoverable.integrations import celery as rcc
+from recoverable.testing import FakeProvider, Fault
+
+from . import celery_support as support
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKERS = 2
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Debian's redis-server on 127.0.0.1, in memory only; always stopped."""
+    binary = shutil.which("redis-server")
+    assert binary, "redis-server is missing: apt-get install redis-server (scripts/test does)"
+    port = free_port()
+    folder = tmp_path_factory.mktemp("redis")
+    server = subprocess.Popen(
+        [binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
+         "--dir", str(folder), "--loglevel", "warning"],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            assert server.poll() is None, "redis-server exited"
+            assert time.monotonic() < deadline, "redis-server did not answer"
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        stop(server)
+
+
+def start_worker(name: str, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env["NO_PROXY"] = "127.0.0.1,::1,localhost"
+    env[support.REDIS_VARIABLE] = redis_url
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+    argv = [
+        sys.executable, "-m", "celery", "-A", "tests.celery_support", "worker",
+        "--pool=solo", "-n", f"{name}@127.0.0.1", "--without-heartbeat", "--without-mingle",
+        "--without-gossip", "--loglevel=WARNING",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)  # a worker's warm shutdown
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def app(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Celery]:
+    folder = tmp_path_factory.mktemp("celery")
+    client_app = support.make_app(redis_url)
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        for n in range(1, WORKERS + 1):
+            workers.append(start_worker(f"w{n}", redis_url, folder / f"w{n}.log"))
+        yield client_app
+    finally:
+        client_app.close()
+        for worker in workers:
+            stop(worker)
+    for n, worker in enumerate(workers, 1):
+        log = (folder / f"w{n}.log").read_text(errors="replace")
+        assert worker.returncode == 0, log
+
+
+def send(app: Celery, urls: list[str], mode: str = "ok") -> AsyncResult:
+    return app.send_task("ask", args=[urls, mode])
+
+
+def wait(result: AsyncResult) -> Any:
+    return result.get(timeout=120, propagate=False, interval=0.05)
+
+
+def test_a_429_is_retried_once_after_the_servers_delay(app: Celery, fake: FakeProvider) -> None:
+    fake.fail(Fault.rate_limited(retry_after=1), times=1)
+    sent = time.monotonic()
+    result = send(app, [fake.openai_url])
+    value = wait(result)
+    assert value["text"] == "Hello from FakeProvider."
+    assert value["attempt"] == 2
+    assert time.monotonic() - sent >= 1.0  # the server's second, not the policy's 50 ms
+    assert [r.fault for r in fake.requests] == ["rate_limited", None]
+    assert rcc.detail_from_result(result) is None
+
+
+def test_a_quota_error_is_not_retried_and_the_caller_reads_its_code(
+    app: Celery, fake: FakeProvider
+) -> None:
+    fake.fail(Fault.insufficient_quota(), times=1)
+    result = send(app, [fake.openai_url])
+    wait(result)
+    assert result.state == "FAILURE"
+    detail = rcc.detail_from_result(result)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.status) == ("provider_quota_exceeded", False, 429)
+    assert (detail.source, detail.details["attempt"]) == ("openai", 1)
+    assert detail.fix_required is not None
+    assert [r.fault for r in fake.requests] == ["insufficient_quota"]
+
+
+def test_an_unknown_error_gets_celerys_default_no_retry(app: Celery, fake: FakeProvider) -> None:
+    result = send(app, [fake.openai_url], mode="unknown")
+    wait(result)
+    detail = rcc.detail_from_result(result)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.details["attempt"]) == ("unknown", False, 1)
+    assert detail.message == "the reply had no field we expected"
+    assert len(fake.requests) == 1
+
+
+def test_a_secret_in_the_error_is_not_stored_in_the_backend(
+    app: Celery, fake: FakeProvider
+) -> None:
+    result = send(app, [fake.openai_url], mode="secret")
+    wait(result)
+    detail = rcc.detail_from_result(result)
+    assert detail is not None
+    assert detail.message.startswith("rejected key ")
+    stored = json.dumps([result.backend.get_task_meta(result.id), result.traceback], default=str)
+    assert support.SECRET not in stored
+    assert "rejected key" in stored
+
+
+def test_rc_retry_inside_a_task_defers_to_celery(app: Celery, fake: FakeProvider) -> None:
+    fake.fail(Fault.overloaded(), times=None)
+    result = send(app, [fake.openai_url], mode="inner_retry")
+    wait(result)
+    detail = rcc.detail_from_result(result)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.details["attempt"]) == (
+        "provider_overloaded", False, 3,
+    )  # fmt: skip
+    assert len(fake.requests) == 3  # the task's 3 attempts, never 3 x 5
+
+
+# mode -> (the provider each attempt asks, the task's mode, attempts, expected code or None)
+LOAD_CASES: dict[str, tuple[tuple[str, ...], str, int, str | None]] = {
+    "ok":         (("ok",), "ok", 1, None),
+    "429 once":   (("rate_limited", "ok"), "ok", 2, None),
+    "quota":      (("quota",), "ok", 1, "provider_quota_exceeded"),
+    "unknown":    (("ok",), "unknown", 1, "unknown"),
+    "overloaded": (("overloaded",), "ok", 3, "provider_overloaded"),
+}  # fmt: skip
+
+
+def test_200_tasks_over_two_workers_with_mixed_faults(app: Celery) -> None:
+    with ExitStack() as stack:
+        names = ("ok", "rate_limited", "quota", "overloaded")
+        fakes = {name: stack.enter_context(FakeProvider()) for name in names}
+        fakes["rate_limited"].fail(Fault.rate_limited(retry_after_ms=100), times=None)
+        fakes["quota"].fail(Fault.insufficient_quota(), times=None)
+        fakes["overloaded"].fail(Fault.overloaded(), times=None)
+        cases = [list(LOAD_CASES)[i % len(LOAD_CASES)] for i in range(200)]
+        results = []
+        for case in cases:
+            providers, mode, _, _ = LOAD_CASES[case]
+            results.append(send(app, [fakes[p].openai_url for p in providers], mode))
+        values = [wait(result) for result in results]
+        requests = {name: len(fake.requests) for name, fake in fakes.items()}
+
+    assert all(result.ready() for result in results)  # nothing lost
+    workers = {value["worker"] for value in values if isinstance(value, dict)}
+    assert workers == {f"w{n}@127.0.0.1" for n in range(1, WORKERS + 1)}
+    for case, result, value in zip(cases, results, values, strict=True):
+        _, _, attempts, code = LOAD_CASES[case]
+        detail = rcc.detail_from_result(result)
+        if code is None:
+            assert detail is None, (case, detail)
+            assert value["attempt"] == attempts
+        else:
+            assert detail is not None, (case, value)
+            assert (detail.code, detail.retryable) == (code, False)
+            assert detail.details["attempt"] == attempts
+            if case == "overloaded":
+                assert detail.details["retries_exhausted"] is True
+    per_case = Counter(cases)
+    assert requests == {
+        "ok": per_case["ok"] + per_case["429 once"] + per_case["unknown"],
+        "rate_limited": per_case["429 once"],
+        "quota": per_case["quota"],  # never retried
+        "overloaded": 3 * per_case["overloaded"],
+    }
+    assert sum(requests.values()) == 320
+
+
+def test_next_retry_prefers_the_server_hint_and_stops_on_the_rest() -> None:
+    policy = rc.RetryPolicy(attempts=3, initial_delay=2.0, jitter=False)
+    limited = rc.ErrorDetail.create("provider_rate_limited", retry_after_ms=1500)
+    assert rcc.next_retry(limited, 1, policy) == 1.5
+    assert rcc.next_retry(limited, 3, policy) is None
+    assert rcc.next_retry(rc.ErrorDetail.create("provider_overloaded"), 2, policy) == 4.0
+    assert rcc.next_retry(rc.ErrorDetail.create("provider_quota_exceeded"), 1, policy) is None
+    too_long = rc.ErrorDetail.create("provider_rate_limited", retry_after_ms=3_600_000)
+    assert rcc.next_retry(too_long, 1, policy) is None
+
+
+def test_a_stored_error_is_read_whatever_class_celery_rebuilt() -> None:
+    detail = rc.ErrorDetail.create("provider_overloaded", "busy", details={"attempt": 2})
+    synthesised = type("RecoverableError", (Exception,), {})(detail.message, detail.to_dict())
+    assert rcc.detail_from_exception(synthesised) == detail
+    assert rcc.detail_from_exception(rc.RecoverableError(detail)) == detail
+    forged = Exception("x", {"code": "provider_overloaded", "message": 3})
+    assert rcc.detail_from_exception(forged).code == "unknown"
+
+
+def test_the_task_reports_its_decisions_to_the_failure_hooks() -> None:
+    eager = Celery("eager", broker="memory://", backend="cache+memory://")
+    eager.conf.task_always_eager = True
+    calls: list[int] = []
+
+    @eager.task(bind=True, base=rcc.ClassifiedTask, recoverable_policy=support.POLICY, name="t")
+    def flaky(self: Any, fail_times: int) -> str:
+        calls.append(1)
+        if len(calls) <= fail_times:
+            raise ConnectionRefusedError("refused")
+        return "done"
+
+    before = rc.get_failure_hooks()
+    seen: list[rc.FailureEvent] = []
+    rc.set_failure_hooks([seen.append])
+    try:
+        assert flaky.apply(args=[1]).get() == "done"
+        calls.clear()
+        failed = flaky.apply(args=[5])
+    finally:
+        rc.set_failure_hooks(before)
+    assert [(e.kind, e.code, e.attempt, e.name) for e in seen] == [
+        ("retry", "network_error", 1, "t"),
+        ("retry", "network_error", 1, "t"),
+        ("retry", "network_error", 2, "t"),
+        ("give_up", "network_error", 3, "t"),
+    ]
+    assert len(calls) == 3
+    detail = rcc.detail_from_result(failed)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.details["attempts"]) == (
+        "network_error",
+        False,
+        3,
+    )
