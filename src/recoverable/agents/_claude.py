@@ -32,10 +32,12 @@ from ._parsing import (
     as_int,
     as_number,
     as_str,
+    crash_evidence,
     invalid_field,
     line_parser,
     phrase_code,
     stderr_phrase,
+    tool_failure,
     unexplained_exit,
     usage_of,
 )
@@ -303,7 +305,9 @@ def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
     text = _content_text(block.get("content"))
     success = block.get("is_error") is not True  # anything but true is no failure
     state.end_tool(tool_id, success)
-    return ToolEnd(tool_id, True, output=text) if success else ToolEnd(tool_id, False, error=text)
+    if success:
+        return ToolEnd(tool_id, True, output=text)
+    return ToolEnd(tool_id, False, error=text, detail=tool_failure(_PHRASE_TABLE, NAME, text))
 
 
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
@@ -447,4 +451,6 @@ def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> Erro
             source=NAME,
             details={"error": clean_text(literal), "exit_code": exit_code},
         )
-    return unexplained_exit(NAME, exit_code, "before its result line")
+    return crash_evidence(_PHRASE_TABLE, state, exit_code, stderr_tail) or unexplained_exit(
+        NAME, exit_code, "before its result line"
+    )
