@@ -230,3 +230,66 @@ def test_any_stderr_never_raises(stderr: str) -> None:
     for cli in agents.CLI_NAMES:
         result = agents.replay(cli, "", stderr, exit_code=1)
         assert result.error is not None
+
+
+# --- the wordings the fault matrix found, as each CLI prints them ------------------------------
+
+
+def _claude_failure(text: str, status: int, literal: str) -> str:
+    announce = {"type": "assistant", "error": literal, "message": {"content": []}}
+    result = {"type": "result", "subtype": "success", "is_error": True,
+              "api_error_status": status, "result": text}  # fmt: skip
+    return f"{json.dumps(announce)}\n{json.dumps(result)}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "literal", "code"),
+    [
+        # Claude's literal says authentication for a 403 too: the status tells them apart.
+        ("Failed to authenticate. API Error: 403 Your API key does not have permission to use"
+         " the specified resource.", 403, "authentication_failed", "provider_permission_denied"),
+        ("Failed to authenticate. API Error: 401 invalid x-api-key", 401,
+         "authentication_failed", "provider_auth_failed"),
+        ("Invalid API key · Fix external API key", 401, "authentication_failed",
+         "provider_auth_failed"),
+        # ... and invalid_request for a content filter: the provider's words tell.
+        ("API Error: 400 Output blocked by content filtering policy", 400, "invalid_request",
+         "provider_content_filtered"),
+        ("API Error: 400 prompt is too long: 210000 tokens > 200000 maximum", 400,
+         "invalid_request", "provider_context_too_long"),
+        ("API Error: 400 messages: at least one message is required", 400, "invalid_request",
+         "provider_invalid_request"),
+        ("Please run /login · API Error: 401 OAuth token has expired", 401,
+         "authentication_failed", "cli_not_authenticated"),
+    ],
+)  # fmt: skip
+def test_claudes_api_error_status_and_words(
+    text: str, status: int, literal: str, code: str
+) -> None:
+    result = agents.replay("claude", _claude_failure(text, status, literal), "", exit_code=1)
+    assert result.error is not None
+    assert result.error.code == code
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "The model response was blocked due to safety settings.",
+        "The model response was blocked due to recitation/copyright filters.",
+        "Model stream ended due to safety settings (SAFETY) with empty response text.",
+    ],
+)
+def test_geminis_safety_sentences(message: str) -> None:
+    error = {"type": "error", "severity": "error", "message": message}
+    result = {"type": "result", "status": "error", "stats": {}}
+    stdout = f"{STARTS['gemini']}\n{json.dumps(error)}\n{json.dumps(result)}\n"
+    replayed = agents.replay("gemini", stdout, "", exit_code=1)
+    assert replayed.error is not None
+    assert (replayed.error.code, replayed.error.retryable) == ("provider_content_filtered", False)
+
+
+def test_openais_in_stream_overload_is_an_overload() -> None:
+    body = {"error": {"message": "The server is overloaded or not ready yet.",
+                      "type": "server_error", "param": None, "code": None}}  # fmt: skip
+    assert rc.from_http(200, None, body).code == "provider_overloaded"
+    assert rc.from_http(None, None, body).code == "provider_overloaded"

@@ -380,6 +380,8 @@ MESSAGE_PHRASES = (
     (r"^you exceeded your current quota", "provider_quota_exceeded"),
     (r"^your request was rejected as a result of our safety system", "provider_content_filtered"),
     (r"^output blocked by content filtering policy", "provider_content_filtered"),
+    # OpenAI's 503 wording, also its in-stream error's (whose type is the generic server_error).
+    (r"^the server is overloaded or not ready yet", "provider_overloaded"),
 )
 
 

@@ -65,10 +65,10 @@ def _get(obj: object, *names: str) -> Any:
 
 def _name(value: object) -> str | None:
     """An enum's or a string's name (genai's `FinishReason.SAFETY`, or "SAFETY")."""
-    if isinstance(value, str):
-        return value
-    inner = getattr(value, "value", None)
-    return inner if isinstance(inner, str) else None
+    inner = getattr(value, "value", None)  # first: genai's enums are str subclasses
+    if isinstance(inner, str):
+        return inner
+    return value if type(value) is str else None
 
 
 def _items(value: object) -> list[Any]:

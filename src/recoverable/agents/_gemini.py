@@ -119,6 +119,8 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     # may have gone out.
     (r"(?:exception typeerror: )?fetch failed\b", "provider_connection_lost"),
     (r"model stream ended due to (?:safety|recitation) settings\b", "provider_content_filtered"),
+    (r"the model response was blocked due to (?:safety settings|recitation/copyright filters|"
+     r"other policy settings)", "provider_content_filtered"),
     (r"model stream ended due to token limit exhaustion\b", "provider_output_truncated"),
     (r"model stream ended\b", "provider_bad_response"),
     (r"reached max session turns\b", "run_max_turns"),
