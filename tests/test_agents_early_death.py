@@ -293,3 +293,11 @@ def test_openais_in_stream_overload_is_an_overload() -> None:
                       "type": "server_error", "param": None, "code": None}}  # fmt: skip
     assert rc.from_http(200, None, body).code == "provider_overloaded"
     assert rc.from_http(None, None, body).code == "provider_overloaded"
+
+
+def test_a_huge_failed_tool_output_is_read_from_its_end() -> None:
+    output = ("x" * 1999 + "\n") * 5000 + "Error: 429 Too Many Requests"  # 10 MB, reason last
+    result = agents.replay("codex", _codex_tool(output), "", exit_code=1, max_line_bytes=1 << 25)
+    end = next(event for event in result.events if isinstance(event, ToolEnd))
+    assert end.detail is not None
+    assert end.detail.code == "rate_limited"

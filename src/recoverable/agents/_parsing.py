@@ -287,6 +287,7 @@ def crash_evidence(
 # A failed tool's text that reports an API failure (a sub-agent's: Claude's "API Error: 429
 # ...", Gemini's "[API Error: ...]"), not the tool's own words.
 _API_ERROR = r"\bapi error\b"
+_TOOL_TEXT_READ = 16_000
 
 
 def tool_failure(table: PhraseTable, cli: str, text: str | None) -> ErrorDetail:
@@ -295,6 +296,7 @@ def tool_failure(table: PhraseTable, cli: str, text: str | None) -> ErrorDetail:
     `rate_limited`, not the provider's); else `tool_execution_failed`."""
     if text:
         found = None
+        text = text[-_TOOL_TEXT_READ:]  # the end says why; a tool may print megabytes
         if re.search(_API_ERROR, text, re.IGNORECASE):
             found = provider_failure_in(text, source=cli, table=table)
         if found is None:
