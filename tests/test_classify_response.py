@@ -302,3 +302,16 @@ def test_any_json_never_raises_and_answers_only_known_codes(value: object) -> No
         "provider_auth_failed", "provider_model_not_found", "provider_invalid_request",
         "provider_timeout",
     }  # fmt: skip
+
+
+def test_shared_and_cyclic_answers_are_read_once() -> None:
+    cyclic: dict[str, Any] = {"type": "response.completed"}
+    cyclic["response"] = cyclic
+    assert rc.classify_response(cyclic) is None
+    deep: Any = {"choices": []}
+    for _ in range(10_000):
+        deep = {"choices": [{"message": deep, "finish_reason": None}]}
+    assert rc.classify_response(deep) is None
+    wide = {"choices": [{"finish_reason": "stop", "message": {}}] * 100_000
+            + [{"finish_reason": "length", "message": {}}]}  # fmt: skip
+    assert rc.classify_response(wide) is None  # past the first 64 choices nothing is read
