@@ -182,6 +182,7 @@ PHRASE_EXAMPLES = [
      "provider_quota_exceeded"),
     ("Your request was rejected as a result of our safety system.", "provider_content_filtered"),
     ("Output blocked by content filtering policy", "provider_content_filtered"),
+    ("The server is overloaded or not ready yet.", "provider_overloaded"),
 ]  # fmt: skip
 
 

@@ -82,7 +82,7 @@ CASES = [
     ("openai", Fault.server_error(), False, "provider_server_error", True, None, 500),
     ("openai", Fault.unavailable(), False, "provider_overloaded", True, None, 503),
     ("openai", Fault.overloaded(), False, "provider_overloaded", True, None, 529),
-    ("openai", Fault.stream_overloaded(), True, "provider_server_error", True, None, None),
+    ("openai", Fault.stream_overloaded(), True, "provider_overloaded", True, None, None),
     ("openai", Fault.drop(), False, "provider_connection_lost", True, None, None),
     ("openai", Fault.cut_stream(), True, "provider_connection_lost", True, None, None),
     ("anthropic", Fault.rate_limited(retry_after=7), False, "provider_rate_limited", True, 7000,

@@ -38,6 +38,7 @@ _EXPORTS = {
     "scrub": "._secrets",
     "classify": "._classify",
     "classify_known": "._classify",
+    "classify_response": "._classify",
     "from_http": "._classify",
     "retry_after_ms": "._classify",
     "Answer": "._retry",
@@ -87,6 +88,7 @@ __all__ = [
     "afallback",
     "classify",
     "classify_known",
+    "classify_response",
     "code_from_envelope",
     "codes",
     "envelope_code",
@@ -114,6 +116,7 @@ if TYPE_CHECKING:
         add_classifier,
         classify,
         classify_known,
+        classify_response,
         from_http,
         retry_after_ms,
     )

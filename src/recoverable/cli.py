@@ -130,6 +130,10 @@ def _http_input(data: Mapping[str, Any]) -> ErrorDetail | None:
 def _cmd_codes(args: argparse.Namespace, out: TextIO) -> int:
     style = "markdown" if args.markdown else "json" if args.json else "text"
     print(render_codes(style), file=out)
+    if style == "markdown":  # what each surface can tell apart, from the matrix test's table
+        from ._fault_matrix import render_matrix
+
+        print("\n## Fault matrix\n\n" + render_matrix(), file=out)
     return 0
 
 

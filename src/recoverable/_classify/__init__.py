@@ -29,6 +29,7 @@ from ._pipeline import (
     use_stages,
 )
 from .http_answers import from_http, retry_after_ms, status_attribute
+from .responses import classify_response
 from .text import classify_text
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "add_classifier",
     "classify",
     "classify_known",
+    "classify_response",
     "from_http",
     "register_handler",
     "retry_after_ms",

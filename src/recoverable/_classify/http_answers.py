@@ -381,6 +381,8 @@ MESSAGE_PHRASES = (
     (r"^you exceeded your current quota", "provider_quota_exceeded"),
     (r"^your request was rejected as a result of our safety system", "provider_content_filtered"),
     (r"^output blocked by content filtering policy", "provider_content_filtered"),
+    # OpenAI's 503 wording, also its in-stream error's (whose type is the generic server_error).
+    (r"^the server is overloaded or not ready yet", "provider_overloaded"),
 )
 
 
@@ -459,8 +461,14 @@ def parsed_http(
 
 
 def decide(status: int | None, body: ProviderBody) -> Code:
-    """The table row for an LLM API's answer."""
+    """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has)."""
+    if status is not None and not (type(status) is int and 100 <= status <= 599):
+        return codes["unknown"]  # a bool, a float, a forged 999: no HTTP answer has it
     return codes[_decide(status, body)]
+
+
+def _is_status(status: object) -> bool:
+    return isinstance(status, int) and not isinstance(status, bool) and 100 <= status <= 599
 
 
 def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
@@ -486,7 +494,11 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
         details["reason"] = body.reason
     if body.quota_ids:
         details["quota_ids"] = list(body.quota_ids)
-    message = body.message or (f"HTTP {status}" if status is not None else "no status")
+    if status is not None and not _is_status(status):
+        status = None  # not an HTTP status: it is not kept as one
+        message = body.message or "an HTTP status outside 100-599"
+    else:
+        message = body.message or (f"HTTP {status}" if status is not None else "no status")
     # The upstream wrote all of these: one check, and a cleaning only when it finds something.
     upstream = f"{message}\n{request_id}\n{body.type}\n{body.code}\n{body.google_status}\n"
     if body.reason or body.quota_ids:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._detail import ErrorDetail, copy_with, unvalidated, with_details
-from .._untrusted import MAX_HINT_MS, clean_hint_ms
+from .._untrusted import MAX_HINT_MS, clean_hint_ms, clean_text
 from ._pipeline import (
     Handler,
     always,
@@ -375,6 +375,47 @@ def _claude_result_error(exc: BaseException) -> ErrorDetail:
     return with_details(ErrorDetail.create(code, error_message(exc), source="claude"), **extra)
 
 
+# --- the OpenAI Agents SDK (package `agents`) -----------------------------------------------
+
+# The SDK raises its own classes for what the loop around the model decides; the model's HTTP
+# failures reach the caller as openai's own exceptions, read above. A UserError is a misuse of
+# the SDK by the program (a tool or model that does not exist, bad settings): its bug, never
+# retried.
+_GUARDRAIL_KINDS = {
+    "InputGuardrailTripwireTriggered": "input",
+    "OutputGuardrailTripwireTriggered": "output",
+    "ToolInputGuardrailTripwireTriggered": "tool_input",
+    "ToolOutputGuardrailTripwireTriggered": "tool_output",
+}
+
+
+def _guardrail(kind: str) -> Handler:
+    """A tripwire: which guardrail (by the name its author gave it) and where it sits."""
+
+    def handler(exc: BaseException) -> ErrorDetail:
+        holder = getattr(getattr(exc, "guardrail_result", None), "guardrail", None)
+        name = getattr(holder if holder is not None else getattr(exc, "guardrail", None),
+                       "name", None)  # fmt: skip
+        details: dict[str, Any] = {"guardrail": kind}
+        if isinstance(name, str):
+            details["guardrail_name"] = clean_text(name)
+        return unvalidated("run_guardrail_triggered", error_message(exc), details=details)
+
+    return handler
+
+
+_AGENTS_CLASSES: dict[str, Handler] = {
+    "MaxTurnsExceeded": always("run_max_turns"),
+    "ModelBehaviorError": always("provider_bad_response"),
+    "ModelRefusalError": always("provider_refused"),
+    "ModelTimeoutError": always("provider_timeout"),
+    "UserError": always("internal_error"),
+    "ToolTimeoutError": always("tool_timeout"),
+    "MCPToolCancellationError": always("tool_execution_failed"),
+    **{name: _guardrail(kind) for name, kind in _GUARDRAIL_KINDS.items()},
+}
+
+
 # --- HTTP client libraries: httpx and httpx2, requests, aiohttp -------------------------------
 
 
@@ -543,6 +584,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
         **_PYDANTIC_AI_OTHER_CLASSES,
     },
     "claude_agent_sdk": _CLAUDE_AGENT_SDK_CLASSES,
+    "agents": _AGENTS_CLASSES,
     "httpx": _HTTPX_CLASSES,
     "httpx2": _HTTPX_CLASSES,
     "requests": _REQUESTS_CLASSES,

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 
-from .._detail import ErrorDetail, unvalidated
+from .._detail import ErrorDetail, copy_with, unvalidated
 from .._untrusted import clean_text, clip
 from .http_answers import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 from .text import status_line
 
-__all__ = ["classify_stderr"]
+__all__ = ["classify_stderr", "provider_failure_in"]
 
 _MAX_LINES = 200  # of the tail, read from the end
 _MAX_LINE = 2000
@@ -79,3 +79,59 @@ def classify_stderr(tail: str, *, source: str | None = None) -> ErrorDetail | No
         if code is not None:
             return unvalidated(code, clean_text(line), source=source)
     return None
+
+
+# --- a process that talks to an LLM API died: its output, read as that API's failure --------
+
+# An HTTP status with its reason phrase, or after "HTTP" / "status", at a word boundary
+# anywhere in a line ("Request failed: 429 Too Many Requests", "failed with status 503"). A
+# bare number never counts ("foo.go:429", "took 503 ms").
+_STATUS_IN_LINE = (
+    r"(?<![\w.])(?:([45]\d\d) (?:too many requests|service unavailable|bad gateway|"
+    r"gateway timeout|internal server error|unauthorized|forbidden|not found|bad request|"
+    r"payment required|request timeout|payload too large|unprocessable entity|overloaded)"
+    r"|(?:http|status(?: code)?)[ :]+([45]\d\d))\b"
+)
+# An AI CLI's own report: "API Error: 429 {body}", "API Error: Request rejected (429) ...".
+_API_ERROR_STATUS = r"(?<![\w.])api error: (?:([45]\d\d)\b[ :-]*(.*)|[^(]{0,80}\(([45]\d\d)\))"
+_PROVIDER_PHRASES = PhraseTable(MESSAGE_PHRASES)
+
+
+def provider_failure_in(
+    text: str, *, source: str, table: PhraseTable | None = None
+) -> ErrorDetail | None:
+    """The LLM API failure the last telling line of `text` names, for a process whose only
+    peer is that API (an AI CLI): `table`'s own sentences (the CLI's), then the providers'
+    messages, an SDK's `Error code: NNN` line, then an HTTP status; each found at a word
+    boundary anywhere in the line. None when no line names one."""
+    for raw in reversed(text.splitlines()[-_MAX_LINES:]):
+        line = clip(raw.strip(), _MAX_LINE)
+        if not line:
+            continue
+        code = table.in_line(line) if table is not None else None
+        if code is None:
+            code = _PROVIDER_PHRASES.in_line(line)
+        if code is not None:
+            return unvalidated(code, clean_text(line), source=source)
+        answer = status_line(re.sub(_PREFIX, "", line, count=1, flags=re.IGNORECASE))
+        if answer is not None:
+            return from_http(answer[0], body=answer[1], source=source)
+        found = _status_in(line, source)
+        if found is not None:
+            return found
+    return None
+
+
+def _status_in(line: str, source: str) -> ErrorDetail | None:
+    """The HTTP status a line reports (and the body that follows an `API Error: NNN`)."""
+    reported = re.search(_API_ERROR_STATUS, line, re.IGNORECASE)
+    if reported is not None and reported.group(1):
+        found = from_http(int(reported.group(1)), body=reported.group(2) or None, source=source)
+    elif reported is not None:
+        found = from_http(int(reported.group(3)), source=source)
+    else:
+        status = re.search(_STATUS_IN_LINE, line, re.IGNORECASE)
+        if status is None:
+            return None
+        found = from_http(int(status.group(1) or status.group(2)), source=source)
+    return copy_with(found, message=clean_text(line))

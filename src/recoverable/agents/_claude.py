@@ -7,6 +7,7 @@ kind; `system/api_retry` lines show the retries on the way.
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 from .._classify.http_answers import from_http
@@ -32,10 +33,12 @@ from ._parsing import (
     as_int,
     as_number,
     as_str,
+    crash_evidence,
     invalid_field,
     line_parser,
     phrase_code,
     stderr_phrase,
+    tool_failure,
     unexplained_exit,
     usage_of,
 )
@@ -117,7 +120,8 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (r"(?:please run /login|oauth token revoked|oauth token has expired)\b",
      "cli_not_authenticated"),
     (r"invalid api key\b", "provider_auth_failed"),
-    (r"failed to authenticate\b", "provider_auth_failed"),
+    # "Failed to authenticate. API Error: 403 ..." words a 401 and a 403 alike: the status
+    # that follows tells them apart (`_api_error`).
     (r"your anthropic_api_key belongs to a disabled organization\b", "provider_auth_failed"),
     # The API's "Your credit balance is too low" is message_code's; Claude also drops "Your".
     (r"credit balance is too low\b", "provider_quota_exceeded"),
@@ -303,7 +307,9 @@ def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
     text = _content_text(block.get("content"))
     success = block.get("is_error") is not True  # anything but true is no failure
     state.end_tool(tool_id, success)
-    return ToolEnd(tool_id, True, output=text) if success else ToolEnd(tool_id, False, error=text)
+    if success:
+        return ToolEnd(tool_id, True, output=text)
+    return ToolEnd(tool_id, False, error=text, detail=tool_failure(_PHRASE_TABLE, NAME, text))
 
 
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
@@ -390,6 +396,19 @@ def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     return events
 
 
+# "API Error: 400 <the provider's message>": the status and the provider's own words, which
+# name the failure better than Claude's literal does (it says `authentication_failed` for a
+# 403, `invalid_request` for a content filter).
+_API_ERROR = re.compile(r"(?:^|\W)api error: ([1-5]\d\d)\b[ :-]*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def _api_error(text: str) -> str | None:
+    found = _API_ERROR.search(text)
+    if found is None:
+        return None
+    return from_http(int(found.group(1)), body=found.group(2) or None, source=NAME).code
+
+
 _MAX_ERRORS_KEPT = 20  # of a result's `errors[]` in details (the message joins all, clipped)
 
 
@@ -406,6 +425,7 @@ def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
         _SUBTYPES.get(subtype)
         or phrase_code(_PHRASE_TABLE, text)
         or _TERMINAL_REASONS.get(reason or "")
+        or _api_error(text)
         or _STRONG_LITERALS.get(literal or "")
         or (from_http(status, body=text, source=NAME).code if status is not None else None)
         or _WEAK_LITERALS.get(literal or "")
@@ -447,4 +467,6 @@ def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> Erro
             source=NAME,
             details={"error": clean_text(literal), "exit_code": exit_code},
         )
-    return unexplained_exit(NAME, exit_code, "before its result line")
+    return crash_evidence(_PHRASE_TABLE, state, exit_code, stderr_tail) or unexplained_exit(
+        NAME, exit_code, "before its result line"
+    )

@@ -37,9 +37,11 @@ from ._parsing import (
     as_dict,
     as_int,
     as_str,
+    crash_evidence,
     line_parser,
     phrase_code,
     stderr_phrase,
+    tool_failure,
     unexplained_exit,
     usage_of,
 )
@@ -232,7 +234,9 @@ def _item(data: dict[str, Any], state: ParseState) -> list[Event]:
     if phase == "item.completed":
         success, output, error = tool.end(item)
         state.end_tool(item_id, success)
-        events.append(ToolEnd(item_id, success, output=output, error=error))
+        # A failed command's own output says more than "failed, exit code 1".
+        detail = None if success else tool_failure(_PHRASE_TABLE, NAME, output or error)
+        events.append(ToolEnd(item_id, success, output=output, error=error, detail=detail))
     return events or [Raw(NAME, data)]  # an item started again: nothing is dropped
 
 
@@ -324,4 +328,6 @@ def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> Error
         return state.errors[-1]
     if found is not None:
         return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
-    return unexplained_exit(NAME, exit_code, "before the turn ended")
+    return crash_evidence(_PHRASE_TABLE, state, exit_code, stderr_tail) or unexplained_exit(
+        NAME, exit_code, "before the turn ended"
+    )

@@ -71,6 +71,10 @@ class ToolEnd:
     """What the tool printed or returned, when the CLI reports it."""
     error: str | None = None
     """Why it failed, when it did and the CLI says."""
+    detail: ErrorDetail | None = None
+    """A failure, classified: the API failure a sub-agent reports (`provider_rate_limited`,
+    ...), what a failed command's output names (`rate_limited`, `network_error`, ...), else
+    `tool_execution_failed`. None when the tool succeeded."""
     type: ClassVar[str] = "tool_end"
 
 
@@ -179,5 +183,6 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         return {"type": event.type, "result": event.result.to_dict()}
     data: dict[str, Any] = {"type": event.type}
     for name in event.__dataclass_fields__:
-        data[name] = getattr(event, name)
+        value = getattr(event, name)
+        data[name] = value.to_dict() if isinstance(value, ErrorDetail) else value
     return data

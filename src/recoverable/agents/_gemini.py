@@ -24,10 +24,12 @@ from ._parsing import (
     ParseState,
     as_dict,
     as_str,
+    crash_evidence,
     line_parser,
     phrase_code,
     read_json,
     stderr_phrase,
+    tool_failure,
     unexplained_exit,
     usage_of,
 )
@@ -117,6 +119,8 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     # may have gone out.
     (r"(?:exception typeerror: )?fetch failed\b", "provider_connection_lost"),
     (r"model stream ended due to (?:safety|recitation) settings\b", "provider_content_filtered"),
+    (r"the model response was blocked due to (?:safety settings|recitation/copyright filters|"
+     r"other policy settings)", "provider_content_filtered"),
     (r"model stream ended due to token limit exhaustion\b", "provider_output_truncated"),
     (r"model stream ended\b", "provider_bad_response"),
     (r"reached max session turns\b", "run_max_turns"),
@@ -260,7 +264,8 @@ def _tool_result(data: dict[str, Any], state: GeminiState) -> list[Event]:
         return [*events, ToolEnd(tool_id, True, output=output)]
     error = as_dict(data.get("error"))
     reason = as_str(error.get("message")) or as_str(error.get("type")) or "failed"
-    return [*events, ToolEnd(tool_id, False, output=output, error=reason)]
+    detail = tool_failure(_PHRASE_TABLE, NAME, reason)
+    return [*events, ToolEnd(tool_id, False, output=output, error=reason, detail=detail)]
 
 
 def _error(data: dict[str, Any], state: GeminiState) -> list[Event]:
@@ -315,12 +320,15 @@ def outcome(state: GeminiState, exit_code: int | None, stderr_tail: str) -> Erro
         return unvalidated(fatal[1], message, source=NAME, details={"exit_code": exit_code})
     if state.errors:  # an error event, then no result line
         return state.errors[-1]
-    if found is not None:
-        return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
+    # The API error's body and status before any phrase: a phrase may quote its message.
     if exit_code in _API_EXIT_STATUS and _STDERR_API.search(stderr_tail):
         return _api_exit(exit_code, stderr_tail)
+    if found is not None:
+        return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
     # 130 never gets here: it is gemini's own cancellation (_FATAL), not a SIGINT death.
-    return unexplained_exit(NAME, exit_code, "before its result line")
+    return crash_evidence(_PHRASE_TABLE, state, exit_code, stderr_tail) or unexplained_exit(
+        NAME, exit_code, "before its result line"
+    )
 
 
 def _api_exit(exit_code: int, stderr: str) -> ErrorDetail:

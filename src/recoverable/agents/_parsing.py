@@ -10,6 +10,7 @@ not.
 from __future__ import annotations
 
 import json
+import re
 import signal as signals
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -17,7 +18,8 @@ from typing import Any, Protocol, TypeVar
 
 from .._classify.http_answers import message_code
 from .._classify.phrases import PhraseTable
-from .._detail import ErrorDetail, unvalidated
+from .._classify.stderr import classify_stderr, provider_failure_in
+from .._detail import ErrorDetail, unvalidated, with_details
 from .._untrusted import clean_text, json_safe_dict
 from ._answer import AnswerText
 from ._events import Error, Event, Raw
@@ -35,6 +37,7 @@ __all__ = [
     "as_number",
     "as_str",
     "bad_line",
+    "crash_evidence",
     "invalid_field",
     "killed",
     "line_parser",
@@ -42,6 +45,7 @@ __all__ = [
     "read_json",
     "signal_name",
     "stderr_phrase",
+    "tool_failure",
     "unexplained_exit",
     "usage_of",
 ]
@@ -49,6 +53,8 @@ __all__ = [
 
 KEPT_ERRORS = 16
 """The failures a `ParseState` keeps (the last ones: the outcome reads the last)."""
+KEPT_LOOSE_LINES = 32
+"""The stdout lines that are not JSON a `ParseState` keeps (the last ones, clipped)."""
 KEPT_TOOLS = 1024
 """The tool ids a `ParseState` keeps a name for (the latest: a tool's end names its start)."""
 
@@ -65,6 +71,7 @@ class ParseState:
         "cost_usd",
         "errors",
         "last_failed_tool",
+        "loose_lines",
         "session_id",
         "terminal",
         "text_parts",
@@ -92,6 +99,9 @@ class ParseState:
         self.errors: deque[ErrorDetail] = deque(maxlen=KEPT_ERRORS)
         """Failures the stream reported, fatal or not yet (the last KEPT_ERRORS): the last one
         explains a run that ends without its terminal event."""
+        self.loose_lines: deque[str] = deque(maxlen=KEPT_LOOSE_LINES)
+        """The last stdout lines that were not JSON (clipped): with stderr, they may say why
+        a run died before its terminal event."""
 
     @property
     def text(self) -> str:
@@ -147,6 +157,7 @@ class CliModule(Protocol[StateT]):
 
 
 _DECODER = json.JSONDecoder()
+_LOOSE_LINE_CHARS = 2000
 _SAMPLE_CHARS = 203  # what bad_line quotes of a line: 200 characters and "..."
 
 
@@ -240,6 +251,7 @@ def line_parser(cli: str, handlers: Handlers[StateT]) -> Callable[[str, StateT],
         if data is None:
             if line.lstrip().startswith("{"):
                 return [bad_line(cli, line, "unparseable JSON line")]
+            state.loose_lines.append(line[:_LOOSE_LINE_CHARS])
             return [Raw(cli, line)]
         handler = handler_for(as_str(data.get("type")) or "")
         return handler(data, state) if handler is not None else [Raw(cli, data)]
@@ -258,6 +270,40 @@ def stderr_phrase(table: PhraseTable, stderr: str) -> tuple[str, str] | None:
     line scrubbed and clipped (a CLI's stderr may print its environment)."""
     found = table.in_lines(stderr)
     return None if found is None else (found[0], clean_text(found[1]))
+
+
+def crash_evidence(
+    table: PhraseTable, state: ParseState, exit_code: int | None, stderr: str
+) -> ErrorDetail | None:
+    """What a CLI that died before its terminal event said about the API failure: its stderr,
+    then the stdout lines that were not JSON, read through its own sentences and the
+    providers' (at word boundaries anywhere in a line); None when they name none."""
+    found = provider_failure_in(stderr, source=state.cli, table=table)
+    if found is None and state.loose_lines:
+        found = provider_failure_in("\n".join(state.loose_lines), source=state.cli, table=table)
+    return None if found is None else with_details(found, exit_code=exit_code)
+
+
+# A failed tool's text that reports an API failure (a sub-agent's: Claude's "API Error: 429
+# ...", Gemini's "[API Error: ...]"), not the tool's own words.
+_API_ERROR = r"\bapi error\b"
+_TOOL_TEXT_READ = 16_000
+
+
+def tool_failure(table: PhraseTable, cli: str, text: str | None) -> ErrorDetail:
+    """A failed tool's detail: the API failure a sub-agent reports, read as the CLI's own;
+    else what a failed process's output says (`classify_stderr`: the tool's own rate limit is
+    `rate_limited`, not the provider's); else `tool_execution_failed`."""
+    if text:
+        found = None
+        text = text[-_TOOL_TEXT_READ:]  # the end says why; a tool may print megabytes
+        if re.search(_API_ERROR, text, re.IGNORECASE):
+            found = provider_failure_in(text, source=cli, table=table)
+        if found is None:
+            found = classify_stderr(text, source=cli)
+        if found is not None:
+            return found
+    return unvalidated("tool_execution_failed", clean_text(text or "the tool failed"), source=cli)
 
 
 def signal_name(number: int) -> str:
