@@ -119,3 +119,22 @@ def test_the_stream_written_without_a_server() -> None:
         {"type": "finish", "finishReason": "error"},
     ]
     assert MARKER not in text
+
+
+@pytest.mark.parametrize(
+    ("detail", "error_text"),
+    [
+        (rc.ErrorDetail.create("provider_rate_limited", f"API Error: 429 {MARKER}"),
+         rc.codes["provider_rate_limited"].user_message),
+        (None, rc.codes["tool_execution_failed"].user_message),
+    ],
+)  # fmt: skip
+def test_a_failed_tool_shows_its_classified_sentence(
+    detail: rc.ErrorDetail | None, error_text: str
+) -> None:
+    failed = agents.ToolEnd("call-1", False, None, f"exit 1 {MARKER}", detail)
+    text = wire.to_ui_message_stream([failed], message_id="m")
+    parts = [json.loads(line[6:]) for line in text.split("\n\n") if line and line != "data: [DONE]"]
+    assert {"type": "tool-output-error", "toolCallId": "call-1", "errorText": error_text,
+            "dynamic": True} in parts  # fmt: skip
+    assert MARKER not in text

@@ -45,7 +45,7 @@ def test_public_chunks_carry_no_developer_text() -> None:
     result = agents.RunResult(False, "partial", RATE, exit_code=1, stderr_tail=MARKER)
     sent = [
         agents.Error(RATE),
-        agents.ToolEnd("t1", False, "out", f"failed: {MARKER}"),
+        agents.ToolEnd("t1", False, "out", f"failed: {MARKER}", RATE),
         agents.Done(result),
         agents.Raw("claude", {"cwd": MARKER}),
     ]
@@ -61,7 +61,14 @@ def test_public_chunks_carry_no_developer_text() -> None:
     assert error.detail.retry_after_ms == 2500
     assert error.detail.message == error.detail.user_message == RATE.user_message
     assert (error.detail.cause, error.detail.details, error.detail.source) == (None, {}, None)
-    assert tool_end == agents.ToolEnd("t1", False, "out", None)
+    assert isinstance(tool_end, agents.ToolEnd)
+    assert (tool_end.tool_id, tool_end.success, tool_end.output, tool_end.error) == (
+        "t1", False, "out", None,
+    )  # fmt: skip
+    assert tool_end.detail is not None
+    assert (tool_end.detail.code, tool_end.detail.message) == (
+        "provider_rate_limited", RATE.user_message,
+    )  # fmt: skip
     assert isinstance(done, agents.Done)
     assert done.result.text == "partial"
     assert done.result.stderr_tail == ""

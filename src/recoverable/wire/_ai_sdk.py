@@ -145,8 +145,9 @@ def _tool_end(event: ToolEnd) -> dict[str, Any]:
     if event.success:
         return {"type": "tool-output-available", "toolCallId": event.tool_id,
                 "output": event.output, "dynamic": True}  # fmt: skip
-    # The tool's own error text is developer text: the table's sentence instead.
-    text = codes["tool_execution_failed"].user_message
+    # The tool's own error text is developer text: its classified sentence instead.
+    detail = event.detail
+    text = codes["tool_execution_failed"].user_message if detail is None else detail.user_message
     return {"type": "tool-output-error", "toolCallId": event.tool_id, "errorText": text,
             "dynamic": True}  # fmt: skip
 

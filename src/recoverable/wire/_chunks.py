@@ -133,8 +133,9 @@ def _public_dict(event: Event) -> dict[str, Any] | None:
             "detail": public_payload(event.detail),
         }
     if isinstance(event, ToolEnd):
+        detail = None if event.detail is None else public_payload(event.detail)
         return {"type": event.type, "tool_id": event.tool_id, "success": event.success,
-                "output": event.output, "error": None}  # fmt: skip
+                "output": event.output, "error": None, "detail": detail}  # fmt: skip
     if isinstance(event, Done):
         result = event.result.to_dict()
         error = event.result.error
@@ -317,6 +318,7 @@ def _tool_end(data: Mapping[str, Any]) -> ToolEnd:
         _bool(data, "success"),
         _optional(data, "output", str),
         _optional(data, "error", str),
+        None if data.get("detail") is None else _detail(data["detail"]),
     )
 
 
