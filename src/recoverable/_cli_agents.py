@@ -65,22 +65,26 @@ def _print_cli(info: agents.CliInfo, out: TextIO) -> None:
 
 
 @contextlib.contextmanager
-def _fake_setup(cli: str, fault: str, times: int) -> Iterator[tuple[str, dict[str, Any]]]:
-    """An embedded FakeProvider, a throwaway home, and the options pointing `cli` at them."""
+def _fake_setup(
+    cli: str | list[str], fault: str, times: int
+) -> Iterator[tuple[str | list[str], dict[str, Any]]]:
+    """An embedded FakeProvider, a throwaway home, and the options pointing `cli` (one CLI or
+    an order of them) at them."""
     import tempfile
 
     from .agents._discovery import choose
     from .testing import FakeProvider, Fault, cli_setup
 
-    name = choose(agents.CLI_NAMES if cli == "auto" else (cli,), need_auth=False).name
+    if isinstance(cli, str):  # one CLI: the one named, or the first installed
+        cli = choose(agents.CLI_NAMES if cli == "auto" else (cli,), need_auth=False).name
     with FakeProvider() as fake, tempfile.TemporaryDirectory(prefix="recoverable-") as home:
         if fault:
             fake.fail(Fault.named(fault), times=times or None)
-        setup = cli_setup(name, fake, home)
+        setup = cli_setup(cli, fake, home)
         work = os.path.join(home, "work")
         os.makedirs(work, exist_ok=True)
         options = {"env": setup.environ(), "inherit_env": False, "extra_args": setup.args}
-        yield name, {**options, "cwd": work}
+        yield cli, {**options, "cwd": work}
 
 
 def _print_failure(error: ErrorDetail, err: TextIO) -> None:
@@ -116,11 +120,12 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     for name in ("model", "cwd", "timeout", "idle_timeout", "max_turns"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
+    cli: str | list[str] = args.cli.split(",") if "," in args.cli else args.cli
     try:
         if args.fake is None:
-            return _run(args, args.cli, options, out)
-        with _fake_setup(args.cli, args.fake, args.times or 0) as (name, fake_options):
-            return _run(args, name, {**fake_options, **options}, out)
+            return _run(args, cli, options, out)
+        with _fake_setup(cli, args.fake, args.times or 0) as (chosen, fake_options):
+            return _run(args, chosen, {**fake_options, **options}, out)
     except KeyboardInterrupt:
         return codes["run_cancelled"].exit_code
     except Exception as exc:  # a failure before the run: typed, never a traceback

@@ -64,6 +64,9 @@ def _warning_line(event: agents.Error) -> str:
         )
     if event.is_retry:
         return f"[warning] retrying after {detail.code} - {message}"
+    next_cli = detail.details.get("fallback_to")
+    if isinstance(next_cli, str):  # a run that falls back along an order of CLIs
+        return f"[warning] {detail.source} failed: {detail.code} - {message}; trying {next_cli}"
     label = "failed: " if event.severity == "error" else ""  # else: just what it says
     return f"[{event.severity}] {label}{detail.code} - {message}"
 

@@ -16,7 +16,14 @@ from typing import Any
 from .._detail import ErrorDetail, RecoverableError, unvalidated
 from ._cli_modules import CLI_NAMES, module_for
 
-__all__ = ["CliInfo", "choose", "discover", "find_executable", "inspect_cli"]
+__all__ = [
+    "CliInfo",
+    "choose",
+    "discover",
+    "find_executable",
+    "inspect_cli",
+    "usable_in_order",
+]
 
 # The versions this library is tested against; an older one is reported, not refused.
 TESTED_VERSIONS = {"claude": (2, 1, 197), "codex": (0, 171, 0), "gemini": (0, 61, 0)}
@@ -128,7 +135,21 @@ def _credentials(name: str, env: Mapping[str, str]) -> str | None:
     for path in files:
         if path.is_file():
             return str(path)
-    return None
+    return _codex_provider_key(codex_home / "config.toml", env) if name == "codex" else None
+
+
+def _codex_provider_key(config_path: Path, env: Mapping[str, str]) -> str | None:
+    """A Codex provider of config.toml's own (not OpenAI's) authenticates with its `env_key`
+    variable, or needs no key at all (a local model server)."""
+    config = _toml_file(config_path)
+    chosen, providers = config.get("model_provider"), config.get("model_providers")
+    provider = providers.get(chosen) if isinstance(providers, dict) else None
+    if not isinstance(provider, dict):
+        return None
+    env_key = provider.get("env_key")
+    if env_key is None:
+        return str(config_path)
+    return f"${env_key}" if isinstance(env_key, str) and env.get(env_key) else None
 
 
 def _json_file(path: Path) -> dict[str, Any]:
@@ -239,11 +260,26 @@ def choose(
     *,
     need_auth: bool = True,
 ) -> CliInfo:
-    """The first CLI in `order` that is installed (and can authenticate, when asked)."""
+    """The first CLI in `order` that is installed (and not known to be logged out, when asked)."""
+    return usable_in_order(order, env, need_auth=need_auth)[0]
+
+
+def usable_in_order(
+    order: Sequence[str] = CLI_NAMES,
+    env: Mapping[str, str] | None = None,
+    *,
+    need_auth: bool = True,
+) -> list[CliInfo]:
+    """The CLIs of `order` that are installed (and not known to be logged out, when asked), in
+    that order; a `RecoverableError` when there is none."""
     infos = [inspect_cli(name, env, version=False) for name in order]
-    for info in infos:
-        if info.path is not None and (info.authenticated is not False or not need_auth):
-            return info
+    found = [
+        info
+        for info in infos
+        if info.path is not None and (info.authenticated is not False or not need_auth)
+    ]
+    if found:
+        return found
     missing = [info for info in infos if info.path is None]
     code = "cli_not_found" if len(missing) == len(infos) else "cli_not_authenticated"
     # One CLI asked for: its name is the source, so its own fix (the install) comes along.
