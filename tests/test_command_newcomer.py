@@ -101,6 +101,11 @@ def test_every_subcommand_has_help(command: str, tmp_path: Path) -> None:
         (["run", "hi", "--timeout", "nan"], "argument --timeout: expected a number of seconds"),
         (["run", "hi", "--idle-timeout", "-1"], "argument --idle-timeout: expected a number"),
         (["run", "hi", "--max-turns", "0"], "argument --max-turns: expected a whole number >= 1"),
+        (
+            ["run", "hi", "--cli", "codex", "--max-turns", "2"],
+            "codex has no way to apply max_turns",
+        ),
+        (["run", "hi", "--cli", "claude,codex", "--max-turns", "2", "--fake"], "codex has no way"),
         (["fake-provider", "--port", "70000"], "argument --port: expected a port number"),
         (["nonsense"], "argument command: invalid choice: 'nonsense'"),
     ],

@@ -128,6 +128,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             return _run(args, chosen, {**fake_options, **options}, out)
     except KeyboardInterrupt:
         return codes["run_cancelled"].exit_code
+    except ValueError as exc:  # an option a CLI cannot apply: a usage mistake, told in a line
+        print(f"recoverable run: error: {exc} (see: recoverable run --help)", file=sys.stderr)
+        return 2
     except Exception as exc:  # a failure before the run: typed, never a traceback
         from ._classify import classify
 

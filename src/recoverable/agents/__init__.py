@@ -73,10 +73,21 @@ def _keeping(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
     return settings
 
 
-def _plan(cli: str | Sequence[str], options: RunOptions) -> list[tuple[str, str]]:
-    """(cli name, executable) of each CLI the run may use, in order: the one given, the
-    first usable one for "auto", or every installed one of an order (the run falls back
-    along them)."""
+def _plan(
+    prompt: str, cli: str | Sequence[str], options: RunOptions
+) -> list[tuple[CliModule[Any], list[str]]]:
+    """The module and argv of each CLI the run may use, in order: the one given, the first
+    usable one for "auto", or every installed one of an order (the run falls back along
+    them). Every argv is built before anything runs: an option a later CLI refuses is a
+    ValueError now, not after the first CLI failed."""
+    return [
+        (module_for(name), module_for(name).build_argv(executable, prompt, options))
+        for name, executable in _executables(cli, options)
+    ]
+
+
+def _executables(cli: str | Sequence[str], options: RunOptions) -> list[tuple[str, str]]:
+    """(cli name, executable) of each CLI the run may use, in order."""
     if isinstance(cli, str) and cli != "auto":
         module_for(cli)
         executable = options.executable or find_executable(cli) or cli
@@ -90,13 +101,6 @@ def _plan(cli: str | Sequence[str], options: RunOptions) -> list[tuple[str, str]
     for name in order:
         module_for(name)  # an unknown name is a ValueError, whether installed CLIs precede it
     return [(info.name, info.path or info.name) for info in usable_in_order(order, env)]
-
-
-def _argv(
-    name: str, executable: str, prompt: str, options: RunOptions
-) -> tuple[CliModule[Any], list[str]]:
-    module = module_for(name)
-    return module, module.build_argv(executable, prompt, options)
 
 
 async def stream(
@@ -118,13 +122,12 @@ async def stream(
     group, then SIGKILL) and ends it `run_cancelled`.
     """
     settings = _options(options, fields)
-    plan = _plan(cli, settings)
+    plan = _plan(prompt, cli, settings)
     from ._run_async import run_process  # asyncio is imported only by the async API
 
     failures: list[ErrorDetail] = []
-    for index, (name, executable) in enumerate(plan):
-        module, argv = _argv(name, executable, prompt, settings)
-        gate = FallbackGate(failures, plan[index + 1][0] if index + 1 < len(plan) else None)
+    for index, (module, argv) in enumerate(plan):
+        gate = FallbackGate(failures, plan[index + 1][0].NAME if index + 1 < len(plan) else None)
         runner = run_process(module, argv, settings, cancel=cancel)
         async with contextlib.aclosing(runner) as events:
             async for event in events:
@@ -194,11 +197,10 @@ def _sync_events(
     holds_thread: bool,
 ) -> Generator[Event, None, None]:
     """The events of a synchronous run, along the CLIs of its plan (`stream`'s fallback)."""
-    plan = _plan(cli, settings)
+    plan = _plan(prompt, cli, settings)
     failures: list[ErrorDetail] = []
-    for index, (name, executable) in enumerate(plan):
-        module, argv = _argv(name, executable, prompt, settings)
-        gate = FallbackGate(failures, plan[index + 1][0] if index + 1 < len(plan) else None)
+    for index, (module, argv) in enumerate(plan):
+        gate = FallbackGate(failures, plan[index + 1][0].NAME if index + 1 < len(plan) else None)
         runner = run_process_sync(module, argv, settings, cancel=cancel, holds_thread=holds_thread)
         with contextlib.closing(runner) as events:
             for event in events:
