@@ -219,3 +219,57 @@ def test_the_command_falls_back_along_an_order(tmp_path: Path) -> None:
     result = json.loads(done.stdout.splitlines()[-1])["result"]
     assert (result["success"], result["cli"]) == (True, "codex")
     assert [f["code"] for f in result["failures"]] == ["provider_quota_exceeded"]
+
+
+# -- what a silent Gemini waits for: its own retries, read from stderr as they come ----------
+
+
+def test_gemini_retries_reach_the_caller_as_they_happen(tmp_path: Path) -> None:
+    with FakeProvider() as fake:
+        fake.fail(Fault.rate_limited(retry_delay="1s"), times=1)
+        setup = cli_setup("gemini", fake, tmp_path, max_retries=1)
+        env = setup.environ()
+        env["PATH"] = f"{Path(find_cli('gemini', cli_bin_dir())).parent}:{env.get('PATH', '')}"
+        events = list(agents.stream_sync("Say hello.", "gemini", env=env, inherit_env=False,
+                                         cwd=str(tmp_path), timeout=90.0))  # fmt: skip
+    _no_leftovers(tmp_path)
+    retries = [e for e in events if isinstance(e, agents.Error) and e.is_retry]
+    assert [(e.detail.code, e.detail.retryable, e.detail.source) for e in retries] == [
+        ("provider_rate_limited", True, "gemini"),
+    ]  # the code Gemini's final error would get for the same text (a per-minute quota)
+    wait_ms = retries[0].detail.details["retry_delay_ms"]
+    assert retries[0].detail.message == (
+        f"gemini retries after provider_rate_limited in {wait_ms} ms, attempt 1"
+    )
+    done = events[-1]
+    assert isinstance(done, agents.Done) and done.result.success
+    assert events.index(retries[0]) < events.index(done)
+
+
+def test_the_gemini_stderr_retry_lines_are_read_strictly() -> None:
+    from recoverable.agents import _gemini
+
+    state = _gemini.new_state()
+    [event] = _gemini.stderr_line(
+        "Attempt 2 failed with status 503. Retrying with backoff... _ApiError: {...}", state
+    )
+    assert isinstance(event, agents.Error) and event.is_retry
+    assert (event.detail.code, event.detail.details["attempt"]) == ("provider_overloaded", 2)
+    lines = [
+        "Attempt 3 failed: The model is overloaded. Please try again later.",
+        "Suggested retry after 1s.. Retrying after 5733ms...",
+    ]
+    assert _gemini.stderr_line(lines[0], state) == []
+    [event] = _gemini.stderr_line(lines[1], state)
+    assert (event.detail.code, event.detail.details["retry_delay_ms"]) == (
+        "provider_overloaded", 5733,
+    )  # fmt: skip
+    not_retries = (
+        "  Attempt 2 failed with status 503. Retrying",
+        "Attempt x failed",
+        "Attempt 1 failed with status 4290. Retrying",
+        "at Attempt (file.js:3)",
+        "Retrying after 10ms...",  # no attempt before it
+    )
+    for line in not_retries:
+        assert _gemini.stderr_line(line, _gemini.new_state()) == []

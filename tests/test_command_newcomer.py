@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -256,3 +257,29 @@ def test_doctor_json_keeps_paths_versions_and_login_commands(tmp_path: Path) -> 
     assert [(f["source"], f["fix_command"]) for f in fixes] == [
         ("claude", "claude auth login"), ("codex", "codex login"), ("gemini", None),
     ]  # fmt: skip
+
+
+def test_the_status_line_names_the_last_warning() -> None:
+    # What a silent Gemini waits for: its own retry, read from its stderr (a unit test: the
+    # real run takes a minute, tests/test_agents_fallback.py checks the warning itself).
+    import io
+
+    from recoverable import agents
+    from recoverable._cli_output import Printer
+
+    out, err = io.StringIO(), io.StringIO()
+    printer = Printer(out, err, "gemini", progress=True)
+    retry = rc.ErrorDetail.create(
+        "provider_rate_limited", "gemini retries after provider_rate_limited in 5733 ms, attempt 1",
+        source="gemini", details={"retrying": True},
+    )  # fmt: skip
+    printer.event(agents.Error(retry, "warning"))
+    time.sleep(2.5)
+    printer.close()
+    shown = err.getvalue()
+    assert shown.startswith("[warning] retrying after provider_rate_limited - gemini retries")
+    assert re.search(
+        r"\r\x1b\[K… gemini running \d s, no output for \d s \(last: retrying after", shown
+    )  # the line is cut to the terminal's width (80 here), with an ellipsis
+    assert shown.endswith("\r\x1b[K")  # cleared when the run ends
+    assert out.getvalue() == ""

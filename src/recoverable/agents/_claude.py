@@ -34,13 +34,23 @@ from ._parsing import (
     as_str,
     invalid_field,
     line_parser,
+    no_stderr_events,
     phrase_code,
     stderr_phrase,
     unexplained_exit,
     usage_of,
 )
 
-__all__ = ["NAME", "PACKAGE", "ClaudeState", "build_argv", "new_state", "outcome", "parse_line"]
+__all__ = [
+    "NAME",
+    "PACKAGE",
+    "ClaudeState",
+    "build_argv",
+    "new_state",
+    "outcome",
+    "parse_line",
+    "stderr_line",
+]
 
 NAME = "claude"
 PACKAGE = "@anthropic-ai/claude-code"
@@ -429,6 +439,7 @@ _HANDLERS: Handlers[ClaudeState] = {
     "result": _result,
 }
 parse_line = line_parser(NAME, _HANDLERS)
+stderr_line = no_stderr_events  # its retries and failures are on stdout
 
 # --- outcome ---------------------------------------------------------------------------------
 

@@ -38,13 +38,14 @@ from ._parsing import (
     as_int,
     as_str,
     line_parser,
+    no_stderr_events,
     phrase_code,
     stderr_phrase,
     unexplained_exit,
     usage_of,
 )
 
-__all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line"]
+__all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line", "stderr_line"]
 
 NAME = "codex"
 PACKAGE = "@openai/codex"
@@ -309,6 +310,7 @@ _HANDLERS: Handlers[ParseState] = {
     "error": _top_level_error,
 }
 parse_line = line_parser(NAME, _HANDLERS)
+stderr_line = no_stderr_events  # its retries and failures are on stdout
 
 # --- outcome ---------------------------------------------------------------------------------
 
