@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import recoverable as rc
 from recoverable.agents import Done, RunOptions, RunResult, TextDelta, ToolEnd, ToolStart
-from recoverable.agents._parsing import ParseState, read_json
+from recoverable.agents._parsing import ParseState, no_stderr_events, read_json
 from recoverable.agents._run_async import run_process
 from recoverable.agents._run_sync import run_process_sync
 
@@ -62,6 +62,7 @@ MODULE = SimpleNamespace(
     new_state=lambda: ParseState("fake"),
     parse_line=_parse_line,
     outcome=_outcome,
+    stderr_line=no_stderr_events,
     build_argv=None,
 )
 """A CLI module over the scripted CLI's lines: {"type": "text" | "tool_start" | "tool_end" |

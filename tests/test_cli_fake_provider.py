@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -273,13 +274,26 @@ def test_cli_setup_points_codex_at_the_fake(tmp_path: Path) -> None:
         codex = cli_setup("codex", fake, tmp_path / "x", max_retries=2)
         url = fake.url
     assert codex.env["CODEX_HOME"] == str(tmp_path / "x" / ".codex")
-    assert (tmp_path / "x" / ".codex").is_dir()
-    flags = " ".join(codex.args)
-    assert f'base_url="{url}/v1"' in flags
-    assert "request_max_retries=2" in flags
-    assert "stream_max_retries=2" in flags
-    assert "features.plugins=false" in flags
+    [(path, text)] = codex.files.items()
+    assert path == str(tmp_path / "x" / ".codex" / "config.toml")
+    assert Path(path).read_text() == text
+    config = tomllib.loads(text)
+    assert (config["model_provider"], config["features"]) == ("fake", {"plugins": False})
+    provider = config["model_providers"]["fake"]
+    assert provider["base_url"] == f"{url}/v1"
+    assert (provider["request_max_retries"], provider["stream_max_retries"]) == (2, 2)
+    assert codex.args == ()
     assert codex.env["FAKE_OPENAI_KEY"].startswith("sk-fake")
+
+
+def test_cli_setup_of_several_clis_is_one_setup(tmp_path: Path) -> None:
+    with FakeProvider() as fake:
+        both = cli_setup(["claude", "codex", "gemini"], fake, tmp_path / "all")
+        url = fake.url
+    assert (both.env["ANTHROPIC_BASE_URL"], both.env["GOOGLE_GEMINI_BASE_URL"]) == (url, url)
+    assert both.env["CODEX_HOME"] == str(tmp_path / "all" / ".codex")
+    assert sorted(Path(path).name for path in both.files) == ["config.toml", "settings.json"]
+    assert both.args == ()
 
 
 def test_cli_setup_points_gemini_at_the_fake(tmp_path: Path) -> None:

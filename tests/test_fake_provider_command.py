@@ -89,4 +89,5 @@ def test_times_defaults_to_every_request_in_both_commands() -> None:
     from recoverable.testing._command import _parser
 
     assert _parser().parse_args(["--fault", "overloaded"]).times == 0
-    assert command_parser().parse_args(["run", "hi", "--fake", "overloaded"]).times == 0
+    # None: not given (`--times` without `--fake FAULT` is refused), which `run` reads as 0
+    assert command_parser().parse_args(["run", "hi", "--fake", "overloaded"]).times is None

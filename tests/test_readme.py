@@ -95,3 +95,45 @@ def test_the_wire_examples_run(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> 
         row = rc.codes["provider_quota_exceeded"]
         assert capsys.readouterr().out == f"provider_quota_exceeded {row.user_message}\n"
         assert [r.fault for r in fake.requests] == ["rate_limited", None, "insufficient_quota"]
+
+
+# -- the other runnable examples: stages, FakeProvider with agents.run, the extras ------------
+
+
+def _section(heading: str) -> str:
+    """The README's text under `heading`, up to the next heading of any level."""
+    text = (REPO / "README.md").read_text()
+    start = text.index(f"\n{heading}\n")
+    following = re.search(r"\n#{2,3} ", text[start + 1 :])
+    return text[start : start + 1 + following.start()] if following else text[start:]
+
+
+def _run_python_blocks(heading: str, expected: int) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", _section(heading), re.DOTALL)
+    assert len(blocks) == expected
+    for index, code in enumerate(blocks):
+        exec(compile(code, f"README.md {heading} {index}", "exec"), {"__name__": "readme"})
+
+
+def test_the_classifier_stage_example_runs() -> None:
+    _run_python_blocks("### Your own classifier stages", 1)
+
+
+def test_the_fakeprovider_agents_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from .cli_support import cli_bin_dir, find_cli
+
+    where = Path(find_cli("claude", cli_bin_dir())).parent
+    monkeypatch.setenv("PATH", f"{where}{os.pathsep}{os.environ.get('PATH', '')}")
+    _run_python_blocks("### Pointing `agents.run` at FakeProvider", 1)
+
+
+def test_the_extras_table_names_the_extras_pyproject_has() -> None:
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    named = set(
+        re.findall(r'"recoverable\[(\w+)\]"', _section("## Installing: which extra for which SDK"))
+    )
+    assert named == set(extras) - {"test"}

@@ -162,6 +162,9 @@ _INSTALL_CLI = {
     "codex": "npm install -g @openai/codex",
     "gemini": "npm install -g @google/gemini-cli",
 }
+# Each CLI's own login command, where it has one (Gemini CLI logs in inside its interactive
+# session only): static, changes nothing but the login, safe to run twice.
+_LOGIN_CLI = {"claude": "claude auth login", "codex": "codex login"}
 
 
 Y, N = True, False
@@ -230,7 +233,7 @@ _TABLE: tuple[Code, ...] = (
          when="binary missing (spawn ENOENT)"),
     Code("cli_not_authenticated", "cli", N, Y, 8, 500,
          "The AI assistant tool is not signed in.",
-         "Log the CLI in to its provider account",
+         "Log the CLI in to its provider account", _LOGIN_CLI,
          when='"Not logged in", Gemini exit 41'),
     Code("cli_spawn_failed", "cli", N, Y, 4, 500,
          "The AI assistant tool could not be started.",

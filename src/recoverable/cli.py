@@ -25,12 +25,19 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from ._codes import Code, codes
 from ._detail import ErrorDetail, PayloadError
 
-__all__ = ["classify_input", "count_argument", "main", "render_codes", "seconds_argument"]
+__all__ = [
+    "UsageParser",
+    "classify_input",
+    "count_argument",
+    "main",
+    "render_codes",
+    "seconds_argument",
+]
 
 _COLUMNS = ("code", "category", "retryable", "fallback", "exit", "http", "user message")
 
@@ -162,10 +169,22 @@ def _cmd_fake_provider(args: argparse.Namespace, out: TextIO) -> int:
     return fake_main(list(args.rest))
 
 
+class UsageParser(argparse.ArgumentParser):
+    """argparse with a usage mistake told in one line (and exit 2), not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see: {self.prog} --help)\n")
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"recoverable {__version__}"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="recoverable", description="One error model for AI-agent systems."
-    )
+    parser = UsageParser(prog="recoverable", description="One error model for AI-agent systems.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
     p_codes = sub.add_parser("codes", help="print the code table")
     group = p_codes.add_mutually_exclusive_group()
@@ -254,15 +273,51 @@ def _add_exec_command(sub: Any) -> None:
     p_exec.set_defaults(run=_lazy("cmd_exec", "_cli_exec"))
 
 
+def cli_argument(text: str) -> str:
+    """`auto`, one CLI, or an order of them (`claude,codex`): the CLIs a run may use."""
+    from .agents._cli_modules import CLI_NAMES
+
+    names = [name.strip() for name in text.split(",")]
+    if text == "auto" or (names and all(name in CLI_NAMES for name in names)):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"expected auto, {', '.join(CLI_NAMES)} or an order such as claude,codex; got {text!r}"
+    )
+
+
+def fault_argument(text: str) -> str:
+    """A FakeProvider fault name ("" for `--fake` alone: no fault)."""
+    from .testing._faults import FAULT_NAMES
+
+    if text and text not in FAULT_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"unknown fault {text!r}; expected one of {', '.join(FAULT_NAMES)}"
+        )
+    return text
+
+
+def _positive_count(text: str) -> int:
+    """A count >= 1."""
+    count = count_argument(text)
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return count
+
+
 def _add_agent_commands(sub: Any) -> None:
     p_run = sub.add_parser("run", help="run an AI coding CLI on a prompt; stream its events")
     p_run.add_argument("prompt")
-    p_run.add_argument("--cli", default="auto", help="claude, codex, gemini or auto (default)")
+    p_run.add_argument(
+        "--cli", default="auto", type=cli_argument,
+        help="claude, codex, gemini, auto (default: the first usable) or an order to fall back "
+        "through, such as claude,codex,gemini",
+    )  # fmt: skip
     p_run.add_argument("--json", action="store_true", help="print events as NDJSON")
     p_run.add_argument(
         "--fake",
         nargs="?",
         const="",
+        type=fault_argument,
         metavar="FAULT",
         help="point the real CLI at a built-in fake provider on 127.0.0.1, optionally failing "
         "with FAULT (rate_limited, insufficient_quota, unauthorized, overloaded, drop, ...)",
@@ -270,21 +325,28 @@ def _add_agent_commands(sub: Any) -> None:
     p_run.add_argument(
         "--times",
         type=count_argument,
-        default=0,
+        default=None,
         metavar="N",
         help="with --fake FAULT: fail the first N requests; 0 (the default): every request",
     )
     p_run.add_argument("--model")
     p_run.add_argument("--cwd")
-    p_run.add_argument("--timeout", type=float, help="total seconds")
+    p_run.add_argument("--timeout", type=seconds_argument, metavar="S", help="total seconds")
     p_run.add_argument(
-        "--idle-timeout", type=float, help="seconds without any event before the run is stopped"
-    )
-    p_run.add_argument("--max-turns", type=int)
-    p_run.set_defaults(run=_lazy("cmd_run"))
+        "--idle-timeout", type=seconds_argument, metavar="S",
+        help="seconds without any event before the run is stopped",
+    )  # fmt: skip
+    p_run.add_argument("--max-turns", type=_positive_count, metavar="N")
+    p_run.set_defaults(run=_lazy("cmd_run"), subparser=p_run)
     p_doctor = sub.add_parser("doctor", help="which AI CLIs are installed and usable")
     p_doctor.add_argument("--json", action="store_true", help="print the response envelope")
     p_doctor.set_defaults(run=_lazy("cmd_doctor"))
+
+
+def _check_run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What argparse cannot see alone: `--times` means something only with `--fake FAULT`."""
+    if getattr(args, "times", None) is not None and not args.fake:
+        parser.error("--times needs --fake FAULT (the fault to repeat)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -293,6 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if given[:1] == ["fake-provider"]:  # its options are its own parser's (argparse would
         return _cmd_fake_provider(argparse.Namespace(rest=given[1:]), sys.stdout)  # eat them)
     args = _parser().parse_args(given)
+    if args.command == "run":
+        _check_run(args.subparser, args)
     try:
         code: int = args.run(args, sys.stdout)
     except BrokenPipeError:  # `recoverable codes | head`: the reader left; not our failure

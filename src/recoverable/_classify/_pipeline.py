@@ -194,15 +194,30 @@ def classify_by_class(exc: BaseException) -> ErrorDetail | None:
 
 
 def _first_answer(stages: tuple[Handler, ...], exc: BaseException) -> ErrorDetail | None:
-    """The first stage's detail; a stage that raises is skipped (it is not the error's fault)."""
+    """The first stage's detail. A stage that raises, or answers something other than an
+    ErrorDetail or None, is skipped (it is not the error's fault) and logged."""
     for stage in stages:
         try:
             detail = stage(exc)
         except Exception:
-            detail = None
-        if detail is not None:
+            _stage_failed(stage, "raised")
+            continue
+        if isinstance(detail, ErrorDetail):
             return detail
+        if detail is not None:
+            _stage_failed(stage, f"answered a {type(detail).__name__}, not an ErrorDetail or None")
     return None
+
+
+def _stage_failed(stage: Handler, what: str) -> None:
+    """A classifier stage's own bug, told on the `recoverable` logger (with the traceback
+    when it raised); classify goes on with the next stage."""
+    import logging  # only when a stage misbehaves: `import recoverable` stays light
+
+    name = getattr(stage, "__qualname__", None) or type(stage).__name__
+    logging.getLogger("recoverable").warning(
+        "classifier stage %s %s; skipped", name, what, exc_info=what == "raised"
+    )
 
 
 def cause_chain(exc: BaseException) -> list[BaseException]:

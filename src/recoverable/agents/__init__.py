@@ -23,11 +23,13 @@ import os
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._detail import ErrorDetail
 from . import _events
 from ._cli_modules import CLI_NAMES, module_for
-from ._discovery import CliInfo, choose, discover, find_executable
+from ._discovery import CliInfo, choose, discover, find_executable, usable_in_order
 from ._events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
 from ._events import Done, Event, RunResult
+from ._fallback import FallbackGate
 from ._options import RUN_KEEP_EVENTS, RunOptions
 from ._parsing import CliModule
 from ._process import environment
@@ -63,15 +65,6 @@ def _options(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
     return dataclasses.replace(base, **fields) if fields else base
 
 
-def _prepare(
-    prompt: str, cli: str | Sequence[str], options: RunOptions
-) -> tuple[CliModule[Any], list[str]]:
-    """The module and argv of a run of `cli` on `prompt`."""
-    name, executable = _resolve(cli, options)
-    module = module_for(name)
-    return module, module.build_argv(executable, prompt, options)
-
-
 def _keeping(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
     """`run`'s options: unless told, its result keeps the last RUN_KEEP_EVENTS events."""
     settings = _options(options, fields)
@@ -80,16 +73,34 @@ def _keeping(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
     return settings
 
 
-def _resolve(cli: str | Sequence[str], options: RunOptions) -> tuple[str, str]:
-    """(cli name, executable): the given CLI, or the first usable one of an order."""
+def _plan(
+    prompt: str, cli: str | Sequence[str], options: RunOptions
+) -> list[tuple[CliModule[Any], list[str]]]:
+    """The module and argv of each CLI the run may use, in order: the one given, the first
+    usable one for "auto", or every installed one of an order (the run falls back along
+    them). Every argv is built before anything runs: an option a later CLI refuses is a
+    ValueError now, not after the first CLI failed."""
+    return [
+        (module_for(name), module_for(name).build_argv(executable, prompt, options))
+        for name, executable in _executables(cli, options)
+    ]
+
+
+def _executables(cli: str | Sequence[str], options: RunOptions) -> list[tuple[str, str]]:
+    """(cli name, executable) of each CLI the run may use, in order."""
     if isinstance(cli, str) and cli != "auto":
         module_for(cli)
         executable = options.executable or find_executable(cli) or cli
-        return cli, executable  # a missing binary surfaces as cli_not_found at spawn
-    order = CLI_NAMES if cli == "auto" else tuple(cli)
-    info = choose(order, environment(options) or os.environ)  # the env the CLI will get
-    assert info.path is not None
-    return info.name, options.executable or info.path
+        return [(cli, executable)]  # a missing binary surfaces as cli_not_found at spawn
+    env = environment(options) or os.environ  # the environment the CLI will get
+    if cli == "auto":
+        info = choose(CLI_NAMES, env)
+        assert info.path is not None
+        return [(info.name, options.executable or info.path)]
+    order = list(cli)
+    for name in order:
+        module_for(name)  # an unknown name is a ValueError, whether installed CLIs precede it
+    return [(info.name, info.path or info.name) for info in usable_in_order(order, env)]
 
 
 async def stream(
@@ -102,17 +113,28 @@ async def stream(
 ) -> AsyncGenerator[Event, None]:
     """Run a CLI on `prompt`; yield its events as they come; the last one is `Done`.
 
-    `cli`: "claude", "codex", "gemini", "auto" (the first installed and authenticated) or an
-    order of names. Options are `RunOptions` fields (model, cwd, env, timeout, ...). Setting
-    `cancel` stops the run (SIGTERM to its group, then SIGKILL) and ends it `run_cancelled`.
+    `cli`: "claude", "codex", "gemini", "auto" (the first installed and not logged out) or
+    an order of names to fall back along: a failure whose code says another provider could
+    succeed, before any tool started, moves to the next installed CLI (its deciding error
+    comes as a warning with `details["fallback_to"]`); the result's `cli` and `failures` say
+    who answered and what failed before. Options are `RunOptions` fields (model, cwd, env,
+    timeout, ...), the same for every CLI. Setting `cancel` stops the run (SIGTERM to its
+    group, then SIGKILL) and ends it `run_cancelled`.
     """
     settings = _options(options, fields)
-    module, argv = _prepare(prompt, cli, settings)
+    plan = _plan(prompt, cli, settings)
     from ._run_async import run_process  # asyncio is imported only by the async API
 
-    async with contextlib.aclosing(run_process(module, argv, settings, cancel=cancel)) as events:
-        async for event in events:
-            yield event
+    failures: list[ErrorDetail] = []
+    for index, (module, argv) in enumerate(plan):
+        gate = FallbackGate(failures, plan[index + 1][0].NAME if index + 1 < len(plan) else None)
+        runner = run_process(module, argv, settings, cancel=cancel)
+        async with contextlib.aclosing(runner) as events:
+            async for event in events:
+                for out in gate.feed(event):
+                    yield out
+        if gate.finished:
+            return
 
 
 async def run(
@@ -146,10 +168,7 @@ def stream_sync(
     `cancel`: a `threading.Event` (anything with `is_set()`). Closing the iterator early stops
     the run's process group.
     """
-    settings = _options(options, fields)
-    module, argv = _prepare(prompt, cli, settings)
-    with contextlib.closing(run_process_sync(module, argv, settings, cancel=cancel)) as events:
-        yield from events
+    yield from _sync_events(prompt, cli, _options(options, fields), cancel, holds_thread=False)
 
 
 def run_sync(
@@ -161,11 +180,30 @@ def run_sync(
     **fields: Any,
 ) -> RunResult:
     """`run` for synchronous code (any thread; no event loop needed)."""
-    settings = _keeping(options, fields)
-    module, argv = _prepare(prompt, cli, settings)
-    runner = run_process_sync(module, argv, settings, cancel=cancel, holds_thread=True)
-    with contextlib.closing(runner) as events:
+    events = _sync_events(prompt, cli, _keeping(options, fields), cancel, holds_thread=True)
+    with contextlib.closing(events):
         for event in events:
             if isinstance(event, Done):
                 return event.result
     raise AssertionError("a run always ends with Done")  # pragma: no cover
+
+
+def _sync_events(
+    prompt: str,
+    cli: str | Sequence[str],
+    settings: RunOptions,
+    cancel: CancelSignal | None,
+    *,
+    holds_thread: bool,
+) -> Generator[Event, None, None]:
+    """The events of a synchronous run, along the CLIs of its plan (`stream`'s fallback)."""
+    plan = _plan(prompt, cli, settings)
+    failures: list[ErrorDetail] = []
+    for index, (module, argv) in enumerate(plan):
+        gate = FallbackGate(failures, plan[index + 1][0].NAME if index + 1 < len(plan) else None)
+        runner = run_process_sync(module, argv, settings, cancel=cancel, holds_thread=holds_thread)
+        with contextlib.closing(runner) as events:
+            for event in events:
+                yield from gate.feed(event)
+        if gate.finished:
+            return

@@ -123,9 +123,7 @@ class Child:
             del self.open_pipes[fd]
         if file is self.files[0]:
             return run.chunk_events(chunk)
-        if chunk:
-            run.stderr.add(chunk)
-        return []
+        return run.stderr_events(chunk) if chunk else []
 
     def wait(self, seconds: float) -> bool:
         """Block until the CLI exits, at most `seconds`; whether it did (the sync runner's)."""

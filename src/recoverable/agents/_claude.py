@@ -36,6 +36,7 @@ from ._parsing import (
     crash_evidence,
     invalid_field,
     line_parser,
+    no_stderr_events,
     phrase_code,
     stderr_phrase,
     tool_failure,
@@ -43,7 +44,16 @@ from ._parsing import (
     usage_of,
 )
 
-__all__ = ["NAME", "PACKAGE", "ClaudeState", "build_argv", "new_state", "outcome", "parse_line"]
+__all__ = [
+    "NAME",
+    "PACKAGE",
+    "ClaudeState",
+    "build_argv",
+    "new_state",
+    "outcome",
+    "parse_line",
+    "stderr_line",
+]
 
 NAME = "claude"
 PACKAGE = "@anthropic-ai/claude-code"
@@ -449,6 +459,7 @@ _HANDLERS: Handlers[ClaudeState] = {
     "result": _result,
 }
 parse_line = line_parser(NAME, _HANDLERS)
+stderr_line = no_stderr_events  # its retries and failures are on stdout
 
 # --- outcome ---------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from ._parsing import (
     as_str,
     crash_evidence,
     line_parser,
+    no_stderr_events,
     phrase_code,
     stderr_phrase,
     tool_failure,
@@ -46,7 +47,7 @@ from ._parsing import (
     usage_of,
 )
 
-__all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line"]
+__all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line", "stderr_line"]
 
 NAME = "codex"
 PACKAGE = "@openai/codex"
@@ -313,6 +314,7 @@ _HANDLERS: Handlers[ParseState] = {
     "error": _top_level_error,
 }
 parse_line = line_parser(NAME, _HANDLERS)
+stderr_line = no_stderr_events  # its retries and failures are on stdout
 
 # --- outcome ---------------------------------------------------------------------------------
 

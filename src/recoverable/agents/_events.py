@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .._detail import ErrorDetail
+from .._detail import ErrorDetail, RecoverableError
 
 __all__ = [
     "Done",
@@ -143,7 +143,21 @@ class RunResult:
     events: tuple[Event, ...] = field(default=(), repr=False)
     """The events of the run but the final `Done`, in order: all of them from `replay`, the
     last `RunOptions.keep_events` from a run (by default none from `stream` and
-    `stream_sync`, whose consumer has had them, and the last 10,000 from `run`)."""
+    `stream_sync`, whose consumer has had them, and the last 10,000 from `run`). After a
+    fallback, those of the CLI that ran last."""
+    cli: str | None = None
+    """The CLI that ran last: the one that answered, or the last one that failed."""
+    failures: tuple[ErrorDetail, ...] = ()
+    """With an order of CLIs (`cli=["claude", "codex"]`): the failures of the CLIs tried
+    before `cli`, in order, each naming its CLI in `source` (also in `error`'s cause chain
+    when every CLI failed)."""
+
+    def raise_for_error(self) -> RunResult:
+        """Raise `error` as a `RecoverableError` (so `rc.retry` and `rc.fallback` act on a
+        failed run); return the result itself on success."""
+        if self.error is not None:
+            raise RecoverableError(self.error)
+        return self
 
     def to_dict(self, *, with_events: bool = False) -> dict[str, Any]:
         """JSON-safe; the events only when asked (they can be long)."""
@@ -157,6 +171,8 @@ class RunResult:
             "usage": self.usage,
             "cost_usd": self.cost_usd,
             "stderr_tail": self.stderr_tail,
+            "cli": self.cli,
+            "failures": [failure.to_dict() for failure in self.failures],
         }
         if with_events:
             data["events"] = [event_to_dict(event) for event in self.events]

@@ -17,7 +17,7 @@ from .._classify.http_answers import from_http
 from .._classify.phrases import PhraseTable
 from .._detail import ErrorDetail, unvalidated
 from .._untrusted import clean_hint_ms, clean_status, clean_text
-from ._events import Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
+from ._events import RETRYING, Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
 from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,
@@ -34,7 +34,16 @@ from ._parsing import (
     usage_of,
 )
 
-__all__ = ["NAME", "PACKAGE", "GeminiState", "build_argv", "new_state", "outcome", "parse_line"]
+__all__ = [
+    "NAME",
+    "PACKAGE",
+    "GeminiState",
+    "build_argv",
+    "new_state",
+    "outcome",
+    "parse_line",
+    "stderr_line",
+]
 
 NAME = "gemini"
 PACKAGE = "@google/gemini-cli"
@@ -44,7 +53,7 @@ class GeminiState(ParseState):
     """What Gemini's parser remembers on top of the shared state (a slotted class, not a
     dataclass: see `_claude.ClaudeState`)."""
 
-    __slots__ = ("held", "replay_room", "segment")
+    __slots__ = ("held", "replay_room", "segment", "stderr_retry")
 
     def __init__(self) -> None:
         super().__init__(NAME)
@@ -54,6 +63,8 @@ class GeminiState(ParseState):
         """Chunks held back because they repeat `segment` from its start (maybe a retry)."""
         self.replay_room = _REPLAY_ROOM
         """What `segment` may still hold (see _REPLAY_ROOM); below 0, it holds nothing more."""
+        self.stderr_retry: tuple[int, list[str]] | None = None
+        """A retry read on stderr until its "Retrying after" line: the attempt, its lines."""
 
 
 def new_state() -> GeminiState:
@@ -309,6 +320,56 @@ _HANDLERS: Handlers[GeminiState] = {
 parse_line = line_parser(NAME, _HANDLERS)
 
 # --- outcome ---------------------------------------------------------------------------------
+
+
+# Gemini reports its own retries on stderr only, in two forms: "Attempt 1 failed with status
+# 503. Retrying with backoff... _ApiError: ..." (a stack trace follows), and for an error that
+# says how long to wait (a per-minute quota) "Attempt 1 failed: <the API's message, over
+# several lines>. Retrying after 5733ms...". Read live, they say what a silent run waits for.
+_STDERR_RETRY_STATUS = re.compile(r"^Attempt (\d{1,3}) failed with status (\d{3})\. Retrying\b")
+_STDERR_RETRY_START = re.compile(r"^Attempt (\d{1,3}) failed: ")
+_STDERR_RETRY_AFTER = re.compile(r"\bRetrying after (\d{1,9})ms\.\.\.$")
+_STDERR_RETRY_LINES = 20  # the message of one attempt, at most; past it the attempt is let go
+
+
+def stderr_line(line: str, state: GeminiState) -> list[Event]:
+    """A retry Gemini makes on its own, from its stderr lines, as a warning; else nothing."""
+    found = _STDERR_RETRY_STATUS.match(line)
+    if found is not None:
+        state.stderr_retry = None
+        attempt, status = int(found.group(1)), clean_status(int(found.group(2)))
+        code = from_http(status, source=NAME).code if status is not None else "unknown"
+        message = f"gemini retries after HTTP {found.group(2)}, attempt {attempt}"
+        return [_retry_warning(code, message, attempt, status=status)]
+    started = _STDERR_RETRY_START.match(line)
+    if started is not None:
+        state.stderr_retry = (int(started.group(1)), [line[started.end() :]])
+    elif state.stderr_retry is not None:
+        state.stderr_retry[1].append(line)
+    else:
+        return []
+    attempt, lines = state.stderr_retry
+    waiting = _STDERR_RETRY_AFTER.search(lines[-1])
+    if waiting is None:
+        if len(lines) >= _STDERR_RETRY_LINES:
+            state.stderr_retry = None
+        return []
+    state.stderr_retry = None
+    lines[-1] = lines[-1][: waiting.start()]
+    why = _classify(None, "\n".join(lines))  # as the same text would be read at the end
+    wait_ms = int(waiting.group(1))
+    message = f"gemini retries after {why.code} in {wait_ms} ms, attempt {attempt}"
+    return [_retry_warning(why.code, message, attempt, wait_ms=wait_ms)]
+
+
+def _retry_warning(
+    code: str, message: str, attempt: int, *, status: int | None = None, wait_ms: int | None = None
+) -> Error:
+    details: dict[str, Any] = {"attempt": attempt, RETRYING: True}
+    if wait_ms is not None:
+        details["retry_delay_ms"] = wait_ms
+    detail = unvalidated(code, message, status=status, source=NAME, details=details)
+    return Error(detail, severity="warning")
 
 
 def outcome(state: GeminiState, exit_code: int | None, stderr_tail: str) -> ErrorDetail:

@@ -41,6 +41,7 @@ __all__ = [
     "invalid_field",
     "killed",
     "line_parser",
+    "no_stderr_events",
     "phrase_code",
     "read_json",
     "signal_name",
@@ -154,6 +155,16 @@ class CliModule(Protocol[StateT]):
     def outcome(self, state: StateT, exit_code: int | None, stderr_tail: str) -> ErrorDetail:
         """How a run with no terminal event and no signal ended (`_replay` decides the rest)."""
         ...
+
+    def stderr_line(self, line: str, state: StateT) -> list[Event]:
+        """Events of one stderr line as it comes, for a CLI that reports something only there
+        (Gemini's own retries); most lines are none."""
+        ...
+
+
+def no_stderr_events(line: str, state: ParseState) -> list[Event]:
+    """`stderr_line` of a CLI whose stderr only explains the end (its tail is read then)."""
+    return []
 
 
 _DECODER = json.JSONDecoder()

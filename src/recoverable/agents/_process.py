@@ -19,7 +19,7 @@ from .._detail import ErrorDetail, unvalidated
 from .._instrumentation import FailureEvent, report
 from ._events import Done, Event, ToolEnd
 from ._options import KEPT_EVENT_BYTES, RunOptions
-from ._parsing import CliModule, ParseState, StateT
+from ._parsing import CliModule, ParseState, StateT, no_stderr_events
 from ._replay import (
     STDERR_TAIL_CHARS,
     EventLog,
@@ -49,6 +49,7 @@ KILL_WAIT_S = 1.0  # for the kernel to reap what SIGKILL hit (longer only in uni
 DRAIN_S = 2.0  # reading on after the CLI itself exited, while a child holds stdout
 POLL_S = 0.5  # how often we look whether the CLI exited or the caller cancelled
 _STDERR_KEPT_BYTES = 2 * STDERR_TAIL_CHARS
+_STDERR_LINE_BYTES = 4096  # a stderr line read live; longer ones only reach the tail
 
 
 def environment(options: RunOptions) -> dict[str, str] | None:
@@ -180,6 +181,7 @@ class RunContext(Generic[StateT]):
     __slots__ = (
         "clock",
         "ended",
+        "err_line",
         "lines",
         "log",
         "module",
@@ -200,6 +202,8 @@ class RunContext(Generic[StateT]):
         self.watch = Watch(options, self.state, clock())
         self.lines = Lines(options.max_line_bytes)
         self.stderr = StderrTail()
+        self.err_line = b""
+        """stderr's unfinished last line (bounded: a longer one is not a line we read)."""
         keep = 0 if options.keep_events == "auto" else options.keep_events
         self.log = EventLog(keep, KEPT_EVENT_BYTES if keep is not None else None)
         """The events `Done`'s result will hold."""
@@ -245,6 +249,25 @@ class RunContext(Generic[StateT]):
         if events:
             self.watch.event(self.clock())
             state.text_parts.compact()
+        return events
+
+    def stderr_events(self, chunk: bytes) -> list[Event]:
+        """A stderr chunk into the tail, and the events its complete lines carry (the CLI
+        module's `stderr_line`: most carry none), each added to `log`."""
+        self.stderr.add(chunk)
+        if self.module.stderr_line is no_stderr_events:  # most CLIs: only the tail is read
+            return []
+        *lines, rest = (self.err_line + chunk).split(b"\n")
+        self.err_line = rest if len(rest) <= _STDERR_LINE_BYTES else b""
+        events: list[Event] = []
+        for line in lines:
+            if len(line) <= _STDERR_LINE_BYTES:
+                text = line.decode("utf-8", "replace")
+                events += self.module.stderr_line(text, self.state)
+        for event in events:
+            self.log.add(event, 0)
+        if events:
+            self.watch.event(self.clock())
         return events
 
     def end(self, returncode: int) -> list[Event]:

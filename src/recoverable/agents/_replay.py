@@ -195,6 +195,7 @@ def finish(
         cost_usd=state.cost_usd,
         stderr_tail=end.stderr_tail,
         events=tuple(log.events),
+        cli=module.NAME,
     )
     closing.append(Done(result))
     return closing

@@ -131,13 +131,14 @@ that already carries a tool result (``tool_result``, ``role: tool``,
 one tool call and finishes (without ``then`` every request gets the tool call).
 
 Real CLIs: `cli_setup(cli, fake, home, *, max_retries=1)` -> `CliSetup` points
-``claude``, ``codex`` or ``gemini`` at a running fake: ``env`` (variables to add: a
-throwaway ``HOME`` = ``home``, ``TMPDIR`` under it, fake keys, the base URL,
-telemetry/update/plugin traffic off, the CLI's retries set to ``max_retries``), ``args``
-(Codex ``-c`` provider and model flags) and ``files`` (path -> text written under
-``home``: Gemini's settings.json, which also names the model); ``setup.environ()`` is
-``os.environ`` without proxy and provider variables, plus ``env``. Run the CLI with
-``stdin=DEVNULL`` in a new session::
+``claude``, ``codex`` or ``gemini`` (or several: one setup for a run that falls back along
+them) at a running fake: ``env`` (variables to add: a throwaway ``HOME`` = ``home``,
+``TMPDIR`` under it, fake keys, the base URL, telemetry/update/plugin traffic off, the CLI's
+retries set to ``max_retries``), ``args`` (empty today) and ``files`` (path -> text written
+under ``home``: Codex's config.toml with the fake provider and the model, Gemini's
+settings.json, which also names the model); ``setup.environ()`` is ``os.environ`` without
+proxy and provider variables, plus ``env``. Run the CLI with ``stdin=DEVNULL`` in a new
+session (or pass ``env=setup.environ(), inherit_env=False`` to ``agents.run``)::
 
     with FakeProvider(reply=Reply.tool_call("Bash", {"command": "echo hi"}, then="done")) as fake:
         setup = cli_setup("claude", fake, tmp_path / "home")

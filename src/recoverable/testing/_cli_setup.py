@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -46,7 +46,8 @@ class CliSetup:
     env: dict[str, str]
     """Environment variables to add to the CLI's (see `environ()`)."""
     args: tuple[str, ...] = ()
-    """Extra command-line arguments (Codex's `-c` provider and model flags)."""
+    """Extra command-line arguments (none today: every CLI is set up through its environment
+    and files, so that setups merge)."""
     files: dict[str, str] = field(default_factory=dict)
     """The files written for the CLI: path -> text (Gemini's settings.json)."""
 
@@ -82,22 +83,31 @@ def _claude(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
 
 
 def _codex(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
-    """Codex: its own home, and `-c` flags for a fake Responses provider and the model."""
+    """Codex: its own home, whose config.toml names a fake Responses provider and the model.
+
+    A file rather than `-c` flags: the setup is then environment and files only, so several
+    CLIs' setups merge into one (a run that falls back from one CLI to another)."""
     codex_home = root / ".codex"
     codex_home.mkdir(exist_ok=True)
-    provider = (
-        f'{{name="fake",base_url="{fake.openai_url}",env_key="{_CODEX_KEY_VAR}",'
-        f'wire_api="responses",request_max_retries={max_retries},'
-        f"stream_max_retries={max_retries}}}"
+    config = (
+        'model_provider = "fake"\n'
+        f'model = "{CODEX_MODEL}"\n'
+        "\n"
+        "[model_providers.fake]\n"
+        'name = "fake"\n'
+        f'base_url = "{fake.openai_url}"\n'
+        f'env_key = "{_CODEX_KEY_VAR}"\n'
+        'wire_api = "responses"\n'
+        f"request_max_retries = {max_retries}\n"
+        f"stream_max_retries = {max_retries}\n"
+        "\n"
+        "[features]\n"
+        "plugins = false\n"  # else Codex syncs curated plugins from github.com, even offline
     )
-    args = (
-        *("-c", 'model_provider="fake"'),
-        *("-c", f"model_providers.fake={provider}"),
-        *("-c", f'model="{CODEX_MODEL}"'),
-        # Without this Codex syncs curated plugins from github.com, even offline.
-        *("-c", "features.plugins=false"),
-    )
-    return CliSetup({"CODEX_HOME": str(codex_home), _CODEX_KEY_VAR: _OPENAI_KEY}, args)
+    path = codex_home / "config.toml"
+    path.write_text(config, encoding="utf-8")
+    env = {"CODEX_HOME": str(codex_home), _CODEX_KEY_VAR: _OPENAI_KEY}
+    return CliSetup(env, (), {str(path): config})
 
 
 def _gemini(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
@@ -135,13 +145,14 @@ _SETUPS: dict[str, Callable[[FakeProvider, Path, int], CliSetup]] = {
 
 
 def cli_setup(
-    cli: str,
+    cli: str | Sequence[str],
     fake: FakeProvider,
     home: str | os.PathLike[str],
     *,
     max_retries: int = 1,
 ) -> CliSetup:
-    """Point `cli` ("claude", "codex" or "gemini") at `fake`, with `home` as its home.
+    """Point `cli` ("claude", "codex" or "gemini", or several: one setup for them all, for a
+    run that falls back along them) at `fake`, with `home` as its home.
 
     `home` (created if missing) becomes ``HOME`` and holds the CLI's state, any
     settings file written here, and ``TMPDIR`` (``home/tmp``). `max_retries` sets the
@@ -149,6 +160,13 @@ def cli_setup(
     ``stream_max_retries``, Gemini's ``general.maxAttempts`` (``max_retries + 1``).
     The fake must be running (its port goes into the setup).
     """
+    if not isinstance(cli, str):  # each CLI's variables and files differ: they merge
+        setups = [cli_setup(name, fake, home, max_retries=max_retries) for name in cli]
+        return CliSetup(
+            {key: value for setup in setups for key, value in setup.env.items()},
+            tuple(arg for setup in setups for arg in setup.args),
+            {path: text for setup in setups for path, text in setup.files.items()},
+        )
     if not 0 <= max_retries <= 15:
         raise ValueError("max_retries must be between 0 and 15")
     root = Path(home).absolute()

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from ..cli import count_argument
+from ..cli import UsageParser, count_argument
 from ._faults import FAULT_NAMES, Fault, Reply
 from ._server import LOOPBACK_HOSTS, FakeProvider
 
@@ -27,7 +27,7 @@ def _port(text: str) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     """The command line: --host, --port, --fault (repeatable), --times, --reply."""
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="recoverable fake-provider",
         description="Fault-injecting fake LLM provider (Anthropic, OpenAI, Gemini) on loopback.",
     )

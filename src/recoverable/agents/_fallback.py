@@ -1,0 +1,88 @@
+"""Falling back across CLIs (`cli=["claude", "codex", "gemini"]`): when to move on, and what
+the caller sees. Pure bookkeeping over one run's events; the runners are unchanged.
+
+A run moves to the next CLI only when its failure's code says another provider could
+succeed (the registry's `fallback`, read through `ErrorDetail.fallback`, never a list kept
+here) and no tool had started: a tool may have changed something, and a second agent would
+start over on top of it. A cancel or our deadline never moves on (their rows say so).
+
+The caller sees one stream: the events of each CLI as they come, the deciding error of a
+CLI that is left behind turned into a warning (`details["fallback_to"]` names the next one),
+and one `Done` at the end, whose result names the CLI that ran last (`cli`) and keeps the
+failures before it (`failures`, and in the cause chain of a final failure).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .._detail import ErrorDetail, copy_with, with_details
+from ._events import Done, Error, Event, RunResult, ToolStart
+
+__all__ = ["FallbackGate"]
+
+_MAX_HELD = 1000  # events held after a deciding error, waiting for Done (a few, in practice)
+
+
+class FallbackGate:
+    """One CLI's events on their way to the caller, in a run that may fall back to `next_cli`
+    (None: this is the last CLI of the order). `failures`: the earlier CLIs', shared along
+    the order and extended here when this one is left behind."""
+
+    __slots__ = ("failures", "finished", "held", "next_cli", "tool_started")
+
+    def __init__(self, failures: list[ErrorDetail], next_cli: str | None) -> None:
+        self.failures, self.next_cli = failures, next_cli
+        self.tool_started = False
+        self.held: list[Event] = []
+        """Events after a deciding error: it becomes a warning if the run moves on."""
+        self.finished = False
+        """The run ended here (its `Done` went out): no CLI after this one runs."""
+
+    def feed(self, event: Event) -> list[Event]:
+        """What the caller gets of `event` now (held events come out with the `Done`)."""
+        if isinstance(event, ToolStart):
+            self.tool_started = True
+        if isinstance(event, Done):
+            return self._done(event.result)
+        if self.held or (isinstance(event, Error) and event.severity == "error"):
+            self.held.append(event)
+            if len(self.held) > _MAX_HELD:  # far past any deciding error: let them go
+                held, self.held = self.held, []
+                return held
+            return []
+        return [event]
+
+    def _done(self, result: RunResult) -> list[Event]:
+        error, held, self.held = result.error, self.held, []
+        if error is not None and self.next_cli is not None and _moves_on(error, self):
+            self.failures.append(error)
+            return [_left_behind(event, self.next_cli) for event in held]
+        self.finished = True
+        if self.failures:
+            result = _with_history(result, self.failures)
+        return [*held, Done(result)]
+
+
+def _moves_on(error: ErrorDetail, gate: FallbackGate) -> bool:
+    """Another CLI could succeed (the code's row says so) and nothing was changed yet."""
+    return error.fallback and not gate.tool_started
+
+
+def _left_behind(event: Event, next_cli: str) -> Event:
+    """A deciding error of a CLI the run moves on from: now a warning, naming the next CLI."""
+    if isinstance(event, Error) and event.severity == "error":
+        return Error(with_details(event.detail, fallback_to=next_cli), "warning")
+    return event
+
+
+def _with_history(result: RunResult, failures: list[ErrorDetail]) -> RunResult:
+    """The last CLI's result, keeping the failures before it (in the cause chain of a final
+    failure too: the first failure deepest)."""
+    error = result.error
+    if error is not None and error.cause is None:
+        chain = failures[0]
+        for failure in failures[1:]:
+            chain = copy_with(failure, cause=chain)
+        error = copy_with(error, cause=chain)
+    return dataclasses.replace(result, error=error, failures=tuple(failures))
