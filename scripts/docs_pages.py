@@ -1,4 +1,5 @@
-"""Write the documentation pages made from the code: the code table (from the registry) and the
+"""Write the documentation pages made from the code: the code table (from the registry), the
+fault matrix (from its one table, as `recoverable codes --markdown` prints it) and the
 command's help (from its parser). `python scripts/docs_pages.py` rewrites them;
 `--check` exits 1 when a committed page is not what the code makes (tests/test_docs.py runs it).
 """
@@ -67,6 +68,39 @@ def codes_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+def matrix_page() -> str:
+    """The fault matrix, rendered by the function `recoverable codes --markdown` prints."""
+    from recoverable._fault_matrix import render_matrix
+
+    lines = [
+        _GENERATED,
+        "# The fault matrix",
+        "",
+        "Principle 11 (one fault, one code): the same failure gets the same code and `retryable`",
+        "whichever surface carries it, as far as the surface's evidence allows. Each row is a",
+        "fault `recoverable.testing.FakeProvider` injects; each column a surface: `agents.run`",
+        "with the real `claude`, `codex` and `gemini`; the real openai, anthropic and",
+        "google-genai clients, streaming and not; the raw HTTP answer read by `rc.from_http`",
+        "(by `rc.classify_response` when it is a 200). `tests/test_fault_matrix.py` drives every",
+        "cell for real and asserts its code and `retryable`; where a surface hides a",
+        "distinction, the cell says so and quotes the evidence, never a guess.",
+        "",
+        "The table lives in `src/recoverable/_fault_matrix.py`; `recoverable codes --markdown`",
+        "prints it after the code table.",
+        "",
+        render_matrix(),
+        "",
+        "## A case a newcomer meets",
+        "",
+        "Codex does not retry an HTTP 429 that carries no `Retry-After` (OpenAI's plain rate",
+        "limit has none, and neither has FakeProvider's by default), so `recoverable run --cli",
+        "codex --fake rate_limited --times 1` ends `provider_rate_limited`, retryable, exit 11,",
+        "where Claude and Gemini retry on their own and succeed. The retry is yours (`rc.retry`",
+        "around `agents.run`); `Fault.rate_limited(retry_after=1)` sends the header.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 @contextlib.contextmanager
 def _columns(columns: str) -> Iterator[None]:
     before = os.environ.get("COLUMNS")
@@ -105,6 +139,7 @@ def command_page() -> str:
 
 PAGES: dict[str, Callable[[], str]] = {
     "reference/codes.md": codes_page,
+    "reference/matrix.md": matrix_page,
     "reference/command.md": command_page,
 }
 
