@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 from recoverable.agents._cli_modules import CLI_NAMES, module_for
@@ -94,4 +95,13 @@ def processes_with(marker: bytes) -> list[int]:
             with contextlib.suppress(OSError):
                 if marker in (entry / "environ").read_bytes():
                     found.append(int(entry.name))
+    return found
+
+
+def processes_left_with(marker: bytes, within: float = 5.0) -> list[int]:
+    """`processes_with(marker)` once none is left, or after `within` seconds: a SIGKILL sent
+    to a group takes a moment to land, longer on a loaded machine."""
+    deadline = time.monotonic() + within
+    while (found := processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return found

@@ -23,7 +23,7 @@ from recoverable.agents._parsing import ParseState, no_stderr_events, read_json
 from recoverable.agents._run_async import run_process
 from recoverable.agents._run_sync import run_process_sync
 
-from .cli_support import processes_with
+from .cli_support import processes_left_with, processes_with
 
 T = TypeVar("T")
 
@@ -152,10 +152,7 @@ def alive(pid: int, within: float = 3.0) -> bool:
 
 def left_behind(marker: str, within: float = 3.0) -> list[int]:
     """The processes that carry `marker` `within` seconds from now (none, at once, if none)."""
-    deadline = time.monotonic() + within
-    while (found := processes_with(marker.encode())) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return found
+    return processes_left_with(marker.encode(), within)
 
 
 def kill_marked(marker: str) -> list[int]:

@@ -16,7 +16,13 @@ from recoverable import agents
 from recoverable.agents._fallback import FallbackGate
 from recoverable.testing import FakeProvider, Fault, Reply, cli_setup
 
-from .cli_support import TOOL_ARGS, TOOL_CALLS, cli_bin_dir, find_cli, processes_with
+from .cli_support import (
+    TOOL_ARGS,
+    TOOL_CALLS,
+    cli_bin_dir,
+    find_cli,
+    processes_left_with,
+)
 
 ORDER = ["claude", "codex", "gemini"]
 
@@ -33,7 +39,7 @@ def _options(fake: FakeProvider, home: Path, **more: Any) -> dict[str, Any]:
 
 
 def _no_leftovers(home: Path) -> None:
-    leftover = processes_with(str(home).encode())
+    leftover = processes_left_with(str(home).encode())
     for pid in leftover:
         os.kill(pid, signal.SIGKILL)
     assert leftover == [], "the run left processes behind"

@@ -29,7 +29,7 @@ from recoverable.agents._run_async import run_process
 from recoverable.agents._run_sync import run_process_sync
 from recoverable.testing import FakeProvider, Fault, cli_setup
 
-from .cli_support import FAILURES, cli_bin_dir, find_cli, processes_with
+from .cli_support import FAILURES, cli_bin_dir, find_cli, processes_left_with, processes_with
 from .runner_support import MARKER, MODULE, in_thread, kill_marked, left_behind, new_fds, open_fds
 from .runner_support import script as write_script
 
@@ -97,7 +97,7 @@ async def test_fifty_concurrent_runs_of_the_real_clis_each_get_their_fault(
         names = [fault or "reply" for faults in served.values() for fault in faults]
         queued = [FAULTS[n % len(FAULTS)].name for n in range(QUEUED)]
         assert sorted(names) == sorted(queued + ["reply"] * (len(names) - QUEUED))
-        assert processes_with(str(tmp_path).encode()) == []
+        assert processes_left_with(str(tmp_path).encode()) == []
         assert new_fds(fds) == {}
     finally:
         for pid in processes_with(str(tmp_path).encode()):

@@ -27,6 +27,7 @@ from .cli_support import (
     TOOL_OUTPUT,
     cli_bin_dir,
     find_cli,
+    processes_left_with,
     processes_with,
 )
 
@@ -72,7 +73,7 @@ async def _run(
             task = asyncio.ensure_future(run)
             await during(fake, home, cancel)
             result = await task
-    leftover = processes_with(str(home).encode())
+    leftover = processes_left_with(str(home).encode())
     for pid in leftover:
         os.kill(pid, signal.SIGKILL)
     assert leftover == [], "the run left processes behind"
@@ -255,4 +256,4 @@ async def test_resume_a_session(cli: str, tmp_path: Path) -> None:
     assert (first.success, second.success) == (True, True)
     assert second.session_id == first.session_id
     assert b"banana" in resumed  # the earlier turn went back to the provider
-    assert processes_with(str(home).encode()) == []
+    assert processes_left_with(str(home).encode()) == []

@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from .cli_support import (
     TOOL_OUTPUT,
     cli_bin_dir,
     find_cli,
+    processes_left_with,
     processes_with,
 )
 
@@ -94,9 +94,7 @@ def run_cli(
             out, err = proc.communicate(timeout=TIMEOUT)
             # The CLI is done: nothing it started may still be running (give exiting
             # children a moment to be reaped).
-            deadline = time.monotonic() + 3
-            while (left := processes_with(marker)) and time.monotonic() < deadline:
-                time.sleep(0.05)
+            left = processes_left_with(marker)
             assert not left, f"{cli} left processes behind: {left}"
         finally:
             with contextlib.suppress(ProcessLookupError):
