@@ -127,7 +127,7 @@ def _identity(text: str) -> str:
 
 def _cold(text: str) -> Callable[[], object]:
     """The scrubber on a text it has not seen lately (it remembers the last texts)."""
-    forget, scrub = _secrets._memo.clear, rc.scrub
+    forget, scrub = _secrets.forget, rc.scrub
     return lambda: (forget(), scrub(text))
 
 

@@ -101,3 +101,37 @@ def test_the_scrubber_replaces_what_its_first_version_replaced(text: str) -> Non
 def test_text_the_scrubber_leaves_alone_is_returned_as_is(text: str) -> None:
     scrubbed = scrub(text)
     assert (scrubbed is text) == (scrubbed == text)
+
+
+def test_a_text_seen_before_is_scrubbed_as_the_first_time() -> None:
+    text = "retry with token=ephemeral-token-value now"
+    first = scrub(text)
+    assert scrub(text) == first == "retry with token=[REDACTED] now"
+    clean = "Overloaded, seen twice"
+    assert scrub(clean) is clean
+    assert scrub(clean) is clean  # remembered as left alone: the same object comes back
+
+
+def test_a_pattern_added_later_applies_to_texts_seen_before() -> None:
+    from recoverable._secrets import add_secret_pattern
+
+    text = "ticket zq-778899 rejected"
+    assert scrub(text) is text
+    add_secret_pattern(r"(zq-)[0-9]{6}")
+    assert scrub(text) == "ticket zq-[REDACTED] rejected"
+
+
+class _Lying(str):
+    """A str whose == says yes to anything: it must not poison what the scrubber remembers."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return hash("sk-proj-" + "a" * 30)
+
+
+def test_a_str_subclass_is_never_remembered() -> None:
+    liar = _Lying("nothing here")
+    assert scrub(liar) == "nothing here"
+    assert scrub("sk-proj-" + "a" * 30) == "sk-[REDACTED]"

@@ -108,7 +108,6 @@ _added: tuple[re.Pattern[str], ...] = ()
 _MEMO_ENTRIES = 512
 _MEMO_CHARS = 1024
 _SAME = object()
-_memo: dict[str, object] = {}
 
 
 def _lazy(namespace: dict[str, object], name: str, regex: tuple[str, int]) -> Callable[..., str]:
@@ -126,7 +125,8 @@ def _written_out() -> Callable[[str], str]:
     """The scrubber, as one function of plain `if`s written out from the table:
 
         def scrub(text):
-            done = memo_get(text)           # seen lately: its answer
+            remembered = memo                 # this call's memo (a new pattern replaces it)
+            done = remembered.get(text)       # seen lately: its answer
             ...
             if "-" in text:
                 if "sk-" in text: text = sub_0(redact, text)
@@ -143,13 +143,14 @@ def _written_out() -> Callable[[str], str]:
     for gate, word, regex in _BUILT_IN:
         groups.setdefault(gate, []).append((word, regex))
     names: dict[str, object] = {
-        "redact": _redact, "memo": _memo, "memo_get": _memo.get, "SAME": _SAME, "str": str,
+        "redact": _redact, "memo": {}, "SAME": _SAME, "str": str,
         "ENTRIES": _MEMO_ENTRIES, "CHARS": _MEMO_CHARS, "added": (), "__name__": __name__,
     }  # fmt: skip
     subs: dict[tuple[str, int], str] = {}
     lines = [
         "def scrub(text):",
-        "    done = memo_get(text)",
+        "    remembered = memo",
+        "    done = remembered.get(text)",
         "    if done is not None and type(text) is str:",  # a str subclass may lie in ==
         "        return text if done is SAME else done",
         "    given = text",
@@ -166,9 +167,9 @@ def _written_out() -> Callable[[str], str]:
         "    for sub in added:",
         "        text = sub(redact, text)",
         "    if len(given) <= CHARS and type(given) is str:",
-        "        if len(memo) >= ENTRIES:",
-        "            memo.clear()",
-        "        memo[given] = SAME if text is given else text",
+        "        if len(remembered) >= ENTRIES:",
+        "            remembered.clear()",
+        "        remembered[given] = SAME if text is given else text",
         "    return text",
     ]
     exec("\n".join(lines), names)  # our own table's words, repr-quoted
@@ -189,7 +190,12 @@ def add_secret_pattern(pattern: str | re.Pattern[str]) -> None:
     with _lock:
         _added = (*_added, compiled)
         _namespace["added"] = tuple(added.sub for added in _added)
-        _memo.clear()  # what it remembers was scrubbed without this pattern
+        forget()  # what it remembered was scrubbed without this pattern
+
+
+def forget() -> None:
+    """Forget the texts scrubbed lately (a new memo: a call under way keeps its own)."""
+    _namespace["memo"] = {}
 
 
 def _redact(match: re.Match[str]) -> str:
