@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help=f"where the report goes ({REPORT.name} in full)")
     args = parser.parse_args(argv)
     quick = args.quick
-    started = time.monotonic()
+    started, load_before = time.monotonic(), os.getloadavg()[0]
     tables: dict[str, dict[str, Any]] = {
         "classify": _bench("bench_classify.py", "--skip-imports", *(["--quick"] if quick else [])),
         "stream": _bench("bench_stream.py", *(["--quick"] if quick else [])),
@@ -155,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         [
             "# Benchmark report\n",
             f"{platform.python_implementation()} {platform.python_version()}, "
-            f"{os.cpu_count()} CPUs, {mode}; {time.monotonic() - started:.0f} s.\n",
+            f"{os.cpu_count()} CPUs, {mode}; {time.monotonic() - started:.0f} s; load average "
+            f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (above the "
+            "CPU count, other jobs share the machine: absolute times grow, ratios less).\n",
             "## Goals (issue 15)\n",
             goals.table(),
             "",
