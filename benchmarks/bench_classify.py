@@ -421,7 +421,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
     parser.add_argument("--skip-imports", action="store_true", help="skip the import-time table")
+    parser.add_argument("--quick", action="store_true", help="2 short repeats (CI: it runs)")
     args = parser.parse_args(argv)
+    if args.quick:
+        global REPEATS, REPEAT_NS
+        REPEATS, REPEAT_NS = 2, 2_000_000
 
     rows, floor = run_cases()
     builtins = run_builtins()

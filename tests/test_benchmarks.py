@@ -64,3 +64,32 @@ def test_bench_wire_runs_every_path_over_every_event() -> None:
     report = json.loads(result.stdout)
     assert report["events"] == 300
     assert len(report["rows"]) == 9  # each row asserted it saw every event
+
+
+def test_benchmarks_run_quick_makes_the_report_with_every_goal(tmp_path: Path) -> None:
+    """`benchmarks/run --quick`: every table runs and the report names each goal (its
+    figures are noise here, and no goal is asserted)."""
+    out = tmp_path / "report.md"
+    subprocess.run(
+        [sys.executable, str(BENCHMARKS / "run.py"), "--quick", "--out", str(out)],
+        capture_output=True, text=True, timeout=900, check=True,
+    )  # fmt: skip
+    report = out.read_text()
+    for goal in ("1. stream", "1. replay", "2. classify, every case", "2. classify, the mix",
+                 "3. `recoverable run` wall", "3. `recoverable run` RSS", "4. recovery",
+                 "5. scale"):  # fmt: skip
+        assert goal in report
+    assert "| 2. classify, right | 13/13 | all | **met** |" in report
+
+
+def test_bench_stream_runs_every_path_for_every_cli() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_stream.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    assert sorted(report) == ["claude", "codex", "gemini"]
+    for cli, r in report.items():
+        counts = {key: row["count"] for key, row in r["rows"].items()}
+        assert counts["ours_stream"] >= r["lines"] - 1, cli  # every line makes an event
+        assert counts["sdk_discarded"] == counts["sdk_kept"] == r["lines"], cli

@@ -22,32 +22,58 @@ REDACTED = "[REDACTED]"
 """What a credential is replaced with (after the part of it that names what it was)."""
 
 _TOKEN = r"A-Za-z0-9_\-"
-# A key may follow any non-letter: a space, a quote, "=", or the "%20" of a URL-encoded space.
-# Names whose value is a credential, in a query string, a header or `name=value` text.
+# Names whose value is a credential, in a query string, a header or `name=value` text, each
+# spelled out (a look-behind needs a fixed width): "_" in a name stands for "_", "-" or nothing.
 _LABELS = (
-    r"api[_-]?key|apikey|key|token|access[_-]?token|refresh[_-]?token|id[_-]?token"
-    r"|auth[_-]?token|x-api-key|x-goog-api-key"
-    r"|client[_-]?secret|secret|password|passwd|pwd|signature|sig|x-amz-security-token"
-)
+    "api_key", "apikey", "key", "token", "access_token", "refresh_token", "id_token",
+    "auth_token", "x-api-key", "x-goog-api-key", "client_secret", "secret", "password",
+    "passwd", "pwd", "signature", "sig", "x-amz-security-token",
+)  # fmt: skip
 
 
-_KEY = (rf"(?<![A-Za-z])(sk-)[{_TOKEN}]{{16,}}", 0)
-_GOOGLE = (rf"(?<![A-Za-z])(AIza)[{_TOKEN}]{{30,}}", 0)
-_AWS = (r"(?<![A-Za-z])(AKIA|ASIA)[A-Z0-9]{16}\b", 0)
+def _spellings(label: str) -> list[str]:
+    """`label` with each "_" read as "_", "-" or nothing (x-api-key's hyphens are fixed)."""
+    if "_" not in label:
+        return [label]
+    head, _, tail = label.partition("_")
+    return [head + joint + rest for joint in ("_", "-", "") for rest in _spellings(tail)]
+
+
+def _after_label() -> str:
+    """A look-behind per spelling: at a "=", the name before it, not inside a longer word."""
+    spellings = dict.fromkeys(s for label in _LABELS for s in _spellings(label))
+    return "|".join(rf"(?<=(?i:(?<![A-Za-z_]){re.escape(s)})=)" for s in spellings)
+
+
+# Every regex starts at a literal (a look-behind after it checks what comes before), so that
+# the regex engine looks for that literal as fast as `str.find`; a regex that starts with a
+# look-behind or ignores case is tried at every position of the text, ~40 times slower. The
+# ones that ignore case start at a letter in both cases, or at a "-" or "=", and keep their
+# words case-insensitive. What each replaces is the same as when each matched from the start
+# of its name (the name is kept either way): tests/test_secrets_screen.py compares them with
+# the previous forms.
+_KEY = (rf"(sk-)(?<![A-Za-z]sk-)[{_TOKEN}]{{16,}}", 0)
+_GOOGLE = (rf"(AIza)(?<![A-Za-z]AIza)[{_TOKEN}]{{30,}}", 0)
+_AWS = (r"(A(?:KIA|SIA))(?<![A-Za-z]A[KS]IA)[A-Z0-9]{16}\b", 0)
 _GITHUB = (
-    r"(?<![A-Za-z])(gh[pousr]_)[A-Za-z0-9]{30,}|(?<![A-Za-z])(github_pat_)[A-Za-z0-9_]{30,}",
+    r"(g)(?<![A-Za-z]g)(?:(h[pousr]_)[A-Za-z0-9]{30,}|(ithub_pat_)[A-Za-z0-9_]{30,})",
     0,
 )
-_JWT = (rf"(?<![A-Za-z])(eyJ)[{_TOKEN}]{{6,}}\.[{_TOKEN}]{{6,}}\.[{_TOKEN}]*", 0)
-_SCHEME = (r"(\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/\-]{6,}=*", re.IGNORECASE)
+_JWT = (rf"(eyJ)(?<![A-Za-z]eyJ)[{_TOKEN}]{{6,}}\.[{_TOKEN}]{{6,}}\.[{_TOKEN}]*", 0)
+_SCHEME = (
+    r"((?:B(?<!\wB)|b(?<!\wb))(?i:earer|asic)\s+)(?i:[A-Za-z0-9._~+/\-]){6,}=*",
+    0,
+)
 _SPACE = r"(?:\s|%20)"  # a space, or a URL-encoded one
 _HEADER = (
-    rf"""((?:proxy-)?authorization|x-(?:goog-)?api-key)(["']?{_SPACE}*[:=]{_SPACE}*["']?)"""
-    rf"""(?:(?:bearer|basic|token){_SPACE}+)?[^\s"',;}}]+""",
-    re.IGNORECASE,
+    r"(-(?i:key)(?:(?<=(?i:x-api-key))|(?<=(?i:x-goog-api-key)))"
+    r"|z(?<=(?i:authoriz))(?i:ation)|Z(?<=(?i:authoriZ))(?i:ation))"
+    rf"""(["']?{_SPACE}*[:=]{_SPACE}*["']?)"""
+    rf"""(?:(?i:bearer|basic|token){_SPACE}+)?[^\s"',;}}]+""",
+    0,
 )
 _URL_PASSWORD = (r"(://[^/\s:@]+:)[^/\s@]+(?=@)", 0)
-_PARAMETER = (rf"((?<![A-Za-z_])(?:{_LABELS})=)[^&\s#\"',;}}]+", re.IGNORECASE)
+_PARAMETER = (rf"(=)(?:{_after_label()})[^&\s#\"',;}}]+", 0)
 
 # A regex runs on a text only when the text holds its gate (a character, most of them ones
 # ordinary error text seldom holds: a memchr) and then its word (a substring search):
@@ -76,53 +102,100 @@ _BUILT_IN = (
 
 _lock = threading.Lock()
 _added: tuple[re.Pattern[str], ...] = ()
-_scrub: Callable[[str], str] | None = None
+# The last texts scrubbed, and what became of them (`_SAME`: left as it was): error texts
+# recur (the same rate limit, the same refused connection), and a dict lookup costs a tenth
+# of the checks. Bounded twice: short texts only, and emptied when full.
+_MEMO_ENTRIES = 512
+_MEMO_CHARS = 1024
+_SAME = object()
 
 
-def _compiled() -> Callable[[str], str]:
-    """The scrubber for the table and users' patterns, as one function of plain `if`s:
+def _lazy(namespace: dict[str, object], name: str, regex: tuple[str, int]) -> Callable[..., str]:
+    """`re.compile(*regex).sub`, compiled at its first call (not at import), which then
+    takes this stub's place in the scrubber's namespace."""
+
+    def first_call(redact: Callable[[re.Match[str]], str], text: str) -> str:
+        namespace[name] = sub = re.compile(*regex).sub
+        return sub(redact, text)
+
+    return first_call
+
+
+def _written_out() -> Callable[[str], str]:
+    """The scrubber, as one function of plain `if`s written out from the table:
 
         def scrub(text):
-            if "sk-" in text: text = sub_0(redact, text)
+            remembered = memo                 # this call's memo (a new pattern replaces it)
+            done = remembered.get(text)       # seen lately: its answer
             ...
+            if "-" in text:
+                if "sk-" in text: text = sub_0(redact, text)
+                if "-key" in text: text = sub_1(redact, text)
             if "I" in text:
                 if "AIza" in text: text = sub_2(redact, text)
             ...
+            for sub in added: text = sub(redact, text)   # users' patterns
 
-    Written out from the table rather than looped over, because a loop's own steps would cost
-    as much as the tests it runs (this runs on every classification).
+    rather than a loop over the table, because a loop's own steps would cost as much as the
+    tests it runs (this runs on every classification).
     """
-    global _scrub  # noqa: PLW0603 -- compiled once, on first use
-    with _lock:
-        patterns = {regex: re.compile(*regex) for _, _, regex in _BUILT_IN}
-        groups: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
-        for gate, word, regex in _BUILT_IN:
-            groups.setdefault(gate, []).append((word, patterns[regex]))
-        groups.setdefault("", []).extend(("", pattern) for pattern in _added)
-        names: dict[str, object] = {"redact": _redact}
-        lines = ["def scrub(text):"]
-        for gate, checks in groups.items():
-            indent = "    "
-            if gate:
-                lines.append(f"    if {gate!r} in text:")
-                indent = "        "
-            for word, pattern in checks:
-                name = f"sub_{len(names)}"
-                names[name] = pattern.sub
-                lines.append(f"{indent}if {word!r} in text: text = {name}(redact, text)")
-        lines.append("    return text")
-        exec("\n".join(lines), names)  # our own table's words, repr-quoted
-        _scrub = scrub_function = names["scrub"]  # type: ignore[assignment]
-    return scrub_function  # type: ignore[return-value]
+    groups: dict[str, list[tuple[str, tuple[str, int]]]] = {}
+    for gate, word, regex in _BUILT_IN:
+        groups.setdefault(gate, []).append((word, regex))
+    names: dict[str, object] = {
+        "redact": _redact, "memo": {}, "SAME": _SAME, "str": str,
+        "ENTRIES": _MEMO_ENTRIES, "CHARS": _MEMO_CHARS, "added": (), "__name__": __name__,
+    }  # fmt: skip
+    subs: dict[tuple[str, int], str] = {}
+    lines = [
+        "def scrub(text):",
+        "    remembered = memo",
+        "    done = remembered.get(text)",
+        "    if done is not None and type(text) is str:",  # a str subclass may lie in ==
+        "        return text if done is SAME else done",
+        "    given = text",
+    ]
+    for gate, checks in groups.items():
+        lines.append(f"    if {gate!r} in text:")
+        for word, regex in checks:
+            name = subs.get(regex)
+            if name is None:
+                subs[regex] = name = f"sub_{len(subs)}"
+                names[name] = _lazy(names, name, regex)
+            lines.append(f"        if {word!r} in text: text = {name}(redact, text)")
+    lines += [
+        "    for sub in added:",
+        "        text = sub(redact, text)",
+        "    if len(given) <= CHARS and type(given) is str:",
+        "        if len(remembered) >= ENTRIES:",
+        "            remembered.clear()",
+        "        remembered[given] = SAME if text is given else text",
+        "    return text",
+    ]
+    exec("\n".join(lines), names)  # our own table's words, repr-quoted
+    global _namespace  # noqa: PLW0603 -- where add_secret_pattern puts users' patterns
+    _namespace = names
+    function: Callable[[str], str] = names["scrub"]  # type: ignore[assignment]
+    function.__doc__ = "`text` with every credential it holds replaced by `[REDACTED]`."
+    return function
+
+
+_namespace: dict[str, object] = {}
 
 
 def add_secret_pattern(pattern: str | re.Pattern[str]) -> None:
     """Scrub what `pattern` matches, too (its groups, if any, are kept before the marker)."""
-    global _scrub, _added  # noqa: PLW0603 -- copy-on-write keeps `scrub` lock-free
+    global _added  # noqa: PLW0603 -- copy-on-write keeps `scrub` lock-free
     compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
     with _lock:
         _added = (*_added, compiled)
-        _scrub = None
+        _namespace["added"] = tuple(added.sub for added in _added)
+        forget()  # what it remembered was scrubbed without this pattern
+
+
+def forget() -> None:
+    """Forget the texts scrubbed lately (a new memo: a call under way keeps its own)."""
+    _namespace["memo"] = {}
 
 
 def _redact(match: re.Match[str]) -> str:
@@ -130,6 +203,4 @@ def _redact(match: re.Match[str]) -> str:
     return kept + REDACTED
 
 
-def scrub(text: str) -> str:
-    """`text` with every credential it holds replaced by `[REDACTED]`."""
-    return (_scrub or _compiled())(text)
+scrub: Callable[[str], str] = _written_out()

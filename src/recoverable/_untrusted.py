@@ -52,7 +52,10 @@ def clean_text(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     """
     if not text.isascii():
         text = valid_unicode(text)
-    return clip(scrub(clip(text, 4 * limit)), limit)
+    if len(text) > 4 * limit:
+        text = text[: 4 * limit - 3] + "..."
+    text = scrub(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."  # `clip`, inlined
 
 
 def is_clean(text: str) -> bool:

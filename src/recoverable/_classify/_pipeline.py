@@ -185,7 +185,14 @@ def _classify_link(exc: BaseException) -> ErrorDetail | None:
         detail = foreign_detail(exc)
         if detail is not None:
             return detail
-    return _first_answer(route.stages, exc)
+    for stage in route.stages:  # `_first_answer`, inlined
+        try:
+            detail = stage(exc)
+        except Exception:
+            detail = None
+        if detail is not None:
+            return detail
+    return None
 
 
 def classify_by_class(exc: BaseException) -> ErrorDetail | None:

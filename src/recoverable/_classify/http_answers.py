@@ -211,7 +211,9 @@ class ProviderBody(NamedTuple):
         reason = retry_delay = None
         quota_ids: tuple[str, ...] = ()
         code = error.get("code")
-        if type(details) is list:
+        if details is None:  # the usual body: no details
+            pass
+        elif type(details) is list:
             reason, quota_ids, retry_delay = _google_facts(details)
         elif type(details) is dict and type(details.get("error_code")) is str:
             code = details["error_code"]  # Anthropic nests its finer code here
@@ -462,7 +464,7 @@ def parsed_http(
 
 def decide(status: int | None, body: ProviderBody) -> Code:
     """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has)."""
-    if status is not None and not (type(status) is int and 100 <= status <= 599):
+    if status is not None and not _is_status(status):
         return codes["unknown"]  # a bool, a float, a forged 999: no HTTP answer has it
     return codes[_decide(status, body)]
 
@@ -481,29 +483,32 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     request_id: str | None,
 ) -> ErrorDetail:
     """The detail of a decided answer, keeping the upstream's own names for it."""
+    message, code, kind, google_status, reason, quota_ids, _, _, _ = body  # one read each
     details: dict[str, Any] = {}
     if request_id is not None:
         details["request_id"] = request_id
-    if body.type is not None:
-        details["error_type"] = body.type
-    if body.code is not None:
-        details["error_code"] = body.code
-    if body.google_status is not None:
-        details["google_status"] = body.google_status
-    if body.reason is not None:
-        details["reason"] = body.reason
-    if body.quota_ids:
-        details["quota_ids"] = list(body.quota_ids)
+    if kind is not None:
+        details["error_type"] = kind
+    if code is not None:
+        details["error_code"] = code
+    if google_status is not None:
+        details["google_status"] = google_status
+    if reason is not None:
+        details["reason"] = reason
+    if quota_ids:
+        details["quota_ids"] = list(quota_ids)
     if status is not None and not _is_status(status):
         status = None  # not an HTTP status: it is not kept as one
-        message = body.message or "an HTTP status outside 100-599"
-    else:
-        message = body.message or (f"HTTP {status}" if status is not None else "no status")
+        message = message or "an HTTP status outside 100-599"
+    elif not message:
+        message = f"HTTP {status}" if status is not None else "no status"
     # The upstream wrote all of these: one check, and a cleaning only when it finds something.
-    upstream = f"{message}\n{request_id}\n{body.type}\n{body.code}\n{body.google_status}\n"
-    if body.reason or body.quota_ids:
-        upstream += f"{body.reason}\n{' '.join(body.quota_ids)}"
-    if not is_clean(upstream):
+    # The request id is checked on its own: it changes with every answer, the rest recurs
+    # (and the scrubber remembers the texts it saw lately).
+    upstream = f"{message}\n{kind}\n{code}\n{google_status}\n{reason}"
+    if quota_ids:
+        upstream += "\n" + "\n".join(quota_ids)
+    if not is_clean(upstream) or (request_id is not None and not is_clean(request_id)):
         message, details = clean_text(message), json_safe_dict(details)
     return unvalidated(
         row, message, retry_after_ms=hint, status=status, source=source, details=details

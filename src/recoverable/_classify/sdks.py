@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._detail import ErrorDetail, copy_with, unvalidated, with_details
+from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, unvalidated, with_details
 from .._untrusted import MAX_HINT_MS, clean_hint_ms, clean_text
 from ._pipeline import (
     Handler,
@@ -62,10 +62,20 @@ def _phase_of_type(kind: type) -> str | None:
 
 def _phase_of(exc: BaseException) -> str | None:
     """`connect` when the request never left, `read` when it may have; None when unknown."""
-    for link in cause_chain(exc):
-        phase = _phase_of_type(type(link))
+    link: BaseException | None = exc
+    for _ in range(MAX_CAUSE_DEPTH):  # the chain as `cause_chain` walks it, without the list
+        if link is None:
+            break
+        kind = type(link)
+        phase = _phase_by_type.get(kind, "")
+        if phase == "":
+            phase = _phase_of_type(kind)
         if phase is not None:
             return phase
+        cause = link.__cause__
+        if cause is None and not link.__suppress_context__:
+            cause = link.__context__
+        link = cause
     return None
 
 

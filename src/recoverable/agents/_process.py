@@ -17,7 +17,7 @@ from typing import Any, Generic
 
 from .._detail import ErrorDetail, unvalidated
 from .._instrumentation import FailureEvent, report
-from ._events import Done, Event, ToolEnd
+from ._events import Done, Error, Event, ToolEnd
 from ._options import KEPT_EVENT_BYTES, RunOptions
 from ._parsing import CliModule, ParseState, StateT, no_stderr_events
 from ._replay import (
@@ -233,10 +233,12 @@ class RunContext(Generic[StateT]):
         module, state, log = self.module, self.state, self.log
         max_line_bytes, limit = self.options.max_line_bytes, self.options.max_tool_failures
         events: list[Event] = []
+        keeps = log.events.maxlen != 0  # streaming keeps none: only failures are noted
         for line in self.lines.feed(chunk) if chunk else self.lines.close():
             size = 0 if isinstance(line, int) else len(line)  # an oversize line was not kept
             for event in decode_line(line, module, state, max_line_bytes):
-                log.add(event, size)
+                if keeps or type(event) is Error:
+                    log.add(event, size)
                 size = 0
                 events.append(event)
                 if (

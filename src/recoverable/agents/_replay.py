@@ -7,14 +7,23 @@ whole stdout as one chunk. Either way the lines are cut and capped by the same `
 from __future__ import annotations
 
 from collections import deque
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from .._detail import ErrorDetail
 from .._secrets import scrub
 from .._untrusted import valid_unicode
 from ._events import Done, Error, Event, RunResult
 from ._options import DEFAULT_MAX_LINE_BYTES
-from ._parsing import KEPT_ERRORS, CliModule, StateT, bad_line, killed
+from ._parsing import (
+    KEPT_ERRORS,
+    TAKES_OBJECTS,
+    CliModule,
+    StateT,
+    bad_line,
+    json_accelerator,
+    killed,
+)
 
 __all__ = [
     "STDERR_TAIL_CHARS",
@@ -46,6 +55,15 @@ class Lines:
         """Complete lines, and for each oversize line its size (an int) instead."""
         out: list[bytes | int] = []
         *lines, rest = chunk.split(b"\n")
+        if (
+            lines
+            and not self.buffer
+            and not self.skipping
+            and b"\r" not in chunk
+            and max(map(len, lines)) <= self.max
+        ):  # the common case: whole lines, none over the cap, nothing to strip
+            out = lines  # type: ignore[assignment]
+            lines = []
         for line in lines:
             if not self.buffer and not self.skipping and len(line) <= self.max:
                 out.append(line.rstrip(b"\r"))  # the common case: a whole line in the chunk
@@ -93,13 +111,33 @@ def decode_line(
     if isinstance(line, int):
         why = f"line of {line} bytes over the {max_line_bytes}-byte cap"
         return [bad_line(module.NAME, "", why)]
+    parse_line = module.parse_line
+    if line[:1] == b"{" and parse_line in TAKES_OBJECTS:
+        # Most lines: a JSON object, decoded from the bytes when an accelerator can.
+        fast = _fast if _fast is not True else _accelerator()
+        if fast is not None:
+            try:
+                data = fast(line)  # type: ignore[operator]
+            except Exception:  # refused (invalid UTF-8 too): the standard path decides
+                data = None
+            if type(data) is dict:
+                return parse_line(data, state)
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         return [bad_line(module.NAME, line.decode("utf-8", "replace"), "invalid UTF-8")]
     if not text or text.isspace():
         return []
-    return module.parse_line(text, state)
+    return parse_line(text, state)
+
+
+_fast: Callable[[bytes], Any] | bool | None = True  # True: not looked up yet
+
+
+def _accelerator() -> Callable[[bytes], Any] | None:
+    global _fast  # noqa: PLW0603 -- looked up once
+    _fast = json_accelerator()
+    return _fast
 
 
 def stderr_tail(text: str) -> str:

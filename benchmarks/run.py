@@ -1,0 +1,184 @@
+"""Every benchmark table in one command, and one report: ratios first, each goal met or not.
+
+Run: benchmarks/run [--quick] [--out FILE]
+
+Full mode (by hand, ~10 min on this 2-core machine): every table at its full size, the
+report printed and written to benchmarks/REPORT.md (the README links it). Quick mode (CI,
+~2 min): the same tables, small and short, to show that each still runs; its figures are
+noise and no goal is asserted. Each table runs in its own Python (`--json`), so one table's
+imports and garbage do not weigh on another's.
+
+The goals are issue 15's; what each table measures, and how, is in benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+REPORT = HERE / "REPORT.md"
+
+
+_RUN_QUICK = ("--cli", "claude", "--runs", "1", "--stand-in-runs", "2")
+_RUN_FULL = ("--cli", "claude", "--runs", "10", "--stand-in-runs", "10")
+
+
+def _bench(script: str, *args: str, timeout: float = 1800) -> dict[str, Any]:
+    """One table, as the JSON its script prints (its stderr passed on)."""
+    result = subprocess.run(
+        [sys.executable, str(HERE / script), "--json", *args],
+        capture_output=True, text=True, timeout=timeout, check=False, cwd=REPO,
+    )  # fmt: skip
+    if result.returncode != 0:
+        return {"failed": f"{script} exited {result.returncode}: {result.stderr[-2000:]}"}
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    return parsed
+
+
+class Goals:
+    """Each goal's line of the report: its figure, its limit, met or not."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.met: dict[str, bool | None] = {}
+
+    def add(self, name: str, figure: str, met: bool | None, limit: str) -> None:
+        mark = {True: "**met**", False: "**NOT met**", None: "not measured"}[met]
+        self.met[name] = met
+        self.lines.append(f"| {name} | {figure} | {limit} | {mark} |")
+
+    def table(self) -> str:
+        head = "| goal | measured | limit | verdict |\n|---|---|---|---|"
+        return head + "\n" + "\n".join(self.lines)
+
+
+def classify_goals(goals: Goals, data: dict[str, Any]) -> str:
+    if "failed" in data:
+        goals.add("2. classify, every case", "failed", None, "<= 3 µs")
+        return str(data["failed"])
+    cases = data["cases"]
+    worst = max(cases, key=lambda c: c["ours"]["us_per_call"])
+    mix = statistics.mean(c["ours"]["us_per_call"] for c in cases)
+    right = sum(c["ours"]["exact"] for c in cases)
+    summary = data["summary"]
+    goals.add(
+        "2. classify, every case (worst)",
+        f"{worst['ours']['us_per_call']:.2f} µs ({worst['case']})",
+        worst["ours"]["us_per_call"] <= 3.0,
+        "<= 3 µs",
+    )
+    goals.add("2. classify, the mix (mean of 13)", f"{mix:.2f} µs", mix <= 2.0, "<= 2 µs")
+    goals.add("2. classify, right", f"{right}/{len(cases)}", right == len(cases), "all")
+    return (
+        f"classify: median {summary['ours']['median_us']} µs; LiteLLM "
+        f"{summary['litellm']['ratio']}x slower ({summary['litellm']['right']}/13 right), "
+        f"pydantic-ai {summary['pydantic_ai']['ratio']}x slower "
+        f"({summary['pydantic_ai']['right']}/13 right)"
+    )
+
+
+def stream_goals(goals: Goals, data: dict[str, Any]) -> str:
+    if "failed" in data:
+        goals.add("1. streaming parse", "failed", None, ">= 1.5x")
+        return str(data["failed"])
+    stream = {cli: r["stream_over_sdk"] for cli, r in data.items()}
+    replay = {cli: r["replay_over_sdk"] for cli, r in data.items()}
+    goals.add(
+        "1. stream / claude-agent-sdk (nothing kept)",
+        ", ".join(f"{cli} {ratio:.2f}x" for cli, ratio in stream.items()),
+        min(stream.values()) >= 1.5,
+        ">= 1.5x each",
+    )
+    goals.add(
+        "1. replay / claude-agent-sdk (all kept)",
+        ", ".join(f"{cli} {ratio:.2f}x" for cli, ratio in replay.items()),
+        min(replay.values()) >= 1.2,
+        ">= 1.2x each",
+    )
+    return "stream: " + ", ".join(
+        f"{cli} {r['rows']['ours_stream']['mb_per_s']:.1f} MB/s" for cli, r in data.items()
+    )
+
+
+def run_goals(goals: Goals, data: dict[str, Any]) -> str:
+    if "failed" in data:
+        goals.add("3. `recoverable run`", "failed", None, "<= +30 ms, <= +20 MB")
+        return str(data["failed"])
+    cli, result = next(iter(data["results"].items()))
+    stand_in, bare_mb = result["stand_in"], result["rss"]["bare_python_mb"]
+    plain, fake = stand_in["recoverable_plain"], stand_in["recoverable"]
+    ms, mb = plain["added_after_python_ms"], plain["python_rss_mb"] - bare_mb
+    goals.add("3. `recoverable run` wall", f"+{ms:.1f} ms", ms <= 30, "<= +30 ms")
+    goals.add("3. `recoverable run` RSS", f"+{mb:.1f} MB", mb <= 20, "<= +20 MB")
+    fake_ms = fake["added_after_python_ms"]
+    goals.add("3. `recoverable run --fake` wall", f"+{fake_ms:.1f} ms", fake_ms <= 60, "<= +60 ms")
+    return f"run ({cli}, stand-in): +{ms:.1f} ms, +{mb:.1f} MB; --fake +{fake_ms:.1f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small and short (CI)")
+    parser.add_argument("--out", type=Path, help=f"where the report goes ({REPORT.name} in full)")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    started, load_before = time.monotonic(), os.getloadavg()[0]
+    tables: dict[str, dict[str, Any]] = {
+        "classify": _bench("bench_classify.py", "--skip-imports", *(["--quick"] if quick else [])),
+        "stream": _bench("bench_stream.py", *(["--quick"] if quick else [])),
+        "parse": _bench("bench_parse.py", "--mb", "0.2" if quick else "5"),
+        "hostile": _bench("bench_hostile.py", *(["--quick"] if quick else [])),
+        "run": _bench("bench_run.py", *(_RUN_QUICK if quick else _RUN_FULL)),
+    }
+    if not quick:
+        tables["retry"] = _bench("bench_retry.py")
+        tables["flood"] = _bench("bench_flood.py", "--size", "256")
+    goals = Goals()
+    notes = [
+        stream_goals(goals, tables["stream"]),
+        classify_goals(goals, tables["classify"]),
+        run_goals(goals, tables["run"]),
+    ]
+    goals.add("4. recovery end to end", "-", None, "<= 2.1 s, 1 extra call")
+    goals.add("5. scale curves", "-", None, "flat past the caps")
+    mode = "quick (figures are noise: a check that every table runs)" if quick else "full"
+    report = "\n".join(
+        [
+            "# Benchmark report\n",
+            f"{platform.python_implementation()} {platform.python_version()}, "
+            f"{os.cpu_count()} CPUs, {mode}; {time.monotonic() - started:.0f} s; load average "
+            f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (above the "
+            "CPU count, other jobs share the machine: absolute times grow, ratios less).\n",
+            "## Goals (issue 15)\n",
+            goals.table(),
+            "",
+            *[f"- {note}" for note in notes],
+            "\n## Every table's numbers\n",
+            "```json",
+            json.dumps(tables, indent=1)[:200_000],
+            "```",
+        ]
+    )
+    print(report.split("\n## Every table")[0])
+    out = args.out or (None if quick else REPORT)
+    if out is not None:
+        out.write_text(report + "\n", encoding="utf-8")
+        print(f"\nThe full report: {out}")
+    failed = [name for name, data in tables.items() if "failed" in data]
+    if failed:
+        print(f"\nTables that failed to run: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
