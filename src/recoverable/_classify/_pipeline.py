@@ -185,13 +185,16 @@ def _classify_link(exc: BaseException) -> ErrorDetail | None:
         detail = foreign_detail(exc)
         if detail is not None:
             return detail
-    for stage in route.stages:  # `_first_answer`, inlined
+    for stage in route.stages:  # `_first_answer`, inlined: the hot path
         try:
             detail = stage(exc)
         except Exception:
-            detail = None
-        if detail is not None:
+            _stage_failed(stage, "raised")
+            continue
+        if isinstance(detail, ErrorDetail):
             return detail
+        if detail is not None:
+            _stage_failed(stage, f"answered a {type(detail).__name__}, not an ErrorDetail or None")
     return None
 
 
