@@ -41,6 +41,9 @@ _EXPORTS = {
     "from_http": "._classify",
     "retry_after_ms": "._classify",
     "Answer": "._retry",
+    "BreakerPolicy": "._cooldown_rules",
+    "Cooldowns": "._cooldowns",
+    "FleetPolicy": "._cooldown_rules",
     "RetryPolicy": "._policy",
     "Retrying": "._retry",
     "afallback": "._retry",
@@ -65,12 +68,15 @@ _EXPORTS = {
 __all__ = [
     "Action",
     "Answer",
+    "BreakerPolicy",
     "Code",
     "CodeRegistry",
+    "Cooldowns",
     "Envelope",
     "ErrorDetail",
     "FixCommandRejected",
     "FixRun",
+    "FleetPolicy",
     "PayloadError",
     "RecoverableError",
     "Recovery",
@@ -112,6 +118,8 @@ if TYPE_CHECKING:
         retry_after_ms,
     )
     from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
+    from ._cooldown_rules import BreakerPolicy, FleetPolicy
+    from ._cooldowns import Cooldowns
     from ._detail import ErrorDetail, PayloadError, RecoverableError
     from ._envelope import Envelope, code_from_envelope, envelope_code
     from ._ladder import Action, next_action
