@@ -7,7 +7,6 @@ import asyncio
 import logging
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,71 +16,19 @@ import recoverable as rc
 from recoverable._cooldown_rules import GO
 from recoverable._cooldown_stores import FallibleStore, MemoryStore
 
-from .fleet_support import STORES, Clock, Factory, factory, free_port, raw_contents, redis_server
-
-CREDENTIAL = "sk-proj-Zq3v9T1xS8uVbN2mK7wLpR4dYcE6hJ0a"
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with redis_server(tmp_path_factory.mktemp("redis")) as url:
-        yield url
-
-
-@pytest.fixture(params=STORES)
-def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
-    url = request.getfixturevalue("redis_url") if request.param == "redis" else None
-    built: list[rc.Cooldowns] = []
-    base = factory(request.param, tmp_path, url)
-
-    def make(**options: Any) -> rc.Cooldowns:
-        cooldowns = base(**options)
-        built.append(cooldowns)
-        return cooldowns
-
-    yield make
-    for cooldowns in built:
-        cooldowns.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-def worker(make: Factory, clock: Clock, **options: Any) -> rc.Cooldowns:
-    """One worker's view of the fleet key (a new instance: as another process would build)."""
-    return make(clock=clock, **options).key(source="openai", model="gpt-4o", credential=CREDENTIAL)
-
-
-def retrying(clock: Clock, cooldowns: rc.Cooldowns, **options: Any) -> rc.Retrying:
-    options.setdefault("rng", lambda: 1.0)
-    return rc.retry(cooldowns=cooldowns, sleep=clock.sleep, clock=clock, **options)
-
-
-def calls_then(*errors: BaseException, result: object = "ok") -> Callable[[], object]:
-    queue = list(errors)
-    calls: list[int] = []
-
-    def fn() -> object:
-        calls.append(1)
-        if queue:
-            raise queue.pop(0)
-        return result
-
-    fn.calls = calls  # type: ignore[attr-defined]
-    return fn
-
-
-def rate_limited(ms: int | None = 2000) -> rc.RecoverableError:
-    return rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=ms, source="openai")
-
-
-def refusal(call: Callable[[], object]) -> rc.ErrorDetail:
-    with pytest.raises(rc.RecoverableError) as info:
-        call()
-    return info.value.detail
-
+from .support import (
+    CREDENTIAL,
+    Clock,
+    Factory,
+    calls_then,
+    free_port,
+    rate_limited,
+    raw_contents,
+    redis_server,
+    refusal,
+    retrying,
+    worker,
+)
 
 # --- shared quiet times ----------------------------------------------------------------------
 

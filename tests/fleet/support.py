@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import recoverable as rc
 from recoverable._cooldown_stores import MemoryStore
 
@@ -104,3 +106,40 @@ def raw_contents(cooldowns: rc.Cooldowns) -> str:
             return repr(conn.execute("SELECT * FROM recoverable_cooldowns").fetchall())
     client = shared._redis
     return repr([(k, client.get(k)) for k in client.keys("*")])
+
+
+CREDENTIAL = "sk-proj-Zq3v9T1xS8uVbN2mK7wLpR4dYcE6hJ0a"
+
+
+def worker(make: Factory, clock: Clock, **options: Any) -> rc.Cooldowns:
+    """One worker's view of the fleet key (a new instance: as another process would build)."""
+    return make(clock=clock, **options).key(source="openai", model="gpt-4o", credential=CREDENTIAL)
+
+
+def retrying(clock: Clock, cooldowns: rc.Cooldowns, **options: Any) -> rc.Retrying:
+    options.setdefault("rng", lambda: 1.0)
+    return rc.retry(cooldowns=cooldowns, sleep=clock.sleep, clock=clock, **options)
+
+
+def calls_then(*errors: BaseException, result: object = "ok") -> Callable[[], object]:
+    queue = list(errors)
+    calls: list[int] = []
+
+    def fn() -> object:
+        calls.append(1)
+        if queue:
+            raise queue.pop(0)
+        return result
+
+    fn.calls = calls  # type: ignore[attr-defined]
+    return fn
+
+
+def rate_limited(ms: int | None = 2000) -> rc.RecoverableError:
+    return rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=ms, source="openai")
+
+
+def refusal(call: Callable[[], object]) -> rc.ErrorDetail:
+    with pytest.raises(rc.RecoverableError) as info:
+        call()
+    return info.value.detail
