@@ -45,6 +45,9 @@ __all__ = [
 
 _MAX_SECONDS = 366 * 86400.0  # any stored or hinted time is clipped to a year
 _MAX_FAILURES = 1000
+# Paced callers may use this many slots that passed unused (the server's bucket kept their
+# room): a pace that fell behind catches up, in a burst no larger than this.
+_CATCH_UP_SLOTS = 4
 
 
 def _seconds(value: object) -> float:
@@ -146,6 +149,8 @@ class KeyState:
     """The code of the failure that opened the circuit."""
     probe_until: float = 0.0
     """Half-open: a probe is out until then."""
+    anchor: float = 0.0
+    """When the latest hint said the key would next have room (the pace is measured from it)."""
 
     def dump(self) -> str:
         """The stored form."""
@@ -154,7 +159,7 @@ class KeyState:
                 round(self.until, 6), self.code, self.stop, round(self.spacing, 6),
                 round(self.next_slot, 6), round(self.pace_until, 6),
                 [round(t, 6) for t in self.failures], round(self.open_until, 6),
-                self.open_code, round(self.probe_until, 6),
+                self.open_code, round(self.probe_until, 6), round(self.anchor, 6),
             ],
             separators=(",", ":"),
         )  # fmt: skip
@@ -166,12 +171,24 @@ class KeyState:
             return _EMPTY
         try:
             items = json.loads(text)
-            until, code, stop, spacing, next_slot, pace_until, fails, opened, ocode, probe = items
+            (
+                until,
+                code,
+                stop,
+                spacing,
+                next_slot,
+                pace_until,
+                fails,
+                opened,
+                ocode,
+                probe,
+                anchor,
+            ) = items
             return cls(
                 _seconds(until), _name(code), stop is True, min(_seconds(spacing), _MAX_SECONDS),
                 _seconds(next_slot), _seconds(pace_until),
                 tuple(_seconds(t) for t in fails[:_MAX_FAILURES]), _seconds(opened),
-                _name(ocode), _seconds(probe),
+                _name(ocode), _seconds(probe), _seconds(anchor),
             )  # fmt: skip
         except (ValueError, TypeError, RecursionError):
             return _EMPTY
@@ -229,12 +246,12 @@ def admit(
         probe = True
     pacing = state.pace_until > now
     at = 0.0 if state.stop else state.until
-    if pacing:
-        at = max(at, state.next_slot)
+    if pacing:  # the next free slot; slots missed lately (nobody was ready) may be used now
+        at = max(at, state.next_slot, now - _CATCH_UP_SLOTS * state.spacing)
     wait = max(0.0, at - now)
     if wait > max_wait_s:
         return None, Gate(refused="quiet", code=state.code, remaining_s=wait)
-    slot = now + wait
+    slot = max(at, now) if not pacing else at
     new = state
     if pacing:
         new = replace(new, next_slot=slot + state.spacing)
@@ -274,16 +291,33 @@ def _quieted(state: KeyState, detail: ErrorDetail, now: float, policy: FleetPoli
     new = replace(state, probe_until=0.0)  # a probe told to wait is no verdict on the circuit
     if not (state.stop and state.until > now):
         new = replace(new, until=max(state.until, now + quiet), code=detail.code, stop=False)
-    if hint is not None:  # the server's interval: resume one caller per hint
-        pacing = state.pace_until > now
-        spacing = min(max(state.spacing if pacing else 0.0, quiet), policy.max_spacing_s)
-        new = replace(
-            new,
-            spacing=spacing,
-            next_slot=max(state.next_slot, now + quiet) if pacing else now + quiet,
-            pace_until=max(state.pace_until, now + quiet + policy.resume_window_s),
-        )
+    if hint is not None:  # the server said when it has room: resume one caller at a time
+        new = _paced(new, now, quiet, policy)
     return new
+
+
+def _paced(state: KeyState, now: float, quiet: float, policy: FleetPolicy) -> KeyState:
+    """The pace after a hinted failure. A new pace starts one hint apart (a bucket that just
+    ran dry has room again one refill later). A pace already kept since `anchor` that still
+    ran dry `quiet` too early was too fast: `elapsed` at `spacing` apart made room for only
+    `elapsed + quiet` worth of calls, so the server's interval is `spacing * (elapsed +
+    quiet) / elapsed`. A failure of a call sent before the anchor says nothing new."""
+    freed = now + quiet
+    spacing = state.spacing
+    if state.pace_until <= now or spacing <= 0:
+        spacing, next_slot = quiet, freed
+    else:
+        elapsed = now - state.anchor
+        if elapsed > 0:
+            spacing *= (elapsed + quiet) / elapsed
+        next_slot = max(state.next_slot, freed)
+    return replace(
+        state,
+        spacing=min(spacing, policy.max_spacing_s),
+        next_slot=next_slot,
+        anchor=max(state.anchor, freed),
+        pace_until=max(state.pace_until, freed + policy.resume_window_s),
+    )
 
 
 def _opened(state: KeyState, code: str, now: float, breaker: BreakerPolicy) -> KeyState:

@@ -249,3 +249,19 @@ def test_memory_cooldowns_load_neither_sqlite_nor_redis() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_a_pace_that_ran_dry_early_slows_to_the_servers_interval(
+    make: Factory, clock: Clock
+) -> None:
+    """A bucket refilling every 50 ms: a first hint of 33 ms paces too fast; the 429 that
+    follows (17 ms early after 33 ms of pace) gives the interval: 33 * (33 + 17) / 33."""
+    a = worker(make, clock)
+    a.after_failure(rate_limited(33).detail, GO)
+    assert a.state().spacing == pytest.approx(0.033)
+    clock.now += 0.066  # the anchor (33 ms) and one interval later: it ran dry again
+    a.after_failure(rate_limited(17).detail, GO)
+    assert a.state().spacing == pytest.approx(0.033 * (0.033 + 0.017) / 0.033)
+    # A late 429 for a call sent before the new anchor does not change the pace.
+    a.after_failure(rate_limited(5).detail, GO)
+    assert a.state().spacing == pytest.approx(0.05)
