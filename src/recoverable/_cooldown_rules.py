@@ -20,6 +20,7 @@ A task (a caller's logical unit of work) has a `TaskUsage`: attempts and cost so
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping
@@ -169,6 +170,10 @@ class KeyState:
         """The state from its stored form; anything malformed reads as no state."""
         if not text:
             return _EMPTY
+        return _parse_state(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> KeyState:
         try:
             items = json.loads(text)
             (
@@ -202,6 +207,8 @@ class KeyState:
 
 
 _EMPTY = KeyState()
+# A key's state is read before every call and changes rarely: parse each stored text once.
+_parse_state = functools.lru_cache(maxsize=1024)(KeyState._parse)
 
 
 def _name(value: object) -> str:
@@ -257,7 +264,7 @@ def admit(
         new = replace(new, next_slot=slot + state.spacing)
     if probe:
         new = replace(new, probe_until=slot + probe_s)
-    gate = Gate(wait_s=wait, code=state.code if wait else "", probe=probe)
+    gate = Gate(wait_s=wait, code=state.code, probe=probe) if wait or probe else GO
     return (new if new is not state else None), gate
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from ._classify import classify
 from ._codes import codes
 from ._cooldown_rules import (
+    GO,
     FleetPolicy,
     Gate,
     KeyState,
@@ -37,11 +38,13 @@ from ._cooldown_rules import (
 )
 from ._cooldown_stores import CooldownStore, FallibleStore, MemoryStore
 from ._detail import ErrorDetail, RecoverableError
+from ._retry import waits_are_off
 
 if TYPE_CHECKING:
     from ._retry import Retrying
 
 __all__ = ["Cooldowns", "acall_with_cooldowns", "call_with_cooldowns"]
+
 
 T = TypeVar("T")
 
@@ -207,15 +210,28 @@ class Cooldowns:
 
     # --- what the retry loop calls --------------------------------------------------------
 
+    def run(self, retrying: Retrying, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
+        """`retrying.call(fn, *args, **kwargs)` with this gate before every attempt."""
+        return call_with_cooldowns(retrying, fn, args, kwargs)
+
+    async def arun(
+        self, retrying: Retrying, fn: Callable[..., Awaitable[T]], args: Any, kwargs: Any
+    ) -> T:
+        """`retrying.acall(fn, *args, **kwargs)` with this gate before every attempt."""
+        return await acall_with_cooldowns(retrying, fn, args, kwargs)
+
     def before_call(self, max_wait_ms: int) -> Gate:
         """The gate before one attempt: how long to wait first; raises `RecoverableError`
         when the key is stopped, its circuit open, its quiet time over `max_wait_ms` or the
         task's budget spent."""
+        name = _KEY_PREFIX + self.scope
+        text = self.store.get(name)
+        if text is None and self.task_name is None:
+            return GO  # the common case: nothing known about the key, no budget
         breaker = self.policy.breaker
         probe_s = breaker.probe_s if breaker is not None else 0.0
         max_wait_s = max_wait_ms / 1000
-        name = _KEY_PREFIX + self.scope
-        state = KeyState.load(self.store.get(name))
+        state = KeyState.load(text)
         new, gate = admit(state, self.clock(), max_wait_s, probe_s)
         if new is not None:  # a slot or a probe to claim: again, atomically
 
@@ -347,7 +363,9 @@ def _is_amount(value: object) -> bool:
 def _max_wait_ms(retrying: Retrying, cooldowns: Cooldowns, started: float) -> int:
     """The longest a gate may wait: the cooldowns' cap, else the policy's, within its deadline."""
     policy = retrying.policy
-    cap = cooldowns.max_wait_ms if cooldowns.max_wait_ms is not None else policy.max_retry_after_ms
+    cap = cooldowns.max_wait_ms
+    if cap is None:
+        cap = policy.max_retry_after_ms
     if policy.deadline is not None:
         left = policy.deadline - (retrying.clock() - started)
         cap = min(cap, max(0, int(left * 1000)))
@@ -357,8 +375,6 @@ def _max_wait_ms(retrying: Retrying, cooldowns: Cooldowns, started: float) -> in
 def call_with_cooldowns(retrying: Retrying, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
     """`Retrying.call` when `cooldowns` is set: the gate before each attempt, the outcome
     recorded after it; the retry's own rules decide whether to go on."""
-    from ._retry import waits_are_off
-
     cooldowns = retrying.cooldowns
     assert cooldowns is not None
     started = retrying.clock()
@@ -387,8 +403,6 @@ async def acall_with_cooldowns(
 ) -> T:
     """`Retrying.acall` when `cooldowns` is set (the store is consulted synchronously: a
     loopback Redis or a local SQLite answers in well under a millisecond)."""
-    from ._retry import waits_are_off
-
     cooldowns = retrying.cooldowns
     assert cooldowns is not None
     started = retrying.clock()

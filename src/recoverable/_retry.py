@@ -230,9 +230,7 @@ class Retrying:
     def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Call `fn(*args, **kwargs)` under this policy."""
         if self.cooldowns is not None:
-            from ._cooldowns import call_with_cooldowns
-
-            return call_with_cooldowns(self, fn, args, kwargs)
+            return self.cooldowns.run(self, fn, args, kwargs)
         started = self.clock()
         self._begin(1)
         try:
@@ -243,9 +241,7 @@ class Retrying:
     async def acall(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Await `fn(*args, **kwargs)` under this policy; a task cancel is never retried."""
         if self.cooldowns is not None:
-            from ._cooldowns import acall_with_cooldowns
-
-            return await acall_with_cooldowns(self, fn, args, kwargs)
+            return await self.cooldowns.arun(self, fn, args, kwargs)
         started = self.clock()
         self._begin(1)
         try:

@@ -30,3 +30,13 @@ def test_shared_cooldowns_cut_a_fleets_429s_tenfold_and_survive_kills() -> None:
     # killed between its claim and its request leaves a claim without a request.
     assert shared["budget_attempts"] == shared["requests"]
     assert killed["requests"] <= killed["budget_attempts"] <= killed["requests"] + 4
+
+
+def test_bench_cooldowns_times_every_store() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH.parent / "bench_cooldowns.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    rows = json.loads(result.stdout)["us_per_call"]
+    assert len(rows) == 10
+    assert all(us > 0 for us in rows.values())
