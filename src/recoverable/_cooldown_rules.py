@@ -48,7 +48,8 @@ _MAX_SECONDS = 366 * 86400.0  # any stored or hinted time is clipped to a year
 _MAX_FAILURES = 1000
 # Paced callers may use this many slots that passed unused (the server's bucket kept their
 # room): a pace that fell behind catches up, in a burst no larger than this.
-_CATCH_UP_SLOTS = 4
+_CATCH_UP_SLOTS = 8
+_TIGHTEN = 1 - 1 / 200  # each paced call: the pace 0.5% faster (a 429 slows it again)
 
 
 def _seconds(value: object) -> float:
@@ -260,8 +261,8 @@ def admit(
         return None, Gate(refused="quiet", code=state.code, remaining_s=wait)
     slot = max(at, now) if not pacing else at
     new = state
-    if pacing:
-        new = replace(new, next_slot=slot + state.spacing)
+    if pacing:  # and a little faster each time, so that a pace too slow finds out
+        new = replace(new, next_slot=slot + state.spacing, spacing=state.spacing * _TIGHTEN)
     if probe:
         new = replace(new, probe_until=slot + probe_s)
     gate = Gate(wait_s=wait, code=state.code, probe=probe) if wait or probe else GO
@@ -305,18 +306,19 @@ def _quieted(state: KeyState, detail: ErrorDetail, now: float, policy: FleetPoli
 
 def _paced(state: KeyState, now: float, quiet: float, policy: FleetPolicy) -> KeyState:
     """The pace after a hinted failure. A new pace starts one hint apart (a bucket that just
-    ran dry has room again one refill later). A pace already kept since `anchor` that still
-    ran dry `quiet` too early was too fast: `elapsed` at `spacing` apart made room for only
-    `elapsed + quiet` worth of calls, so the server's interval is `spacing * (elapsed +
-    quiet) / elapsed`. A failure of a call sent before the anchor says nothing new."""
+    ran dry has room again one refill later). A pace kept for at least one interval since
+    `anchor` that still ran dry `quiet` too early was too fast: `elapsed` at `spacing` apart
+    made room for only `elapsed + quiet` worth of calls, so the server's interval is
+    `spacing * (elapsed + quiet) / elapsed` (at most twice the pace: a late answer to a call
+    sent under the last pace must not stall the fleet). Sooner, it says nothing new."""
     freed = now + quiet
     spacing = state.spacing
     if state.pace_until <= now or spacing <= 0:
         spacing, next_slot = quiet, freed
     else:
         elapsed = now - state.anchor
-        if elapsed > 0:
-            spacing *= (elapsed + quiet) / elapsed
+        if elapsed >= spacing:
+            spacing *= min(2.0, (elapsed + quiet) / elapsed)
         next_slot = max(state.next_slot, freed)
     return replace(
         state,

@@ -60,7 +60,9 @@ def _part(value: str | None) -> str:
         return "*"
     if not isinstance(value, str):
         raise TypeError(f"a key part must be a string, not {type(value).__name__}")
-    return value[:_MAX_LABEL].replace("/", "_") or "*"
+    # Any text makes a usable key: lone surrogates (which no store can encode) spelled out.
+    text = value[:_MAX_LABEL].encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("/", "_") or "*"
 
 
 def credential_hash(credential: str) -> str:

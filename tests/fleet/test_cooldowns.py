@@ -7,14 +7,18 @@ import asyncio
 import logging
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable._cooldown_rules import GO
 from recoverable._cooldown_stores import FallibleStore, MemoryStore
+from recoverable._cooldowns import credential_hash
 
 from .support import (
     CREDENTIAL,
@@ -136,7 +140,8 @@ def test_waiting_callers_resume_one_per_hint_not_all_at_once(make: Factory, cloc
     a = worker(make, clock)
     a.after_failure(rate_limited(100).detail, a.before_call(0))
     waits = [worker(make, clock).before_call(60_000).wait_s for _ in range(4)]
-    assert [round(w, 6) for w in waits] == [0.1, 0.2, 0.3, 0.4]
+    # One per interval, the interval 0.5% shorter each time (a pace too slow finds out).
+    assert waits == pytest.approx([0.1, 0.2, 0.2995, 0.3985025], abs=1e-5)
     clock.now += 20  # the resume window has passed: no pace
     assert worker(make, clock).before_call(60_000).wait_s == 0
 
@@ -255,13 +260,49 @@ def test_a_pace_that_ran_dry_early_slows_to_the_servers_interval(
     make: Factory, clock: Clock
 ) -> None:
     """A bucket refilling every 50 ms: a first hint of 33 ms paces too fast; the 429 that
-    follows (17 ms early after 33 ms of pace) gives the interval: 33 * (33 + 17) / 33."""
+    follows (17 ms early after 34 ms of pace) gives the interval: 33 * (34 + 17) / 34."""
     a = worker(make, clock)
     a.after_failure(rate_limited(33).detail, GO)
     assert a.state().spacing == pytest.approx(0.033)
-    clock.now += 0.066  # the anchor (33 ms) and one interval later: it ran dry again
+    clock.now += 0.067  # the anchor (33 ms) and an interval later: it ran dry again
     a.after_failure(rate_limited(17).detail, GO)
-    assert a.state().spacing == pytest.approx(0.033 * (0.033 + 0.017) / 0.033)
+    assert a.state().spacing == pytest.approx(0.033 * (0.034 + 0.017) / 0.034)
     # A late 429 for a call sent before the new anchor does not change the pace.
     a.after_failure(rate_limited(5).detail, GO)
-    assert a.state().spacing == pytest.approx(0.05)
+    assert a.state().spacing == pytest.approx(0.0495)
+    # Nor does one less than an interval after it; and one pace step is at most doubled.
+    clock.now += 0.017 + 0.03
+    a.after_failure(rate_limited(40).detail, GO)
+    assert a.state().spacing == pytest.approx(0.0495)
+    clock.now += 0.04 + 0.05
+    a.after_failure(rate_limited(200).detail, GO)
+    assert a.state().spacing == pytest.approx(0.099)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    source=st.text(max_size=300), model=st.text(max_size=30), credential=st.text(max_size=60),
+    task=st.text(max_size=300),
+)  # fmt: skip
+def test_any_text_makes_a_working_key(
+    make: Factory,
+    clock: Clock,
+    source: str,
+    model: str,
+    credential: str,
+    task: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cooldowns = make(clock=clock).key(source=source, model=model, credential=credential)
+    fn = calls_then(rate_limited(10))
+    budget = cooldowns.task(uuid.uuid4().hex + task, max_attempts=5)  # a new task each time
+    assert retrying(clock, budget).call(fn) == "ok"
+    assert "cooldown store failed" not in caplog.text  # the shared store took it
+    assert credential_hash(credential) in cooldowns.scope
+
+
+def test_a_key_part_must_be_text() -> None:
+    with pytest.raises(TypeError, match="must be a string"):
+        rc.Cooldowns.memory().key(source=42)  # type: ignore[arg-type]
