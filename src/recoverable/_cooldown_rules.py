@@ -49,7 +49,7 @@ _MAX_FAILURES = 1000
 # Paced callers may use this many slots that passed unused (the server's bucket kept their
 # room): a pace that fell behind catches up, in a burst no larger than this.
 _CATCH_UP_SLOTS = 8
-_TIGHTEN = 1 - 1 / 200  # each paced call: the pace 0.5% faster (a 429 slows it again)
+_TIGHTEN = 1 - 1 / 500  # each paced call: the pace 0.2% faster (a 429 slows it again)
 
 
 def _seconds(value: object) -> float:
@@ -309,8 +309,9 @@ def _paced(state: KeyState, now: float, quiet: float, policy: FleetPolicy) -> Ke
     ran dry has room again one refill later). A pace kept for at least one interval since
     `anchor` that still ran dry `quiet` too early was too fast: `elapsed` at `spacing` apart
     made room for only `elapsed + quiet` worth of calls, so the server's interval is
-    `spacing * (elapsed + quiet) / elapsed` (at most twice the pace: a late answer to a call
-    sent under the last pace must not stall the fleet). Sooner, it says nothing new."""
+    `spacing * (elapsed + quiet) / elapsed`. Sooner than one interval, the failure is a late
+    answer to a call sent under the last pace: it says nothing new (and dividing by a tiny
+    `elapsed` would stall the fleet)."""
     freed = now + quiet
     spacing = state.spacing
     if state.pace_until <= now or spacing <= 0:
@@ -318,7 +319,7 @@ def _paced(state: KeyState, now: float, quiet: float, policy: FleetPolicy) -> Ke
     else:
         elapsed = now - state.anchor
         if elapsed >= spacing:
-            spacing *= min(2.0, (elapsed + quiet) / elapsed)
+            spacing *= (elapsed + quiet) / elapsed
         next_slot = max(state.next_slot, freed)
     return replace(
         state,

@@ -140,8 +140,8 @@ def test_waiting_callers_resume_one_per_hint_not_all_at_once(make: Factory, cloc
     a = worker(make, clock)
     a.after_failure(rate_limited(100).detail, a.before_call(0))
     waits = [worker(make, clock).before_call(60_000).wait_s for _ in range(4)]
-    # One per interval, the interval 0.5% shorter each time (a pace too slow finds out).
-    assert waits == pytest.approx([0.1, 0.2, 0.2995, 0.3985025], abs=1e-5)
+    # One per interval, the interval 0.2% shorter each time (a pace too slow finds out).
+    assert waits == pytest.approx([0.1, 0.2, 0.2998, 0.3994004], abs=1e-5)
     clock.now += 20  # the resume window has passed: no pace
     assert worker(make, clock).before_call(60_000).wait_s == 0
 
@@ -270,13 +270,10 @@ def test_a_pace_that_ran_dry_early_slows_to_the_servers_interval(
     # A late 429 for a call sent before the new anchor does not change the pace.
     a.after_failure(rate_limited(5).detail, GO)
     assert a.state().spacing == pytest.approx(0.0495)
-    # Nor does one less than an interval after it; and one pace step is at most doubled.
+    # Nor does one less than an interval after it (dividing by a tiny elapsed would stall).
     clock.now += 0.017 + 0.03
     a.after_failure(rate_limited(40).detail, GO)
     assert a.state().spacing == pytest.approx(0.0495)
-    clock.now += 0.04 + 0.05
-    a.after_failure(rate_limited(200).detail, GO)
-    assert a.state().spacing == pytest.approx(0.099)
 
 
 @settings(
