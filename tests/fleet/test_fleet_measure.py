@@ -1,4 +1,4 @@
-"""The fleet measurement, small: 8 worker processes, 96 calls, one key at 20 requests/s.
+"""The fleet measurement, small: 8 worker processes, 160 calls, one key at 20 requests/s.
 
 Counts, not times: every call completes, sharing cooldowns cuts the 429s at least tenfold,
 and with half the workers killed and restarted mid-run the cooldowns and the budgets hold
@@ -17,12 +17,12 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_fleet.py"
 
 def test_shared_cooldowns_cut_a_fleets_429s_tenfold_and_survive_kills() -> None:
     result = subprocess.run(
-        [sys.executable, str(BENCH), "--calls", "96", "--workers", "8", "--rate", "20",
+        [sys.executable, str(BENCH), "--calls", "160", "--workers", "8", "--rate", "20",
          "--runs", "local,shared,shared-kill", "--json"],
         capture_output=True, text=True, timeout=600, check=True,
     )  # fmt: skip
     local, shared, killed = json.loads(result.stdout)["rows"]
-    assert [(r["completed"], r["calls"]) for r in (local, shared, killed)] == [(96, 96)] * 3
+    assert [(r["completed"], r["calls"]) for r in (local, shared, killed)] == [(160, 160)] * 3
     assert local["rate_limited"] >= 10 * max(1, shared["rate_limited"]), (local, shared)
     assert local["rate_limited"] >= 10 * max(1, killed["rate_limited"]), (local, killed)
     assert killed["killed"] == 4
