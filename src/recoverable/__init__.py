@@ -42,6 +42,9 @@ _EXPORTS = {
     "from_http": "._classify",
     "retry_after_ms": "._classify",
     "Answer": "._retry",
+    "BreakerPolicy": "._cooldown_rules",
+    "Cooldowns": "._cooldowns",
+    "FleetPolicy": "._cooldown_rules",
     "RetryPolicy": "._policy",
     "Retrying": "._retry",
     "afallback": "._retry",
@@ -69,13 +72,16 @@ _EXPORTS = {
 __all__ = [
     "Action",
     "Answer",
+    "BreakerPolicy",
     "Code",
     "CodeRegistry",
+    "Cooldowns",
     "Envelope",
     "ErrorDetail",
     "FailureEvent",
     "FixCommandRejected",
     "FixRun",
+    "FleetPolicy",
     "PayloadError",
     "RecoverableError",
     "Recovery",
@@ -121,6 +127,8 @@ if TYPE_CHECKING:
         retry_after_ms,
     )
     from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
+    from ._cooldown_rules import BreakerPolicy, FleetPolicy
+    from ._cooldowns import Cooldowns
     from ._detail import ErrorDetail, PayloadError, RecoverableError
     from ._envelope import Envelope, code_from_envelope, envelope_code
     from ._instrumentation import FailureEvent, get_failure_hooks, set_failure_hooks

@@ -55,6 +55,11 @@ class Code:
     suggestion: str | None = None
     """A note for the human operator that is not a recovery step (cli-agent-spec's
     `suggestion`), the default of a detail."""
+    cooldown: str | None = None
+    """What the failure says about the provider key, for every caller that shares it:
+    `"quiet"` (retry later: nobody calls until the hint, or a short default, has passed),
+    `"stop"` (out for a long time, a quota: nobody spends a call to learn it), None (about
+    this call only). `Cooldowns` reads it."""
 
     def __post_init__(self) -> None:
         # A row is shared by every detail of its code: its commands must not be changed.
@@ -156,6 +161,8 @@ def _check_words(argv: list[str]) -> None:
 # --- the table ----------------------------------------------------------------------------
 
 _CODE_NAME = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
+COOLDOWNS = (None, "quiet", "stop")
+"""The values of `Code.cooldown`."""
 
 _INSTALL_CLI = {
     "claude": "npm install -g @anthropic-ai/claude-code",
@@ -173,10 +180,10 @@ Y, N = True, False
 _TABLE: tuple[Code, ...] = (
     Code("provider_rate_limited", "provider", Y, Y, 11, 503,
          "The AI service is busy right now. Please try again in a moment.",
-         when="429 rate limit (not quota)"),
+         when="429 rate limit (not quota)", cooldown="quiet"),
     Code("provider_overloaded", "provider", Y, Y, 12, 503,
          "The AI service is overloaded right now. Please try again in a moment.",
-         when="503/529, in-stream overloaded_error (status 200)"),
+         when="503/529, in-stream overloaded_error (status 200)", cooldown="quiet"),
     Code("provider_server_error", "provider", Y, Y, 12, 503,
          "The AI service had a problem. Please try again in a moment.",
          when="other 5xx"),
@@ -195,7 +202,8 @@ _TABLE: tuple[Code, ...] = (
     Code("provider_quota_exceeded", "provider", N, Y, 9, 502,
          "The AI service account has run out of credit or quota.",
          "Add credit or raise the quota of the provider account, or use another provider",
-         when="billing: insufficient_quota, 402, credit balance, Gemini PerDay"),
+         when="billing: insufficient_quota, 402, credit balance, Gemini PerDay",
+         cooldown="stop"),
     Code("provider_auth_failed", "provider", N, Y, 8, 502,
          "The AI service did not accept our credentials.",
          "Configure a valid API key or log in to the provider again",
@@ -390,6 +398,7 @@ class CodeRegistry:
         fix_command: str | Mapping[str, str] | None = None,
         when: str = "",
         suggestion: str | None = None,
+        cooldown: str | None = None,
         replace: bool = False,
     ) -> Code:
         """Add a code (validating it and its `fix_command`) and return its row."""
@@ -406,6 +415,7 @@ class CodeRegistry:
             fix_commands=commands,
             when=when,
             suggestion=suggestion,
+            cooldown=cooldown,
         )
         check_row(row)
         with self._lock:
@@ -443,6 +453,17 @@ def check_row(row: Code) -> None:
         raise ValueError(f"code {row.code!r}: a fix_command needs a fix_required")
     for command in row.fix_commands.values():
         validate_fix_command(command)
+    _check_cooldown(row)
+
+
+def _check_cooldown(row: Code) -> None:
+    """A quiet time is for a failure worth retrying later; a long stop for one that is not."""
+    if row.cooldown not in COOLDOWNS:
+        raise ValueError(f"code {row.code!r}: cooldown must be one of {COOLDOWNS}")
+    if row.cooldown == "quiet" and not row.retryable:
+        raise ValueError(f"code {row.code!r}: a quiet cooldown is for a retryable code")
+    if row.cooldown == "stop" and row.retryable:
+        raise ValueError(f"code {row.code!r}: a stop cooldown is for a code not retried")
 
 
 _BUILT_IN = frozenset(row.code for row in _TABLE)

@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Any, Generic, NoReturn, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, ParamSpec, TypeVar, overload
 
 from ._cancel import CancelSignal
 from ._classify import classify
@@ -28,6 +28,9 @@ from ._detail import ErrorDetail, RecoverableError, copy_with, mark_exhausted, w
 from ._engine_scope import retrying_engine
 from ._instrumentation import FailureEvent, report
 from ._policy import RetryPolicy
+
+if TYPE_CHECKING:
+    from ._cooldowns import Cooldowns
 
 __all__ = [
     "Answer",
@@ -127,6 +130,9 @@ class Retrying:
     """Inside a step that an engine retries (run by recoverable's Temporal, Celery or DBOS
     adapter), let a retryable failure through at once: the engine's retry is the only one.
     False: retry here too (the engine then sees only what is left when this gives up)."""
+    cooldowns: Cooldowns | None = None
+    """Quiet times, circuit breakers and budgets shared with other processes (`Cooldowns`):
+    consulted before every attempt of the call and decorator forms (see `_cooldowns`)."""
 
     # --- the decision (pure but for the clock) -------------------------------------------
 
@@ -212,10 +218,16 @@ class Retrying:
                 await self.asleep(step)
                 left -= step
 
+    def _no_cooldowns(self, form: str) -> None:
+        if self.cooldowns is not None:
+            raise TypeError(f"cooldowns= works with call(), acall() and the decorator, not {form}")
+
     # --- call forms ----------------------------------------------------------------------
 
     def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Call `fn(*args, **kwargs)` under this policy."""
+        if self.cooldowns is not None:
+            return self.cooldowns.run(self, fn, args, kwargs)
         started = self.clock()
         self._begin(1)
         try:
@@ -225,6 +237,8 @@ class Retrying:
 
     async def acall(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Await `fn(*args, **kwargs)` under this policy; a task cancel is never retried."""
+        if self.cooldowns is not None:
+            return await self.cooldowns.arun(self, fn, args, kwargs)
         started = self.clock()
         self._begin(1)
         try:
@@ -239,7 +253,12 @@ class Retrying:
     def __call__(self, fn: Callable[P, Any], /) -> Callable[P, Any]:
         """Decorate `fn` (sync or async)."""
         # The fast path reads no clock until a failure: only right when no deadline counts.
-        fast = self.before_attempt is None and self.cancel is None and self.policy.deadline is None
+        fast = (
+            self.before_attempt is None
+            and self.cancel is None
+            and self.policy.deadline is None
+            and self.cooldowns is None
+        )
         if inspect.iscoroutinefunction(fn):
             acall = self.acall
 
@@ -309,6 +328,7 @@ class Retrying:
 
     def __iter__(self) -> Iterator[Attempt]:
         """`for attempt in retry(...): with attempt: ...` retries the block."""
+        self._no_cooldowns("the block form")
         started = self.clock()
         attempt = Attempt(1)
         while True:
@@ -321,6 +341,7 @@ class Retrying:
 
     async def __aiter__(self) -> AsyncIterator[Attempt]:
         """`async for attempt in retry(...): with attempt: ...` retries the block."""
+        self._no_cooldowns("the block form")
         started = self.clock()
         attempt = Attempt(1)
         while True:
@@ -349,6 +370,7 @@ class Retrying:
         has yielded output it is not retried (the reader would see it twice) unless
         `retry_after_output` is set.
         """
+        self._no_cooldowns("stream()")
         started = self.clock()
         attempt = 1
         while True:

@@ -34,6 +34,14 @@ client referenced: a collected ``genai.Client`` closes its HTTP client).
 ``fake.fail(fault, times=1)``
     Queue a fault for the next ``times`` requests; ``None``: every request from then
     on. Faults are served first in, first out, to requests on any route.
+``fake.rate_limit(RateLimit(requests, per=1.0, burst=None))``
+    Answer as a rate-limited API: a token bucket per API key (the ``authorization``,
+    ``x-api-key`` or ``x-goog-api-key`` header, or Gemini's ``key`` parameter) of ``burst``
+    (default ``requests``) tokens, refilled continuously at ``requests`` per ``per``
+    seconds. A request that finds its bucket empty gets the `Fault.rate_limited` 429 with
+    the wait until the next token: ``retry-after-ms``, ``retry-after`` (whole seconds,
+    rounded up), Gemini's RetryInfo. A queued fault comes first and takes no token;
+    ``None`` lifts the limit.
 ``fake.reply(reply)``
     The answer when no fault is pending: `Reply.text(text)` (default
     ``"Hello from FakeProvider."``) or `Reply.tool_call(name, arguments)`.
@@ -155,6 +163,7 @@ reached), as ``recoverable run --fake FAULT --times N`` does.
 from ._cli_setup import CliSetup, cli_setup
 from ._faults import Fault, Reply
 from ._limits import Limits
+from ._rate_limit import RateLimit
 from ._sdk_errors import sdk_error
 from ._server import FakeProvider, RecordedRequest
 
@@ -163,6 +172,7 @@ __all__ = [
     "FakeProvider",
     "Fault",
     "Limits",
+    "RateLimit",
     "RecordedRequest",
     "Reply",
     "cli_setup",

@@ -25,6 +25,7 @@ from ._faults import DEFAULT_REPLY, Fault, Reply
 from ._framing import Refusal, body_framing, read_body
 from ._http import Context, HttpRequest, HttpResponse, Route
 from ._limits import BACKLOG, Limits
+from ._rate_limit import RateLimit, TokenBuckets, api_key
 
 __all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
 
@@ -108,6 +109,7 @@ class FakeProvider:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._buckets: TokenBuckets | None = None
         for item in faults:
             if isinstance(item, Fault):
                 self.fail(item)
@@ -214,6 +216,15 @@ class FakeProvider:
         with self._lock:
             self._faults.append((fault, times))
 
+    def rate_limit(self, limit: RateLimit | None) -> None:
+        """Answer like a rate-limited API: a token bucket per API key (`RateLimit`), a 429
+        with the wait until the next token when it is empty; None: no limit. A queued fault
+        is served first and takes no token."""
+        if limit is not None and not isinstance(limit, RateLimit):
+            raise TypeError(f"expected a RateLimit, got {type(limit).__name__}")
+        with self._lock:
+            self._buckets = None if limit is None else TokenBuckets(limit)
+
     def reply(self, reply: Reply) -> None:
         """Set the answer given when no fault is pending."""
         if not isinstance(reply, Reply):
@@ -246,6 +257,8 @@ class FakeProvider:
                     self._faults.popleft()
                 elif remaining is not None:
                     self._faults[0] = (fault, remaining - 1)
+            elif self._buckets is not None:
+                fault = self._buckets.take(api_key(request.headers, request.query))
             self._requests.append(replace(request, fault=fault.name if fault else None))
             return self._seq, fault, self._reply
 

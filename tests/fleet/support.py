@@ -1,0 +1,145 @@
+"""Test support for the fleet: a real redis-server on loopback, a virtual clock, and one
+`Cooldowns` factory per store so the same tests run against all three."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recoverable as rc
+from recoverable._cooldown_stores import MemoryStore
+
+STORES = ("memory", "sqlite", "redis")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def redis_server(folder: Path) -> Iterator[str]:
+    """Debian's redis-server on 127.0.0.1 and a free port, no persistence; always stopped."""
+    exe = shutil.which("redis-server")
+    assert exe is not None, "redis-server is missing: scripts/test installs it (apt)"
+    port = free_port()
+    proc = subprocess.Popen(
+        [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
+         "--dir", str(folder), "--protected-mode", "yes"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(64).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None, "redis-server exited at start"
+            assert time.monotonic() < deadline, "redis-server did not answer within 10 s"
+            time.sleep(0.02)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+class Clock:
+    """Wall-clock seconds that move only when told (or when a wait is 'slept')."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+Factory = Callable[..., rc.Cooldowns]
+
+
+def factory(kind: str, folder: Path, redis_url: str | None) -> Factory:
+    """A function building `Cooldowns` on one shared backing store, as a new process would
+    (memory: the same store object; sqlite: the same file; redis: the same key prefix)."""
+    if kind == "memory":
+        store = MemoryStore()
+        return lambda **options: rc.Cooldowns(store, **options)
+    if kind == "sqlite":
+        path = folder / "fleet.sqlite3"
+        return lambda **options: rc.Cooldowns.sqlite(path, **options)
+    assert redis_url is not None
+    prefix = f"test-{uuid.uuid4().hex[:8]}:"
+    return lambda **options: rc.Cooldowns.redis(redis_url, prefix=prefix, **options)
+
+
+def raw_contents(cooldowns: rc.Cooldowns) -> str:
+    """Everything the store holds, keys and values, as one text (to look for secrets in)."""
+    store: Any = cooldowns.store
+    shared = getattr(store, "shared", store)
+    if hasattr(shared, "_values"):
+        return repr(shared._values)
+    if hasattr(shared, "_path"):
+        import sqlite3
+
+        with sqlite3.connect(shared._path) as conn:
+            return repr(conn.execute("SELECT * FROM recoverable_cooldowns").fetchall())
+    client = shared._redis
+    return repr([(k, client.get(k)) for k in client.keys("*")])
+
+
+CREDENTIAL = "sk-proj-Zq3v9T1xS8uVbN2mK7wLpR4dYcE6hJ0a"
+
+
+def worker(make: Factory, clock: Clock, **options: Any) -> rc.Cooldowns:
+    """One worker's view of the fleet key (a new instance: as another process would build)."""
+    return make(clock=clock, **options).key(source="openai", model="gpt-4o", credential=CREDENTIAL)
+
+
+def retrying(clock: Clock, cooldowns: rc.Cooldowns, **options: Any) -> rc.Retrying:
+    options.setdefault("rng", lambda: 1.0)
+    return rc.retry(cooldowns=cooldowns, sleep=clock.sleep, clock=clock, **options)
+
+
+def calls_then(*errors: BaseException, result: object = "ok") -> Callable[[], object]:
+    queue = list(errors)
+    calls: list[int] = []
+
+    def fn() -> object:
+        calls.append(1)
+        if queue:
+            raise queue.pop(0)
+        return result
+
+    fn.calls = calls  # type: ignore[attr-defined]
+    return fn
+
+
+def rate_limited(ms: int | None = 2000) -> rc.RecoverableError:
+    return rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=ms, source="openai")
+
+
+def refusal(call: Callable[[], object]) -> rc.ErrorDetail:
+    with pytest.raises(rc.RecoverableError) as info:
+        call()
+    return info.value.detail

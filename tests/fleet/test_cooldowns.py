@@ -1,0 +1,305 @@
+"""Shared cooldowns, breakers and budgets: the same tests against the memory, SQLite and Redis
+stores (a real redis-server on loopback), on a virtual clock."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import recoverable as rc
+from recoverable._cooldown_rules import GO
+from recoverable._cooldown_stores import FallibleStore, MemoryStore
+from recoverable._cooldowns import credential_hash
+
+from .support import (
+    CREDENTIAL,
+    Clock,
+    Factory,
+    calls_then,
+    free_port,
+    rate_limited,
+    raw_contents,
+    redis_server,
+    refusal,
+    retrying,
+    worker,
+)
+
+# --- shared quiet times ----------------------------------------------------------------------
+
+
+def test_one_workers_429_quiets_the_key_for_another(make: Factory, clock: Clock) -> None:
+    a, b = worker(make, clock), worker(make, clock)
+    first = calls_then(rate_limited(2000))
+    assert retrying(clock, a).call(first) == "ok"
+    assert first.calls == [1, 1]  # type: ignore[attr-defined]
+    assert clock.slept == [2.0]  # the gate waited the hint; the loop did not wait it again
+    assert b.quiet_ms() == 0  # it has passed, for everyone
+
+
+def test_a_caller_that_never_saw_the_429_waits_out_the_rest(make: Factory, clock: Clock) -> None:
+    a, b, c = worker(make, clock), worker(make, clock), worker(make, clock)
+    a.after_failure(rate_limited(2000).detail, GO)
+    clock.now += 0.5
+    second = calls_then()
+    assert retrying(clock, b).call(second) == "ok"
+    assert second.calls == [1]  # type: ignore[attr-defined]
+    assert clock.slept == [1.5]  # B waited out what was left, without spending a call
+    clock.now -= 1.5  # C arrives at the same moment as B did: it goes one interval later
+    assert retrying(clock, c).call(calls_then()) == "ok"
+    assert clock.slept == [1.5, 2.5]  # the interval: the hint, at most max_spacing_s (1 s)
+
+
+def test_quiet_without_a_hint_lasts_the_default(make: Factory, clock: Clock) -> None:
+    a, b = worker(make, clock), worker(make, clock)
+    overloaded = rc.RecoverableError("provider_overloaded", "529")
+    a.after_failure(overloaded.detail, GO)
+    assert b.quiet_ms() == 1000
+    assert b.state().code == "provider_overloaded"
+    assert b.state().pace_until == 0.0  # no hint, no pace: all resume together
+
+
+def test_fail_fast_raises_the_remaining_quiet_time_and_spends_no_call(
+    make: Factory, clock: Clock
+) -> None:
+    a = worker(make, clock)
+    b = worker(make, clock, max_wait_ms=0)
+    a.after_failure(rate_limited(30_000).detail, a.before_call(0))
+    clock.now += 10
+    fn = calls_then()
+    detail = refusal(lambda: retrying(clock, b).call(fn))
+    assert fn.calls == []  # type: ignore[attr-defined]
+    assert (detail.code, detail.retryable, detail.retry_after_ms) == (
+        "provider_rate_limited", True, 20_000,
+    )  # fmt: skip
+    assert detail.details["cooldown"] == "quiet"
+    assert (
+        detail.details["cooldown_key"]
+        == "openai/gpt-4o/"
+        + rc.Cooldowns.memory().key(credential=CREDENTIAL).scope.rsplit("/", 1)[1]
+    )
+
+
+def test_a_quiet_time_over_the_policys_cap_fails_fast_too(make: Factory, clock: Clock) -> None:
+    a, b = worker(make, clock), worker(make, clock)
+    a.after_failure(rate_limited(120_000).detail, a.before_call(0))
+    detail = refusal(lambda: retrying(clock, b, max_retry_after_ms=60_000).call(calls_then()))
+    assert (detail.code, detail.retry_after_ms) == ("provider_rate_limited", 120_000)
+
+
+def test_fallback_moves_on_from_a_quiet_key_at_once(make: Factory, clock: Clock) -> None:
+    quiet = worker(make, clock, max_wait_ms=0)
+    quiet.after_failure(rate_limited(5000).detail, quiet.before_call(0))
+    openai_call = calls_then()
+    anthropic_call = calls_then(result="from anthropic")
+    answer = rc.fallback(
+        {
+            "openai": retrying(clock, quiet)(openai_call),
+            "anthropic": retrying(clock, worker(make, clock).key(source="anthropic"))(
+                anthropic_call
+            ),
+        }
+    )
+    assert (answer.value, answer.name) == ("from anthropic", "anthropic")
+    assert openai_call.calls == []  # type: ignore[attr-defined]
+    [failure] = answer.failures
+    assert (failure.code, failure.retry_after_ms, failure.details["candidate"]) == (
+        "provider_rate_limited", 5000, "openai",
+    )  # fmt: skip
+
+
+def test_a_quota_stops_the_key_for_everyone_but_not_other_keys(make: Factory, clock: Clock) -> None:
+    a, b = worker(make, clock), worker(make, clock)
+    quota = rc.RecoverableError("provider_quota_exceeded", "insufficient_quota")
+    fn = calls_then(quota)
+    assert refusal(lambda: retrying(clock, a).call(fn)).code == "provider_quota_exceeded"
+    clock.now += 600
+    spent = calls_then()
+    detail = refusal(lambda: retrying(clock, b).call(spent))
+    assert spent.calls == []  # type: ignore[attr-defined]
+    assert (detail.code, detail.retryable, detail.retry_after_ms) == (
+        "provider_quota_exceeded", False, None,
+    )  # fmt: skip
+    assert detail.details["stopped_for_ms"] == 3_000_000
+    other = make(clock=clock).key(source="openai", model="gpt-4o", credential="sk-other-key-123")
+    assert retrying(clock, other).call(calls_then()) == "ok"
+    clock.now += 3000
+    assert retrying(clock, b).call(calls_then()) == "ok"  # the stop has passed
+
+
+def test_waiting_callers_resume_one_per_hint_not_all_at_once(make: Factory, clock: Clock) -> None:
+    a = worker(make, clock)
+    a.after_failure(rate_limited(100).detail, a.before_call(0))
+    waits = [worker(make, clock).before_call(60_000).wait_s for _ in range(4)]
+    # One per interval, the interval 0.2% shorter each time (a pace too slow finds out).
+    assert waits == pytest.approx([0.1, 0.2, 0.2998, 0.3994004], abs=1e-5)
+    clock.now += 20  # the resume window has passed: no pace
+    assert worker(make, clock).before_call(60_000).wait_s == 0
+
+
+def test_the_credential_is_never_stored_or_shown(make: Factory, clock: Clock) -> None:
+    a = worker(make, clock, max_wait_ms=0)
+    a.after_failure(rate_limited(5000).detail, a.before_call(0))
+    detail = refusal(lambda: retrying(clock, a).call(calls_then()))
+    assert CREDENTIAL not in raw_contents(a)
+    assert CREDENTIAL not in repr(detail.to_dict())
+    assert CREDENTIAL[-12:] not in raw_contents(a)
+
+
+def test_failures_without_a_cooldown_or_breaker_leave_nothing(make: Factory, clock: Clock) -> None:
+    a = worker(make, clock)
+    bad = rc.RecoverableError("provider_invalid_request", "400")
+    assert refusal(lambda: retrying(clock, a).call(calls_then(bad))).code == (
+        "provider_invalid_request"
+    )
+    assert a.state() == rc.Cooldowns.memory().state()
+
+
+def test_async_calls_wait_out_the_shared_quiet(make: Factory, clock: Clock) -> None:
+    a, b = worker(make, clock), worker(make, clock)
+    a.after_failure(rate_limited(700).detail, a.before_call(0))
+    calls: list[int] = []
+
+    async def call() -> str:
+        calls.append(1)
+        return "ok"
+
+    async def asleep(seconds: float) -> None:
+        clock.sleep(seconds)
+
+    answer = asyncio.run(retrying(clock, b, asleep=asleep).acall(call))
+    assert (answer, calls, clock.slept) == ("ok", [1], [0.7])
+
+
+def test_the_block_form_says_it_does_not_take_cooldowns(clock: Clock) -> None:
+    attempts = iter(rc.retry(cooldowns=rc.Cooldowns.memory()))
+    with pytest.raises(TypeError, match="call\\(\\), acall\\(\\) and the decorator"):
+        next(attempts)
+
+
+# --- a store that fails ---------------------------------------------------------------------
+
+
+def store_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage().split(" (")[0] for r in caplog.records if r.name == "recoverable.cooldowns"
+    ]
+
+
+class BrokenStore:
+    def get(self, key: str) -> str | None:
+        raise ConnectionError("store down")
+
+    def update(self, key: str, change: Any, ttl_s: float) -> Any:
+        raise ConnectionError("store down")
+
+    def close(self) -> None:
+        raise ConnectionError("store down")
+
+
+def test_a_failing_store_degrades_to_local_state_with_a_warning(
+    clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="recoverable.cooldowns")
+    cooldowns = rc.Cooldowns(FallibleStore(BrokenStore(), name="broken"), clock=clock)
+    fn = calls_then(rate_limited(300))
+    assert retrying(clock, cooldowns).call(fn) == "ok"
+    assert clock.slept == [0.3]  # the quiet time still held, locally
+    assert store_warnings(caplog) == ["the broken cooldown store failed"]
+    cooldowns.close()  # no raise
+
+
+def test_redis_down_never_blocks_or_crashes_a_call(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="recoverable.cooldowns")
+    cooldowns = rc.Cooldowns.redis(f"redis://127.0.0.1:{free_port()}/0").key(source="openai")
+    fn = calls_then(rate_limited(1))
+    assert rc.retry(cooldowns=cooldowns).call(fn) == "ok"
+    assert fn.calls == [1, 1]  # type: ignore[attr-defined]
+    # Once: then it uses local state for a while, quietly.
+    assert store_warnings(caplog) == ["the redis cooldown store failed"]
+    cooldowns.close()
+
+
+def test_redis_stopped_mid_run_degrades(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with redis_server(tmp_path) as url:
+        cooldowns = rc.Cooldowns.redis(url).key(source="openai")
+        assert rc.retry(cooldowns=cooldowns).call(calls_then()) == "ok"
+    assert rc.retry(cooldowns=cooldowns).call(calls_then(rate_limited(1))) == "ok"
+    assert "the redis cooldown store failed" in caplog.text
+    cooldowns.close()
+
+
+def test_the_memory_store_forgets_expired_keys() -> None:
+    store = MemoryStore()
+    store.update("k", lambda old: ("v", None), 0.0)
+    assert store.get("k") is None
+
+
+def test_memory_cooldowns_load_neither_sqlite_nor_redis() -> None:
+    code = (
+        "import sys, recoverable as rc\n"
+        "rc.retry(cooldowns=rc.Cooldowns.memory().key(source='openai')).call(lambda: 1)\n"
+        "print(sorted(m for m in ('sqlite3', 'redis') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_pace_that_ran_dry_early_slows_to_the_servers_interval(
+    make: Factory, clock: Clock
+) -> None:
+    """A bucket refilling every 50 ms: a first hint of 33 ms paces too fast; the 429 that
+    follows (17 ms early after 34 ms of pace) gives the interval: 33 * (34 + 17) / 34."""
+    a = worker(make, clock)
+    a.after_failure(rate_limited(33).detail, GO)
+    assert a.state().spacing == pytest.approx(0.033)
+    clock.now += 0.067  # the anchor (33 ms) and an interval later: it ran dry again
+    a.after_failure(rate_limited(17).detail, GO)
+    assert a.state().spacing == pytest.approx(0.033 * (0.034 + 0.017) / 0.034)
+    # A late 429 for a call sent before the new anchor does not change the pace.
+    a.after_failure(rate_limited(5).detail, GO)
+    assert a.state().spacing == pytest.approx(0.0495)
+    # Nor does one less than an interval after it (dividing by a tiny elapsed would stall).
+    clock.now += 0.017 + 0.03
+    a.after_failure(rate_limited(40).detail, GO)
+    assert a.state().spacing == pytest.approx(0.0495)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    source=st.text(max_size=300), model=st.text(max_size=30), credential=st.text(max_size=60),
+    task=st.text(max_size=300),
+)  # fmt: skip
+def test_any_text_makes_a_working_key(
+    make: Factory,
+    clock: Clock,
+    source: str,
+    model: str,
+    credential: str,
+    task: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cooldowns = make(clock=clock).key(source=source, model=model, credential=credential)
+    fn = calls_then(rate_limited(10))
+    budget = cooldowns.task(uuid.uuid4().hex + task, max_attempts=5)  # a new task each time
+    assert retrying(clock, budget).call(fn) == "ok"
+    assert "cooldown store failed" not in caplog.text  # the shared store took it
+    assert credential_hash(credential) in cooldowns.scope
+
+
+def test_a_key_part_must_be_text() -> None:
+    with pytest.raises(TypeError, match="must be a string"):
+        rc.Cooldowns.memory().key(source=42)  # type: ignore[arg-type]

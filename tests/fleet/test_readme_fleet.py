@@ -1,0 +1,31 @@
+"""The README's fleet examples run as written (the Redis one against the test's redis-server)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SECTION = ("## A fleet: one 429 quiets every worker", "## The AI coding CLIs")
+
+
+def _blocks() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    start, end = (text.index(heading) for heading in SECTION)
+    return re.findall(r"```python\n(.*?)```", text[start:end], re.DOTALL)
+
+
+def test_the_section_has_its_examples() -> None:
+    assert len(_blocks()) == 2
+    assert 'rc.Cooldowns.redis("redis://127.0.0.1:6379/0")' in _blocks()[0]
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_each_fleet_example_runs(block: int, redis_url: str) -> None:
+    code = _blocks()[block].replace("redis://127.0.0.1:6379/0", redis_url)
+    scope: dict[str, object] = {"__name__": "readme"}
+    if block == 1:
+        exec(compile(_blocks()[0].split("\nfleet = ")[0], "README imports", "exec"), scope)
+    exec(compile(code, f"README.md fleet block {block}", "exec"), scope)
