@@ -77,6 +77,7 @@ def test_benchmarks_run_quick_makes_the_report_with_every_goal(tmp_path: Path) -
     report = out.read_text()
     for goal in ("1. stream", "1. replay", "2. classify, every case", "2. classify, the mix",
                  "3. `recoverable run` wall", "3. `recoverable run` RSS", "4. recovery",
+                 "4. futile calls",
                  "5. scale"):  # fmt: skip
         assert goal in report
     assert "| 2. classify, right | 13/13 | all | **met** |" in report
@@ -93,3 +94,26 @@ def test_bench_stream_runs_every_path_for_every_cli() -> None:
         counts = {key: row["count"] for key, row in r["rows"].items()}
         assert counts["ours_stream"] >= r["lines"] - 1, cli  # every line makes an event
         assert counts["sdk_discarded"] == counts["sdk_kept"] == r["lines"], cli
+
+
+def test_bench_recovery_counts_every_call_with_the_real_sdks() -> None:
+    """A 0.2 s rate-limit window: ours recovers with one extra call on each SDK; a lasting
+    quota, auth or context fault costs ours no second call (the SDKs' retries: openai's 2 on
+    quota, google-genai's 4)."""
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_recovery.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    ours = [r for r in report["rate_limit"] if r["who"] == "recoverable"]
+    assert [(r["sdk"], r["calls"], r["futile"], r["recovered"]) for r in ours] == [
+        ("openai", 2, 0, True), ("anthropic", 2, 0, True), ("google-genai", 2, 0, True),
+    ]  # fmt: skip
+    calls = {(r["sdk"], r["fault"], r["who"].split()[0]): r["calls"] for r in report["futile"]}
+    assert {key: n for key, n in calls.items() if key[2] == "recoverable"} == {
+        (sdk, fault, "recoverable"): 1
+        for sdk in ("openai", "anthropic", "google-genai")
+        for fault in ("insufficient_quota", "unauthorized", "context_too_long")
+    }
+    assert calls[("openai", "insufficient_quota", "openai")] == 3
+    assert calls[("google-genai", "insufficient_quota", "google-genai")] == 5
