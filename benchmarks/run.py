@@ -27,6 +27,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 REPORT = HERE / "REPORT.md"
+SCALE = HERE / "scale"  # full mode's PNG curves
 
 
 _RUN_QUICK = ("--cli", "claude", "--runs", "1", "--stand-in-runs", "2")
@@ -119,10 +120,23 @@ def run_goals(goals: Goals, data: dict[str, Any]) -> str:
     plain, fake = stand_in["recoverable_plain"], stand_in["recoverable"]
     ms, mb = plain["added_after_python_ms"], plain["python_rss_mb"] - bare_mb
     goals.add("3. `recoverable run` wall", f"+{ms:.1f} ms", ms <= 30, "<= +30 ms")
+    # Wall time grows with the machine's load; the CPU time (user + sys, the process and
+    # all it waited for) is what the same limit means on an idle machine, and barely moves.
+    cpu, fake_cpu = plain["added_cpu_after_python_ms"], fake["added_cpu_after_python_ms"]
+    goals.add("3. `recoverable run` CPU (load-proof)", f"+{cpu:.1f} ms", cpu <= 30, "<= +30 ms")
     goals.add("3. `recoverable run` RSS", f"+{mb:.1f} MB", mb <= 20, "<= +20 MB")
     fake_ms = fake["added_after_python_ms"]
     goals.add("3. `recoverable run --fake` wall", f"+{fake_ms:.1f} ms", fake_ms <= 60, "<= +60 ms")
-    return f"run ({cli}, stand-in): +{ms:.1f} ms, +{mb:.1f} MB; --fake +{fake_ms:.1f} ms"
+    goals.add(
+        "3. `recoverable run --fake` CPU (load-proof)",
+        f"+{fake_cpu:.1f} ms",
+        fake_cpu <= 60,
+        "<= +60 ms",
+    )
+    return (
+        f"run ({cli}, stand-in): wall +{ms:.1f} ms (CPU +{cpu:.1f} ms), +{mb:.1f} MB; --fake "
+        f"wall +{fake_ms:.1f} ms (CPU +{fake_cpu:.1f} ms)"
+    )
 
 
 def recovery_goals(goals: Goals, data: dict[str, Any]) -> str:
@@ -148,6 +162,27 @@ def recovery_goals(goals: Goals, data: dict[str, Any]) -> str:
     return f"recovery: ours worst {worst:.2f} s; futile calls ours {ours}, the SDKs' {theirs}"
 
 
+def scale_goals(goals: Goals, data: dict[str, Any]) -> str:
+    """Goal 5 is a set of curves to look at: drawn (full mode) or tabled (quick)."""
+    if "failed" in data:
+        goals.add("5. scale curves", "failed", None, "curves drawn")
+        return str(data["failed"])
+    curves = [name for name in data if isinstance(data[name], list) and name != "pngs"]
+    drawn = len(data.get("pngs", []))
+    figure = f"{len(curves)} curves" + (f", {drawn} PNGs in {SCALE.name}/" if drawn else "")
+    goals.add("5. scale curves", figure, True if drawn else None, "curves drawn (full mode)")
+    depth = data["classify_vs_depth"]
+    message = data["classify_vs_message"]
+    clients = data["fake_provider_vs_clients"]
+    return (
+        f"scale: classify {depth[0]['us']:.1f} µs at depth 0, {depth[-1]['us']:.1f} at "
+        f"{depth[-1]['x']}; {message[0]['us']:.1f} µs at {message[0]['x']} chars, "
+        f"{message[-1]['us']:.1f} at {message[-1]['x']:,}; FakeProvider "
+        f"{clients[0]['requests_per_s']:.0f} req/s at 1 client, "
+        f"{clients[-1]['requests_per_s']:.0f} at {clients[-1]['x']}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small and short (CI)")
@@ -162,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         "hostile": _bench("bench_hostile.py", *(["--quick"] if quick else [])),
         "run": _bench("bench_run.py", *(_RUN_QUICK if quick else _RUN_FULL)),
         "recovery": _bench("bench_recovery.py", *(["--quick"] if quick else [])),
+        "scale": _bench("bench_scale.py", *(["--quick"] if quick else ["--png", str(SCALE)])),
     }
     if not quick:
         tables["retry"] = _bench("bench_retry.py")
@@ -172,8 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         classify_goals(goals, tables["classify"]),
         run_goals(goals, tables["run"]),
         recovery_goals(goals, tables["recovery"]),
+        scale_goals(goals, tables["scale"]),
     ]
-    goals.add("5. scale curves", "-", None, "flat past the caps")
     mode = "quick (figures are noise: a check that every table runs)" if quick else "full"
     report = "\n".join(
         [

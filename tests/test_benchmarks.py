@@ -77,7 +77,7 @@ def test_benchmarks_run_quick_makes_the_report_with_every_goal(tmp_path: Path) -
     report = out.read_text()
     for goal in ("1. stream", "1. replay", "2. classify, every case", "2. classify, the mix",
                  "3. `recoverable run` wall", "3. `recoverable run` RSS", "4. recovery",
-                 "4. futile calls",
+                 "4. futile calls", "3. `recoverable run` CPU",
                  "5. scale"):  # fmt: skip
         assert goal in report
     assert "| 2. classify, right | 13/13 | all | **met** |" in report
@@ -117,3 +117,23 @@ def test_bench_recovery_counts_every_call_with_the_real_sdks() -> None:
     }
     assert calls[("openai", "insufficient_quota", "openai")] == 3
     assert calls[("google-genai", "insufficient_quota", "google-genai")] == 5
+
+
+def test_bench_scale_draws_every_quick_curve() -> None:
+    """The quick curves (no PNG, no agents.run one): every point measured; the 429 found
+    through its wrappers up to the walk's cap, and not past it."""
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_scale.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    assert [(p["x"], p["found"]) for p in report["classify_vs_depth"]] == [
+        (0, True), (1, True), (4, True), (8, False), (16, False),
+    ]  # fmt: skip
+    assert [p["x"] for p in report["classify_vs_message"]] == [100, 10_000, 100_000]
+    assert [p["x"] for p in report["parse_vs_size"]] == [64, 512]
+    assert [p["x"] for p in report["fake_provider_vs_clients"]] == [1, 10]
+    assert all(p["us"] > 0 for p in report["classify_vs_depth"] + report["classify_vs_message"])
+    assert all(p["mb_per_s"] > 0 for p in report["parse_vs_size"])
+    assert all(p["requests_per_s"] > 0 for p in report["fake_provider_vs_clients"])
+    assert "runs_vs_concurrency" not in report and "pngs" not in report
