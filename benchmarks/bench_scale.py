@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = measure(args.quick)
     if args.png is not None:
-        report["pngs"] = [str(path) for path in write_pngs(report, args.png)]
+        report["pngs"] = [f"{args.png.name}/{path.name}" for path in write_pngs(report, args.png)]
     print(json.dumps(report, indent=1) if args.json else markdown(report))
     return 0
 
