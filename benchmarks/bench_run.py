@@ -83,6 +83,13 @@ class Sample:
     wall_ms: float
     cli_rss_mb: float | None = None  # largest single process of the CLI's tree (wait4)
     python_rss_mb: float | None = None  # peak RSS of the Python process around the CLI
+    cpu_ms: float | None = None  # user + sys of the process and all it waited for: load-proof
+
+
+def _cpu_ms(usage: resource.struct_rusage) -> float:
+    """CPU time, user + sys, in ms: what the work costs whatever else runs on the machine
+    (wall time grows with the load, CPU time barely)."""
+    return (usage.ru_utime + usage.ru_stime) * 1000
 
 
 # -- processes ------------------------------------------------------------------------------
@@ -242,8 +249,8 @@ def python_env() -> dict[str, str]:
 
 
 def run_python(root: str) -> Sample:
-    wall, _, _, _, _ = spawn([sys.executable, "-c", "pass"], python_env(), root)
-    return Sample(wall)
+    wall, _, usage, _, _ = spawn([sys.executable, "-c", "pass"], python_env(), root)
+    return Sample(wall, cpu_ms=_cpu_ms(usage))
 
 
 def python_rss(root: str) -> float:
@@ -262,7 +269,9 @@ def run_bare(target: Target, fake: Any, root: str) -> Sample:
         wall, _, usage, _, stdout = spawn(argv, setup.environ(), work)
     if agents.replay(target.cli, stdout).text != REPLY:  # checked after the clock stopped
         raise RuntimeError(f"bare {target.cli}: no reply in its output: {stdout[-500:]!r}")
-    return Sample(wall, cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None)
+    return Sample(
+        wall, cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None, cpu_ms=_cpu_ms(usage)
+    )
 
 
 def run_in_process(target: Target, fake: Any, root: str) -> Sample:
@@ -301,6 +310,7 @@ def run_recoverable(target: Target, root: str) -> Sample:
         wall,
         cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None,
         python_rss_mb=hwm / 1024 if hwm else None,
+        cpu_ms=_cpu_ms(usage),
     )
 
 
@@ -312,10 +322,10 @@ def run_recoverable_plain(target: Target, root: str) -> Sample:
         env["PATH"] = f"{target.bin_dir}{os.pathsep}{env.get('PATH', '')}"
         if target.real or shutil.which(target.cli, path=env["PATH"]) != target.executable:
             raise RuntimeError("`recoverable run` without --fake runs only the stand-in")
-        wall, _, _, hwm, stdout = spawn(argv, env, cwd, watch_hwm=True)
+        wall, _, usage, hwm, stdout = spawn(argv, env, cwd, watch_hwm=True)
     if REPLY not in stdout:
         raise RuntimeError(f"recoverable run --cli {target.cli}: no reply: {stdout[-500:]!r}")
-    return Sample(wall, python_rss_mb=hwm / 1024 if hwm else None)
+    return Sample(wall, python_rss_mb=hwm / 1024 if hwm else None, cpu_ms=_cpu_ms(usage))
 
 
 def host_rss(target: Target, fake: Any, root: str) -> tuple[float, float]:
@@ -380,12 +390,19 @@ def rounds(target: Target, fake: Any, root: str, runs: int) -> dict[str, Any]:
             "cli_rss_mb": _median([s.cli_rss_mb for s in items]),
             "python_rss_mb": _median([s.python_rss_mb for s in items]),
             "samples_ms": [round(w, 1) for w in walls[name]],
+            "cpu_ms": _median([s.cpu_ms for s in items]),
         }
     for name in ("recoverable", "recoverable_plain"):  # less a bare Python start, paired
         if name in walls:
             out[name]["added_after_python_ms"] = statistics.median(
                 c - a - p
                 for c, a, p in zip(walls[name], walls["bare"], walls["python"], strict=True)
+            )
+            cpus = {
+                key: [s.cpu_ms or 0.0 for s in samples[key]] for key in (name, "bare", "python")
+            }
+            out[name]["added_cpu_after_python_ms"] = statistics.median(
+                c - a - p for c, a, p in zip(cpus[name], cpus["bare"], cpus["python"], strict=True)
             )
     return {"runs": runs, **out}
 
@@ -497,6 +514,13 @@ def print_tables(results: dict[str, dict[str, Any]], runs: int, standin_runs: in
                     f"(c) after a Python start {c_ms:+.1f} ms "
                     f"{_verdict(c_ms, TARGET_MS)}"
                 )
+        cpu = [
+            f"{label} {r[kind][key]['added_cpu_after_python_ms']:+.1f} ms"
+            for kind in ("real", "stand_in") if kind in r
+            for key, label in (("recoverable", f"{kind} (c)"), ("recoverable_plain", f"{kind} (d)"))
+            if key in r[kind]
+        ]  # fmt: skip
+        print(f"\nCPU added (user + sys, less a Python start; load-proof): {', '.join(cpu)}.")
         print(
             f"\nTargets (< {TARGET_MS:.0f} ms, < {TARGET_MB:.0f} MB added): "
             f"{'; '.join(parts)}; RSS (b) {b_mb:.1f} MB {_verdict(b_mb, TARGET_MB)}, "

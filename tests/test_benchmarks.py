@@ -77,6 +77,7 @@ def test_benchmarks_run_quick_makes_the_report_with_every_goal(tmp_path: Path) -
     report = out.read_text()
     for goal in ("1. stream", "1. replay", "2. classify, every case", "2. classify, the mix",
                  "3. `recoverable run` wall", "3. `recoverable run` RSS", "4. recovery",
+                 "4. futile calls", "3. `recoverable run` CPU",
                  "5. scale"):  # fmt: skip
         assert goal in report
     assert "| 2. classify, right | 13/13 | all | **met** |" in report
@@ -93,3 +94,46 @@ def test_bench_stream_runs_every_path_for_every_cli() -> None:
         counts = {key: row["count"] for key, row in r["rows"].items()}
         assert counts["ours_stream"] >= r["lines"] - 1, cli  # every line makes an event
         assert counts["sdk_discarded"] == counts["sdk_kept"] == r["lines"], cli
+
+
+def test_bench_recovery_counts_every_call_with_the_real_sdks() -> None:
+    """A 0.2 s rate-limit window: ours recovers with one extra call on each SDK; a lasting
+    quota, auth or context fault costs ours no second call (the SDKs' retries: openai's 2 on
+    quota, google-genai's 4)."""
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_recovery.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    ours = [r for r in report["rate_limit"] if r["who"] == "recoverable"]
+    assert [(r["sdk"], r["calls"], r["futile"], r["recovered"]) for r in ours] == [
+        ("openai", 2, 0, True), ("anthropic", 2, 0, True), ("google-genai", 2, 0, True),
+    ]  # fmt: skip
+    calls = {(r["sdk"], r["fault"], r["who"].split()[0]): r["calls"] for r in report["futile"]}
+    assert {key: n for key, n in calls.items() if key[2] == "recoverable"} == {
+        (sdk, fault, "recoverable"): 1
+        for sdk in ("openai", "anthropic", "google-genai")
+        for fault in ("insufficient_quota", "unauthorized", "context_too_long")
+    }
+    assert calls[("openai", "insufficient_quota", "openai")] == 3
+    assert calls[("google-genai", "insufficient_quota", "google-genai")] == 5
+
+
+def test_bench_scale_draws_every_quick_curve() -> None:
+    """The quick curves (no PNG, no agents.run one): every point measured; the 429 found
+    through its wrappers up to the walk's cap, and not past it."""
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_scale.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    assert [(p["x"], p["found"]) for p in report["classify_vs_depth"]] == [
+        (0, True), (1, True), (4, True), (8, False), (16, False),
+    ]  # fmt: skip
+    assert [p["x"] for p in report["classify_vs_message"]] == [100, 10_000, 100_000]
+    assert [p["x"] for p in report["parse_vs_size"]] == [64, 512]
+    assert [p["x"] for p in report["fake_provider_vs_clients"]] == [1, 10]
+    assert all(p["us"] > 0 for p in report["classify_vs_depth"] + report["classify_vs_message"])
+    assert all(p["mb_per_s"] > 0 for p in report["parse_vs_size"])
+    assert all(p["requests_per_s"] > 0 for p in report["fake_provider_vs_clients"])
+    assert "runs_vs_concurrency" not in report and "pngs" not in report

@@ -187,6 +187,46 @@ def test_one_message_cap_everywhere() -> None:
     assert all(message.endswith("...") for message in messages)
 
 
+@pytest.mark.parametrize("sdk", ["openai", "anthropic", "google"])
+def test_an_sdk_errors_huge_message_is_cut_before_it_is_copied_or_scrubbed(
+    sdk: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 4M-character message (the SDK parsed the body whole): the scrubber sees at most
+    4 x the cap, so classify costs the same past it (bench_scale.py's curve), and the
+    message is what clean_text makes of the whole text."""
+    from recoverable import _untrusted
+    from recoverable._classify import http_answers
+    from recoverable.testing import Fault, sdk_error
+
+    huge = ("the field \u00e9 was wrong; " * 200_000)[:4_000_000]
+    body = {
+        "openai": {"error": {"message": huge, "type": "invalid_request_error", "code": None}},
+        "anthropic": {"type": "error", "error": {"type": "invalid_request_error",
+                                                 "message": huge}},
+        "google": {"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": huge}},
+    }[sdk]  # fmt: skip
+    error = sdk_error(sdk, Fault.status(400, body))
+    seen: list[int] = []  # the length of every text checked, made valid or scrubbed
+
+    def counting(module: Any, name: str) -> None:
+        real = getattr(module, name)
+
+        def count(text: str) -> Any:
+            seen.append(len(text))
+            return real(text)
+
+        monkeypatch.setattr(module, name, count)
+
+    counting(_untrusted, "scrub")
+    counting(_untrusted, "valid_unicode")
+    counting(http_answers, "is_clean")
+    detail = rc.classify(error)
+    assert detail.code == "provider_invalid_request"
+    assert len(seen) >= 3 and max(seen) <= 4 * MAX_MESSAGE_CHARS + 100  # + the other fields
+    assert detail.message == _untrusted.clean_text(huge)
+    assert len(detail.message) == MAX_MESSAGE_CHARS
+
+
 def test_an_exception_with_a_huge_argument_is_described_shortly() -> None:
     huge = [list(range(1000))] * 10_000
     detail = rc.classify(ValueError(huge))

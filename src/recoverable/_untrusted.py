@@ -50,10 +50,10 @@ def clean_text(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     Scrubbed before the final clip, so a credential cut in half is not left behind; the
     scrubber sees at most a few times `limit`.
     """
+    if len(text) > 4 * limit:  # first: what follows costs O(4 * limit), whatever came in
+        text = text[: 4 * limit - 3] + "..."
     if not text.isascii():
         text = valid_unicode(text)
-    if len(text) > 4 * limit:
-        text = text[: 4 * limit - 3] + "..."
     text = scrub(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."  # `clip`, inlined
 

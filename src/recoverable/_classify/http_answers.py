@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._codes import Code, codes
 from .._detail import ErrorDetail, unvalidated
-from .._untrusted import MAX_HINT_MS, clean_text, is_clean, json_safe_dict
+from .._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ._pipeline import error_message
 from .phrases import PhraseTable
 
@@ -505,6 +505,8 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     # The upstream wrote all of these: one check, and a cleaning only when it finds something.
     # The request id is checked on its own: it changes with every answer, the rest recurs
     # (and the scrubber remembers the texts it saw lately).
+    if len(message) > 4 * MAX_MESSAGE_CHARS:  # cut as clean_text cuts it, before it is copied
+        message = message[: 4 * MAX_MESSAGE_CHARS - 3] + "..."
     upstream = f"{message}\n{kind}\n{code}\n{google_status}\n{reason}"
     if quota_ids:
         upstream += "\n" + "\n".join(quota_ids)
