@@ -12,12 +12,17 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import anthropic
+import fireworks
+import groq
 import httpx
 import openai
+import together
+from cerebras.cloud import sdk as cerebras_sdk
 from google import genai
 from google.genai import types as genai_types
 
@@ -93,6 +98,25 @@ def _google(fake: FakeProvider, stream: bool) -> list[Any]:
     return [client.models.generate_content(model="gemini-2.5-flash", contents="hi")]
 
 
+def _openai_compatible(client_class: Any, fake: FakeProvider, stream: bool) -> list[Any]:
+    """groq, together, fireworks-ai, cerebras-cloud-sdk: each SDK's own client and classes."""
+    # cerebras-cloud-sdk warms its connection with a request of its own unless told not to.
+    extra = {"warm_tcp_connection": False} if client_class is cerebras_sdk.Cerebras else {}
+    client = client_class(api_key="fake", base_url=fake.url, max_retries=0, timeout=SDK_TIMEOUT,
+                          **extra)  # fmt: skip
+    if stream:
+        return list(client.chat.completions.create(model="fake-model", messages=MESSAGES,
+                                                   stream=True))  # fmt: skip
+    return [client.chat.completions.create(model="fake-model", messages=MESSAGES)]
+
+
+_COMPATIBLE = {
+    "groq": partial(_openai_compatible, groq.Groq),
+    "together": partial(_openai_compatible, together.Together),
+    "fireworks": partial(_openai_compatible, fireworks.Fireworks),
+    "cerebras": partial(_openai_compatible, cerebras_sdk.Cerebras),
+}
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
@@ -100,6 +124,8 @@ SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "anthropic stream": (_anthropic, True),
     "google-genai": (_google, False),
     "google-genai stream": (_google, True),
+    **{name: (call, False) for name, call in _COMPATIBLE.items()},
+    **{f"{name} stream": (call, True) for name, call in _COMPATIBLE.items()},
 }
 
 

@@ -28,6 +28,7 @@ from .http_answers import (
     client_status_error,
     decide,
     from_http,
+    header_value,
     hint_ms,
     message_code,
     parsed_http,
@@ -96,7 +97,8 @@ def _sdk_status_detail(
     hint = hint_ms(_headers_of(exc), body, None) if row.retryable else None
     request_id = getattr(exc, "request_id", None)  # the SDK's, from the headers
     if type(request_id) is not str:
-        request_id = body.request_id
+        # SDKs without the attribute (groq, together, ...): the body's, else the header.
+        request_id = body.request_id or header_value(_headers_of(exc), "x-request-id")
     return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
 
 
@@ -146,6 +148,11 @@ def _openai_family(source: str) -> dict[str, Handler]:
         "LengthFinishReasonError": always("provider_output_truncated", source=source),
         "ContentFilterFinishReasonError": always("provider_content_filtered", source=source),
     }
+
+
+# groq, together, fireworks-ai and cerebras-cloud-sdk (its classes live in `cerebras.cloud.sdk`):
+# the package is the source.
+_OPENAI_COMPATIBLE = ("groq", "together", "fireworks", "cerebras")
 
 
 # --- google-genai ----------------------------------------------------------------------------
@@ -459,7 +466,12 @@ def _requests_status_error(exc: BaseException) -> ErrorDetail | None:
 
 # Where a transport error escapes an SDK unwrapped (anthropic's stream iterator, google-genai),
 # the SDK's frames in its traceback are the provider context.
-_SDK_SOURCES = {"openai": "openai", "anthropic": "anthropic", "google.genai": "google"}
+_SDK_SOURCES = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google.genai": "google",
+    **{package: package for package in _OPENAI_COMPATIBLE},
+}
 _MAX_FRAMES = 64
 
 
@@ -587,6 +599,8 @@ _PYDANTIC_AI_OTHER_CLASSES: dict[str, Handler] = {
 _PACKAGES: dict[str, dict[str, Handler]] = {
     "openai": _openai_family("openai"),
     "anthropic": _openai_family("anthropic"),
+    # OpenAI-compatible APIs whose SDKs are generated like openai's, with their own classes.
+    **{package: _openai_family(package) for package in _OPENAI_COMPATIBLE},
     "google.genai": _GOOGLE_CLASSES,
     "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
     "pydantic_ai": {
