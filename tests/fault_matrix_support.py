@@ -81,6 +81,15 @@ def _openai(fake: FakeProvider, stream: bool) -> list[Any]:
     return [client.chat.completions.create(model="gpt-4o", messages=MESSAGES)]
 
 
+def _azure(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = openai.AzureOpenAI(api_key="fake", api_version="2024-10-21", azure_endpoint=fake.url,
+                                max_retries=0, timeout=SDK_TIMEOUT)  # fmt: skip
+    if stream:
+        return list(client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES,
+                                                   stream=True))  # fmt: skip
+    return [client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES)]
+
+
 def _anthropic(fake: FakeProvider, stream: bool) -> list[Any]:
     client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0,
                                  timeout=SDK_TIMEOUT)  # fmt: skip
@@ -120,6 +129,8 @@ _COMPATIBLE = {
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
+    "azure openai": (_azure, False),
+    "azure openai stream": (_azure, True),
     "anthropic": (_anthropic, False),
     "anthropic stream": (_anthropic, True),
     "google-genai": (_google, False),

@@ -183,6 +183,10 @@ PHRASE_EXAMPLES = [
     ("Your request was rejected as a result of our safety system.", "provider_content_filtered"),
     ("Output blocked by content filtering policy", "provider_content_filtered"),
     ("The server is overloaded or not ready yet.", "provider_overloaded"),
+    ("Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21"
+     " have exceeded token rate limit of your current OpenAI S0 pricing tier.",
+     "provider_rate_limited"),
+    ("The API deployment for this resource does not exist.", "provider_model_not_found"),
 ]  # fmt: skip
 
 

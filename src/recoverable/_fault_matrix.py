@@ -19,13 +19,15 @@ __all__ = ["FAULTS", "SURFACES", "Cell", "FaultRow", "cell", "render_matrix"]
 
 SURFACES: tuple[str, ...] = (
     "claude", "codex", "gemini",
-    "openai", "openai stream", "anthropic", "anthropic stream",
+    "openai", "openai stream", "azure openai", "azure openai stream",
+    "anthropic", "anthropic stream",
     "google-genai", "google-genai stream",
     "groq", "groq stream", "together", "together stream",
     "fireworks", "fireworks stream", "cerebras", "cerebras stream",
     "http openai", "http anthropic", "http gemini",
 )  # fmt: skip
-"""`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (groq,
+"""`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (openai's
+`AzureOpenAI` on a deployment's path, in Azure's words; groq,
 together, fireworks-ai and cerebras-cloud-sdk speak OpenAI's Chat Completions, Groq under its
 own path and wording); the raw HTTP answer of each API, read by `from_http` (by
 `classify_response` when it is a 200)."""

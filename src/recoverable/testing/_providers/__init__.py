@@ -4,9 +4,9 @@ A new provider is one module here that ends with a `Provider` (see `.._wire_api`
 entry in PROVIDERS.
 """
 
-from . import anthropic, gemini, groq, openai
+from . import anthropic, azure, gemini, groq, openai
 
 __all__ = ["PROVIDERS"]
 
 # Asked in this order; Anthropic before OpenAI: both serve GET /v1/models.
-PROVIDERS = (anthropic.PROVIDER, openai.PROVIDER, gemini.PROVIDER, groq.PROVIDER)
+PROVIDERS = (anthropic.PROVIDER, openai.PROVIDER, gemini.PROVIDER, groq.PROVIDER, azure.PROVIDER)

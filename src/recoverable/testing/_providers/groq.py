@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import partial
 
 from .._wire_api import Endpoint, Provider, endpoint_route
-from .openai import ERRORS, ErrorRow, chat_api
+from .openai import ERRORS, ErrorRow, chat_api, error_from
 
 __all__ = ["PROVIDER"]
 
@@ -31,5 +31,5 @@ _ERRORS: dict[str, ErrorRow] = {
 }
 
 PROVIDER = Provider(
-    route=partial(endpoint_route, _ENDPOINTS), apis=(chat_api("groq_chat", _ERRORS),)
+    route=partial(endpoint_route, _ENDPOINTS), apis=(chat_api("groq_chat", error_from(_ERRORS)),)
 )

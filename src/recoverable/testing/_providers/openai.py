@@ -23,9 +23,9 @@ from .._http import (
     seconds_text,
     sse,
 )
-from .._wire_api import Endpoint, Provider, Streaming, WireApi, endpoint_route
+from .._wire_api import Endpoint, ErrorBody, Provider, Streaming, WireApi, endpoint_route
 
-__all__ = ["ERRORS", "PROVIDER", "ErrorRow", "chat_api"]
+__all__ = ["ERRORS", "PROVIDER", "ErrorRow", "chat_api", "error_from"]
 
 _ENDPOINTS = (
     Endpoint("POST", "/v1/chat/completions", "openai_chat", "generate"),
@@ -426,14 +426,19 @@ def _responses_tool_result(body: Mapping[str, Any]) -> bool:
     return any(str(item.get("type", "")).endswith("_call_output") for item in items)
 
 
-def chat_api(name: str, errors: Mapping[str, ErrorRow]) -> WireApi:
-    """A Chat Completions API called `name` that fails with `errors`: OpenAI's own, and the
-    OpenAI-compatible providers' (Groq, ...) that word some errors their own way."""
+def error_from(table: Mapping[str, ErrorRow]) -> ErrorBody:
+    """The error answers of an OpenAI-shaped table (OpenAI's own, or a compatible API's)."""
+    return partial(_error, table)
+
+
+def chat_api(name: str, error: ErrorBody) -> WireApi:
+    """A Chat Completions API called `name` that fails with `error`: OpenAI's own, and the
+    OpenAI-compatible providers' (Groq, Azure, ...) that word some errors their own way."""
     return WireApi(
         name,
         _FORMAT,
         body=_completion,
-        error=partial(_error, errors),
+        error=error,
         bad_body=_bad_body,
         streaming=Streaming(_chat_events, _chat_stream_error),
         carries_tool_result=_chat_tool_result,
@@ -443,7 +448,7 @@ def chat_api(name: str, errors: Mapping[str, ErrorRow]) -> WireApi:
 PROVIDER = Provider(
     route=partial(endpoint_route, _ENDPOINTS),
     apis=(
-        chat_api("openai_chat", ERRORS),
+        chat_api("openai_chat", error_from(ERRORS)),
         WireApi(
             "openai_responses",
             _FORMAT,
