@@ -25,6 +25,7 @@ import together
 from cerebras.cloud import sdk as cerebras_sdk
 from google import genai
 from google.genai import types as genai_types
+from mistralai.client import Mistral
 
 import recoverable as rc
 from recoverable import agents
@@ -126,6 +127,14 @@ _COMPATIBLE = {
     "cerebras": partial(_openai_compatible, cerebras_sdk.Cerebras),
 }
 
+
+def _mistral(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = Mistral(api_key="fake", server_url=fake.url, timeout_ms=int(SDK_TIMEOUT * 1000))
+    if stream:
+        return list(client.chat.stream(model="mistral-large-latest", messages=MESSAGES))
+    return [client.chat.complete(model="mistral-large-latest", messages=MESSAGES)]
+
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
@@ -137,6 +146,8 @@ SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "google-genai stream": (_google, True),
     **{name: (call, False) for name, call in _COMPATIBLE.items()},
     **{f"{name} stream": (call, True) for name, call in _COMPATIBLE.items()},
+    "mistralai": (_mistral, False),
+    "mistralai stream": (_mistral, True),
 }
 
 

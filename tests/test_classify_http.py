@@ -187,6 +187,8 @@ PHRASE_EXAMPLES = [
      " have exceeded token rate limit of your current OpenAI S0 pricing tier.",
      "provider_rate_limited"),
     ("The API deployment for this resource does not exist.", "provider_model_not_found"),
+    ("Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum"
+     " context length", "provider_context_too_long"),
 ]  # fmt: skip
 
 

@@ -24,12 +24,13 @@ SURFACES: tuple[str, ...] = (
     "google-genai", "google-genai stream",
     "groq", "groq stream", "together", "together stream",
     "fireworks", "fireworks stream", "cerebras", "cerebras stream",
+    "mistralai", "mistralai stream",
     "http openai", "http anthropic", "http gemini",
 )  # fmt: skip
 """`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (openai's
 `AzureOpenAI` on a deployment's path, in Azure's words; groq,
-together, fireworks-ai and cerebras-cloud-sdk speak OpenAI's Chat Completions, Groq under its
-own path and wording); the raw HTTP answer of each API, read by `from_http` (by
+together, fireworks-ai, cerebras-cloud-sdk and mistralai speak OpenAI's Chat Completions, Groq
+under its own path and wording); the raw HTTP answer of each API, read by `from_http` (by
 `classify_response` when it is a 200)."""
 
 

@@ -399,6 +399,8 @@ MESSAGE_PHRASES = (
         "provider_rate_limited",
     ),
     (r"^the api deployment for this resource does not exist", "provider_model_not_found"),
+    # Mistral's context window wording.
+    (r"^prompt contains \d+ tokens\b.{0,80}\btoo large for model", "provider_context_too_long"),
 )
 
 

@@ -31,6 +31,7 @@ from .http_answers import (
     header_value,
     hint_ms,
     message_code,
+    parse_body,
     parsed_http,
     provider_detail,
     retry_after_ms,
@@ -153,6 +154,27 @@ def _openai_family(source: str) -> dict[str, Handler]:
 # groq, together, fireworks-ai and cerebras-cloud-sdk (its classes live in `cerebras.cloud.sdk`):
 # the package is the source.
 _OPENAI_COMPATIBLE = ("groq", "together", "fireworks", "cerebras")
+
+
+# --- mistralai (Speakeasy-generated: one HTTP error class, the body as text) -----------------
+
+
+def _mistral_unreadable(exc: BaseException) -> ErrorDetail:
+    """An answer the SDK could not read: a stream's error event (which mistralai has no class
+    for, so it fails to parse it as a chunk and keeps it as `{"data": event}`), else a bad
+    response."""
+    data = parse_body(getattr(exc, "body", None))
+    event = data.get("data") if type(data) is dict else None
+    if type(event) is dict and event.get("error"):
+        return parsed_http(None, None, ProviderBody.read(event), "mistral")
+    return unvalidated("provider_bad_response", error_message(exc), source="mistral")
+
+
+_MISTRAL_CLASSES: dict[str, Handler] = {
+    "MistralError": _status_error("mistral"),  # SDKError, HTTPValidationError: status, body
+    "ResponseValidationError": _mistral_unreadable,
+    "NoResponseError": always("provider_connection_lost", source="mistral"),
+}
 
 
 # --- google-genai ----------------------------------------------------------------------------
@@ -471,6 +493,7 @@ _SDK_SOURCES = {
     "anthropic": "anthropic",
     "google.genai": "google",
     **{package: package for package in _OPENAI_COMPATIBLE},
+    "mistralai": "mistral",
 }
 _MAX_FRAMES = 64
 
@@ -602,6 +625,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     # OpenAI-compatible APIs whose SDKs are generated like openai's, with their own classes.
     **{package: _openai_family(package) for package in _OPENAI_COMPATIBLE},
     "google.genai": _GOOGLE_CLASSES,
+    "mistralai": _MISTRAL_CLASSES,
     "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
     "pydantic_ai": {
         **{name: _pydantic_ai(code) for name, code in _PYDANTIC_AI_CLASSES.items()},
