@@ -20,6 +20,7 @@ import anthropic
 import fireworks
 import groq
 import httpx
+import ollama
 import openai
 import together
 from cerebras.cloud import sdk as cerebras_sdk
@@ -135,6 +136,13 @@ def _mistral(fake: FakeProvider, stream: bool) -> list[Any]:
     return [client.chat.complete(model="mistral-large-latest", messages=MESSAGES)]
 
 
+def _ollama(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = ollama.Client(host=fake.url, timeout=SDK_TIMEOUT)
+    if stream:
+        return list(client.chat(model="llama3.2", messages=MESSAGES, stream=True))
+    return [client.chat(model="llama3.2", messages=MESSAGES)]
+
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
@@ -148,6 +156,8 @@ SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     **{f"{name} stream": (call, True) for name, call in _COMPATIBLE.items()},
     "mistralai": (_mistral, False),
     "mistralai stream": (_mistral, True),
+    "ollama": (_ollama, False),
+    "ollama stream": (_ollama, True),
 }
 
 

@@ -189,6 +189,9 @@ PHRASE_EXAMPLES = [
     ("The API deployment for this resource does not exist.", "provider_model_not_found"),
     ("Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum"
      " context length", "provider_context_too_long"),
+    ("server busy, please try again.  maximum pending requests exceeded", "provider_overloaded"),
+    ('model "llama3.2" not found, try pulling it first', "provider_model_not_found"),
+    ("the input length exceeds the context length", "provider_context_too_long"),
 ]  # fmt: skip
 
 

@@ -24,7 +24,7 @@ SURFACES: tuple[str, ...] = (
     "google-genai", "google-genai stream",
     "groq", "groq stream", "together", "together stream",
     "fireworks", "fireworks stream", "cerebras", "cerebras stream",
-    "mistralai", "mistralai stream",
+    "mistralai", "mistralai stream", "ollama", "ollama stream",
     "http openai", "http anthropic", "http gemini",
 )  # fmt: skip
 """`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (openai's
@@ -81,11 +81,28 @@ _CUT_BYTES = Cell(
     "stopped before its finish event",
 )
 
+# Ollama's errors are a sentence and a status, and a local Ollama has no billing or filter.
+_OLLAMA_429 = Cell(
+    "provider_rate_limited",
+    True,
+    "Ollama's 429 is a sentence and a status, no billing code (a local Ollama "
+    "has no billing): read as a rate limit",
+    "status code: 429",
+)
+_OLLAMA_400 = Cell(
+    "provider_invalid_request",
+    False,
+    "Ollama has no content filter: its 400 says only that the request was refused",
+    "status code: 400",
+)
+
 FAULTS: tuple[FaultRow, ...] = (
     FaultRow("rate_limited", "429 with retry-after (Gemini: RESOURCE_EXHAUSTED, RetryInfo, a "
              "PerMinute quota)", "provider_rate_limited"),
     FaultRow("insufficient_quota", "OpenAI 429 insufficient_quota, Anthropic 400 credit "
-             "balance, Gemini 429 with a PerDay quota", "provider_quota_exceeded"),
+             "balance, Gemini 429 with a PerDay quota", "provider_quota_exceeded", {
+        "ollama": _OLLAMA_429, "ollama stream": _OLLAMA_429,
+    }),
     FaultRow("payment_required", "402 (Anthropic billing_error, Gemini BILLING_DISABLED)",
              "provider_quota_exceeded"),
     FaultRow("unauthorized", "401 (Gemini: 400 API_KEY_INVALID)", "provider_auth_failed"),
@@ -100,6 +117,7 @@ FAULTS: tuple[FaultRow, ...] = (
              "provider_context_too_long"),
     FaultRow("content_policy", "400 (Gemini: a 200 whose candidate finished for SAFETY)",
              "provider_content_filtered", {
+        "ollama": _OLLAMA_400, "ollama stream": _OLLAMA_400,
         "claude": Cell("provider_content_filtered", False,
                        "the provider's words after 'API Error: 400' (Claude's literal says "
                        "invalid_request)", "Output blocked by content filtering policy"),

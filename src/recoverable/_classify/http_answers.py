@@ -401,6 +401,10 @@ MESSAGE_PHRASES = (
     (r"^the api deployment for this resource does not exist", "provider_model_not_found"),
     # Mistral's context window wording.
     (r"^prompt contains \d+ tokens\b.{0,80}\btoo large for model", "provider_context_too_long"),
+    # Ollama's sentences (its errors carry nothing else but the status).
+    (r"^server busy, please try again", "provider_overloaded"),
+    (r"^model [\"'][^\"']{1,200}[\"'] not found, try pulling it first", "provider_model_not_found"),
+    (r"^(?:the )?input length exceeds the context length", "provider_context_too_long"),
 )
 
 

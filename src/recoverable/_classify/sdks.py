@@ -177,6 +177,20 @@ _MISTRAL_CLASSES: dict[str, Handler] = {
 }
 
 
+# --- ollama ---------------------------------------------------------------------------------
+
+
+def _ollama_response_error(exc: BaseException) -> ErrorDetail:
+    """`ResponseError`: Ollama's one sentence and the status (-1 for a stream's error line).
+    The SDK keeps no headers, so no wait hint can be read."""
+    status = getattr(exc, "status_code", None)
+    text = getattr(exc, "error", None)
+    message = text if isinstance(text, str) else error_message(exc)
+    known = isinstance(status, int) and not isinstance(status, bool) and status > 0
+    body = ProviderBody(message=message, has_error=True)
+    return parsed_http(status if known else None, None, body, "ollama")
+
+
 # --- google-genai ----------------------------------------------------------------------------
 
 
@@ -494,6 +508,7 @@ _SDK_SOURCES = {
     "google.genai": "google",
     **{package: package for package in _OPENAI_COMPATIBLE},
     "mistralai": "mistral",
+    "ollama": "ollama",
 }
 _MAX_FRAMES = 64
 
@@ -626,6 +641,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     **{package: _openai_family(package) for package in _OPENAI_COMPATIBLE},
     "google.genai": _GOOGLE_CLASSES,
     "mistralai": _MISTRAL_CLASSES,
+    "ollama": {"ResponseError": _ollama_response_error},
     "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
     "pydantic_ai": {
         **{name: _pydantic_ai(code) for name, code in _PYDANTIC_AI_CLASSES.items()},

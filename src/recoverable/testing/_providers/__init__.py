@@ -4,9 +4,16 @@ A new provider is one module here that ends with a `Provider` (see `.._wire_api`
 entry in PROVIDERS.
 """
 
-from . import anthropic, azure, gemini, groq, openai
+from . import anthropic, azure, gemini, groq, ollama, openai
 
 __all__ = ["PROVIDERS"]
 
 # Asked in this order; Anthropic before OpenAI: both serve GET /v1/models.
-PROVIDERS = (anthropic.PROVIDER, openai.PROVIDER, gemini.PROVIDER, groq.PROVIDER, azure.PROVIDER)
+PROVIDERS = (
+    anthropic.PROVIDER,
+    openai.PROVIDER,
+    gemini.PROVIDER,
+    groq.PROVIDER,
+    azure.PROVIDER,
+    ollama.PROVIDER,
+)
