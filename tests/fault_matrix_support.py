@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import anthropic
+import cohere
 import fireworks
 import groq
 import httpx
@@ -143,6 +144,15 @@ def _ollama(fake: FakeProvider, stream: bool) -> list[Any]:
     return [client.chat(model="llama3.2", messages=MESSAGES)]
 
 
+def _cohere(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = cohere.ClientV2(api_key="fake", base_url=fake.url, timeout=SDK_TIMEOUT)
+    options: Any = {"max_retries": 0}  # the SDK retries 429 and 5xx by default
+    if stream:
+        return list(client.chat_stream(model="command-a-03-2025", messages=MESSAGES,
+                                       request_options=options))  # fmt: skip
+    return [client.chat(model="command-a-03-2025", messages=MESSAGES, request_options=options)]
+
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
@@ -158,6 +168,8 @@ SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "mistralai stream": (_mistral, True),
     "ollama": (_ollama, False),
     "ollama stream": (_ollama, True),
+    "cohere": (_cohere, False),
+    "cohere stream": (_cohere, True),
 }
 
 

@@ -192,6 +192,8 @@ PHRASE_EXAMPLES = [
     ("server busy, please try again.  maximum pending requests exceeded", "provider_overloaded"),
     ('model "llama3.2" not found, try pulling it first', "provider_model_not_found"),
     ("the input length exceeds the context length", "provider_context_too_long"),
+    ("too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 4702.",
+     "provider_context_too_long"),
 ]  # fmt: skip
 
 

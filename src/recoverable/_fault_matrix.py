@@ -24,7 +24,7 @@ SURFACES: tuple[str, ...] = (
     "google-genai", "google-genai stream",
     "groq", "groq stream", "together", "together stream",
     "fireworks", "fireworks stream", "cerebras", "cerebras stream",
-    "mistralai", "mistralai stream", "ollama", "ollama stream",
+    "mistralai", "mistralai stream", "ollama", "ollama stream", "cohere", "cohere stream",
     "http openai", "http anthropic", "http gemini",
 )  # fmt: skip
 """`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (openai's
@@ -96,6 +96,13 @@ _OLLAMA_400 = Cell(
     "status code: 400",
 )
 
+_COHERE_400 = Cell(
+    "provider_invalid_request",
+    False,
+    "Cohere names no content-filter code: its 400 is read by the status",
+    "status_code: 400",
+)
+
 FAULTS: tuple[FaultRow, ...] = (
     FaultRow("rate_limited", "429 with retry-after (Gemini: RESOURCE_EXHAUSTED, RetryInfo, a "
              "PerMinute quota)", "provider_rate_limited"),
@@ -118,6 +125,7 @@ FAULTS: tuple[FaultRow, ...] = (
     FaultRow("content_policy", "400 (Gemini: a 200 whose candidate finished for SAFETY)",
              "provider_content_filtered", {
         "ollama": _OLLAMA_400, "ollama stream": _OLLAMA_400,
+        "cohere": _COHERE_400, "cohere stream": _COHERE_400,
         "claude": Cell("provider_content_filtered", False,
                        "the provider's words after 'API Error: 400' (Claude's literal says "
                        "invalid_request)", "Output blocked by content filtering policy"),
@@ -151,6 +159,10 @@ FAULTS: tuple[FaultRow, ...] = (
                                  "APIStatusError with status 200: its overloaded_error type "
                                  "decides", "overloaded_error"),
         "http openai": _IN_STREAM, "http anthropic": _IN_STREAM, "http gemini": _IN_STREAM,
+        "cohere stream": Cell(None, None,
+                              "cohere's stream reader has no error event: it hands the event "
+                              "over as a stream event of another type, nothing is raised",
+                              "answered normally"),
     }),
     FaultRow("drop", "the request is read, then the connection closes without a byte",
              "provider_connection_lost", {

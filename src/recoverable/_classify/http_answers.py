@@ -405,6 +405,8 @@ MESSAGE_PHRASES = (
     (r"^server busy, please try again", "provider_overloaded"),
     (r"^model [\"'][^\"']{1,200}[\"'] not found, try pulling it first", "provider_model_not_found"),
     (r"^(?:the )?input length exceeds the context length", "provider_context_too_long"),
+    # Cohere's context window wording.
+    (r"^too many tokens: ", "provider_context_too_long"),
 )
 
 

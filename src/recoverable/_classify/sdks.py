@@ -191,6 +191,23 @@ def _ollama_response_error(exc: BaseException) -> ErrorDetail:
     return parsed_http(status if known else None, None, body, "ollama")
 
 
+# --- cohere (Fern-generated: ApiError with status_code, body and headers) -------------------
+
+# Cohere's own statuses: 498 an invalid or expired key, 499 a request its caller cancelled.
+_COHERE_STATUS = {498: "provider_auth_failed", 499: "run_cancelled"}
+
+
+def _cohere_api_error(exc: BaseException) -> ErrorDetail | None:
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        return None
+    own = _COHERE_STATUS.get(status)
+    if own is not None:
+        return unvalidated(own, error_message(exc), status=status, source="cohere")
+    body = ProviderBody.read(getattr(exc, "body", None))
+    return _sdk_status_detail(exc, status, body, "cohere")
+
+
 # --- google-genai ----------------------------------------------------------------------------
 
 
@@ -509,6 +526,7 @@ _SDK_SOURCES = {
     **{package: package for package in _OPENAI_COMPATIBLE},
     "mistralai": "mistral",
     "ollama": "ollama",
+    "cohere": "cohere",
 }
 _MAX_FRAMES = 64
 
@@ -642,6 +660,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     "google.genai": _GOOGLE_CLASSES,
     "mistralai": _MISTRAL_CLASSES,
     "ollama": {"ResponseError": _ollama_response_error},
+    "cohere": {"ApiError": _cohere_api_error},
     "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
     "pydantic_ai": {
         **{name: _pydantic_ai(code) for name, code in _PYDANTIC_AI_CLASSES.items()},

@@ -4,7 +4,7 @@ A new provider is one module here that ends with a `Provider` (see `.._wire_api`
 entry in PROVIDERS.
 """
 
-from . import anthropic, azure, gemini, groq, ollama, openai
+from . import anthropic, azure, cohere, gemini, groq, ollama, openai
 
 __all__ = ["PROVIDERS"]
 
@@ -16,4 +16,5 @@ PROVIDERS = (
     groq.PROVIDER,
     azure.PROVIDER,
     ollama.PROVIDER,
+    cohere.PROVIDER,
 )
