@@ -12,14 +12,22 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import anthropic
+import cohere
+import fireworks
+import groq
 import httpx
+import ollama
 import openai
+import together
+from cerebras.cloud import sdk as cerebras_sdk
 from google import genai
 from google.genai import types as genai_types
+from mistralai.client import Mistral
 
 import recoverable as rc
 from recoverable import agents
@@ -76,6 +84,15 @@ def _openai(fake: FakeProvider, stream: bool) -> list[Any]:
     return [client.chat.completions.create(model="gpt-4o", messages=MESSAGES)]
 
 
+def _azure(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = openai.AzureOpenAI(api_key="fake", api_version="2024-10-21", azure_endpoint=fake.url,
+                                max_retries=0, timeout=SDK_TIMEOUT)  # fmt: skip
+    if stream:
+        return list(client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES,
+                                                   stream=True))  # fmt: skip
+    return [client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES)]
+
+
 def _anthropic(fake: FakeProvider, stream: bool) -> list[Any]:
     client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0,
                                  timeout=SDK_TIMEOUT)  # fmt: skip
@@ -93,13 +110,66 @@ def _google(fake: FakeProvider, stream: bool) -> list[Any]:
     return [client.models.generate_content(model="gemini-2.5-flash", contents="hi")]
 
 
+def _openai_compatible(client_class: Any, fake: FakeProvider, stream: bool) -> list[Any]:
+    """groq, together, fireworks-ai, cerebras-cloud-sdk: each SDK's own client and classes."""
+    # cerebras-cloud-sdk warms its connection with a request of its own unless told not to.
+    extra = {"warm_tcp_connection": False} if client_class is cerebras_sdk.Cerebras else {}
+    client = client_class(api_key="fake", base_url=fake.url, max_retries=0, timeout=SDK_TIMEOUT,
+                          **extra)  # fmt: skip
+    if stream:
+        return list(client.chat.completions.create(model="fake-model", messages=MESSAGES,
+                                                   stream=True))  # fmt: skip
+    return [client.chat.completions.create(model="fake-model", messages=MESSAGES)]
+
+
+_COMPATIBLE = {
+    "groq": partial(_openai_compatible, groq.Groq),
+    "together": partial(_openai_compatible, together.Together),
+    "fireworks": partial(_openai_compatible, fireworks.Fireworks),
+    "cerebras": partial(_openai_compatible, cerebras_sdk.Cerebras),
+}
+
+
+def _mistral(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = Mistral(api_key="fake", server_url=fake.url, timeout_ms=int(SDK_TIMEOUT * 1000))
+    if stream:
+        return list(client.chat.stream(model="mistral-large-latest", messages=MESSAGES))
+    return [client.chat.complete(model="mistral-large-latest", messages=MESSAGES)]
+
+
+def _ollama(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = ollama.Client(host=fake.url, timeout=SDK_TIMEOUT)
+    if stream:
+        return list(client.chat(model="llama3.2", messages=MESSAGES, stream=True))
+    return [client.chat(model="llama3.2", messages=MESSAGES)]
+
+
+def _cohere(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = cohere.ClientV2(api_key="fake", base_url=fake.url, timeout=SDK_TIMEOUT)
+    options: Any = {"max_retries": 0}  # the SDK retries 429 and 5xx by default
+    if stream:
+        return list(client.chat_stream(model="command-a-03-2025", messages=MESSAGES,
+                                       request_options=options))  # fmt: skip
+    return [client.chat(model="command-a-03-2025", messages=MESSAGES, request_options=options)]
+
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
+    "azure openai": (_azure, False),
+    "azure openai stream": (_azure, True),
     "anthropic": (_anthropic, False),
     "anthropic stream": (_anthropic, True),
     "google-genai": (_google, False),
     "google-genai stream": (_google, True),
+    **{name: (call, False) for name, call in _COMPATIBLE.items()},
+    **{f"{name} stream": (call, True) for name, call in _COMPATIBLE.items()},
+    "mistralai": (_mistral, False),
+    "mistralai stream": (_mistral, True),
+    "ollama": (_ollama, False),
+    "ollama stream": (_ollama, True),
+    "cohere": (_cohere, False),
+    "cohere stream": (_cohere, True),
 }
 
 

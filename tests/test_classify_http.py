@@ -183,6 +183,17 @@ PHRASE_EXAMPLES = [
     ("Your request was rejected as a result of our safety system.", "provider_content_filtered"),
     ("Output blocked by content filtering policy", "provider_content_filtered"),
     ("The server is overloaded or not ready yet.", "provider_overloaded"),
+    ("Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21"
+     " have exceeded token rate limit of your current OpenAI S0 pricing tier.",
+     "provider_rate_limited"),
+    ("The API deployment for this resource does not exist.", "provider_model_not_found"),
+    ("Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum"
+     " context length", "provider_context_too_long"),
+    ("server busy, please try again.  maximum pending requests exceeded", "provider_overloaded"),
+    ('model "llama3.2" not found, try pulling it first', "provider_model_not_found"),
+    ("the input length exceeds the context length", "provider_context_too_long"),
+    ("too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 4702.",
+     "provider_context_too_long"),
 ]  # fmt: skip
 
 

@@ -19,12 +19,19 @@ __all__ = ["FAULTS", "SURFACES", "Cell", "FaultRow", "cell", "render_matrix"]
 
 SURFACES: tuple[str, ...] = (
     "claude", "codex", "gemini",
-    "openai", "openai stream", "anthropic", "anthropic stream",
+    "openai", "openai stream", "azure openai", "azure openai stream",
+    "anthropic", "anthropic stream",
     "google-genai", "google-genai stream",
+    "groq", "groq stream", "together", "together stream",
+    "fireworks", "fireworks stream", "cerebras", "cerebras stream",
+    "mistralai", "mistralai stream", "ollama", "ollama stream", "cohere", "cohere stream",
     "http openai", "http anthropic", "http gemini",
 )  # fmt: skip
-"""`agents.run` with each real CLI; each SDK's client, non-streaming and streaming; the raw
-HTTP answer of each API, read by `from_http` (by `classify_response` when it is a 200)."""
+"""`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (openai's
+`AzureOpenAI` on a deployment's path, in Azure's words; groq,
+together, fireworks-ai, cerebras-cloud-sdk and mistralai speak OpenAI's Chat Completions, Groq
+under its own path and wording); the raw HTTP answer of each API, read by `from_http` (by
+`classify_response` when it is a 200)."""
 
 
 class Cell(NamedTuple):
@@ -74,11 +81,35 @@ _CUT_BYTES = Cell(
     "stopped before its finish event",
 )
 
+# Ollama's errors are a sentence and a status, and a local Ollama has no billing or filter.
+_OLLAMA_429 = Cell(
+    "provider_rate_limited",
+    True,
+    "Ollama's 429 is a sentence and a status, no billing code (a local Ollama "
+    "has no billing): read as a rate limit",
+    "status code: 429",
+)
+_OLLAMA_400 = Cell(
+    "provider_invalid_request",
+    False,
+    "Ollama has no content filter: its 400 says only that the request was refused",
+    "status code: 400",
+)
+
+_COHERE_400 = Cell(
+    "provider_invalid_request",
+    False,
+    "Cohere names no content-filter code: its 400 is read by the status",
+    "status_code: 400",
+)
+
 FAULTS: tuple[FaultRow, ...] = (
     FaultRow("rate_limited", "429 with retry-after (Gemini: RESOURCE_EXHAUSTED, RetryInfo, a "
              "PerMinute quota)", "provider_rate_limited"),
     FaultRow("insufficient_quota", "OpenAI 429 insufficient_quota, Anthropic 400 credit "
-             "balance, Gemini 429 with a PerDay quota", "provider_quota_exceeded"),
+             "balance, Gemini 429 with a PerDay quota", "provider_quota_exceeded", {
+        "ollama": _OLLAMA_429, "ollama stream": _OLLAMA_429,
+    }),
     FaultRow("payment_required", "402 (Anthropic billing_error, Gemini BILLING_DISABLED)",
              "provider_quota_exceeded"),
     FaultRow("unauthorized", "401 (Gemini: 400 API_KEY_INVALID)", "provider_auth_failed"),
@@ -93,6 +124,8 @@ FAULTS: tuple[FaultRow, ...] = (
              "provider_context_too_long"),
     FaultRow("content_policy", "400 (Gemini: a 200 whose candidate finished for SAFETY)",
              "provider_content_filtered", {
+        "ollama": _OLLAMA_400, "ollama stream": _OLLAMA_400,
+        "cohere": _COHERE_400, "cohere stream": _COHERE_400,
         "claude": Cell("provider_content_filtered", False,
                        "the provider's words after 'API Error: 400' (Claude's literal says "
                        "invalid_request)", "Output blocked by content filtering policy"),
@@ -126,6 +159,10 @@ FAULTS: tuple[FaultRow, ...] = (
                                  "APIStatusError with status 200: its overloaded_error type "
                                  "decides", "overloaded_error"),
         "http openai": _IN_STREAM, "http anthropic": _IN_STREAM, "http gemini": _IN_STREAM,
+        "cohere stream": Cell(None, None,
+                              "cohere's stream reader has no error event: it hands the event "
+                              "over as a stream event of another type, nothing is raised",
+                              "answered normally"),
     }),
     FaultRow("drop", "the request is read, then the connection closes without a byte",
              "provider_connection_lost", {

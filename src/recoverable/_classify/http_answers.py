@@ -220,7 +220,11 @@ class ProviderBody(NamedTuple):
         if type(code) is not str:
             code = error.get("error_code")
             if type(code) is not str:
-                code = None
+                # Azure names a content filter's verdict in `innererror` when `code` is absent.
+                inner = error.get("innererror")
+                code = inner.get("code") if type(inner) is dict else None
+                if type(code) is not str:
+                    code = None
         message, kind, status = error.get("message"), error.get("type"), error.get("status")
         request_id = data.get("request_id")
         return _new_tuple(  # skips the keyword handling of `__new__` and `_make`'s checks
@@ -317,6 +321,10 @@ _BODY_CODES: dict[str | None, str] = {
     "model_not_found": "provider_model_not_found",
     "rate_limit_exceeded": "provider_rate_limited",
     "server_error": "provider_server_error",
+    # Azure OpenAI's own codes (its content filter's, on chat and on images).
+    "DeploymentNotFound": "provider_model_not_found",
+    "contentFilter": "provider_content_filtered",
+    "ResponsibleAIPolicyViolation": "provider_content_filtered",
 }
 
 # Anthropic `ErrorType` (and the OpenAI types that share names). The catch-all types
@@ -385,6 +393,20 @@ MESSAGE_PHRASES = (
     (r"^output blocked by content filtering policy", "provider_content_filtered"),
     # OpenAI's 503 wording, also its in-stream error's (whose type is the generic server_error).
     (r"^the server is overloaded or not ready yet", "provider_overloaded"),
+    # Azure OpenAI's 429 and 404 wording.
+    (
+        r"^requests to the \w+ operation under azure openai api version \S+ have exceeded",
+        "provider_rate_limited",
+    ),
+    (r"^the api deployment for this resource does not exist", "provider_model_not_found"),
+    # Mistral's context window wording.
+    (r"^prompt contains \d+ tokens\b.{0,80}\btoo large for model", "provider_context_too_long"),
+    # Ollama's sentences (its errors carry nothing else but the status).
+    (r"^server busy, please try again", "provider_overloaded"),
+    (r"^model [\"'][^\"']{1,200}[\"'] not found, try pulling it first", "provider_model_not_found"),
+    (r"^(?:the )?input length exceeds the context length", "provider_context_too_long"),
+    # Cohere's context window wording.
+    (r"^too many tokens: ", "provider_context_too_long"),
 )
 
 

@@ -159,6 +159,22 @@ def _url_error(exc: BaseException) -> ErrorDetail | None:
     return resolve_exception(reason) if isinstance(reason, BaseException) else None
 
 
+# The ollama SDK's own sentence when nothing answers on its host (it raises the builtin
+# ConnectionError, its cause suppressed): a local server to start, not a network to wait for.
+_OLLAMA_DOWN = "Failed to connect to Ollama."
+_START_OLLAMA = "Start the Ollama server (`ollama serve`, or the Ollama app), then try again."
+
+
+def _connection_error(exc: BaseException) -> ErrorDetail:
+    message = error_message(exc)
+    if message.startswith(_OLLAMA_DOWN):
+        # Not retryable: waiting does not start a server; a person (or a fix) must.
+        return ErrorDetail.create("provider_unreachable", message, retryable=False,
+                                  source="ollama", fix_required=_START_OLLAMA,
+                                  details={"phase": "connect"})  # fmt: skip
+    return ErrorDetail.create("network_error", message)
+
+
 HANDLERS: dict[tuple[str, str], Handler] = {
     # A cancel is never a failure to retry, whoever raised it.
     ("asyncio", "CancelledError"): always("run_cancelled"),
@@ -171,7 +187,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("builtins", "TimeoutError"): always("timeout"),
     ("subprocess", "TimeoutExpired"): _timeout_expired,
     ("subprocess", "CalledProcessError"): _called_process_error,
-    ("builtins", "ConnectionError"): always("network_error"),
+    ("builtins", "ConnectionError"): _connection_error,
     ("socket", "gaierror"): always("network_error", phase="dns"),
     ("socket", "herror"): always("network_error", phase="dns"),
     ("ssl", "SSLError"): always("network_error", phase="tls"),

@@ -12,6 +12,7 @@ anything this module does not recognise: it never guesses a failure.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from .._detail import ErrorDetail, unvalidated
@@ -83,17 +84,22 @@ def _detail(code: str, message: str, source: str, **details: object) -> ErrorDet
 # --- one reader per API ----------------------------------------------------------------------
 
 
-def _openai_chat(obj: object) -> ErrorDetail | None:
-    """A chat.completion (or a chunk of one): each choice's finish reason and refusal."""
+def _openai_chat(obj: object, source: str = "openai") -> ErrorDetail | None:
+    """A chat.completion (or a chunk of one): an error it carries, else each choice's finish
+    reason and refusal. `source`: the OpenAI-compatible SDK whose class it is."""
+    error = _get(obj, "error")
+    if isinstance(error, Mapping) and error:
+        # A stream's error event that the SDK handed over as a chunk (fireworks-ai does).
+        return from_http(None, body={"error": error}, source=source)
     for choice in _items(_get(obj, "choices")):
         message = _get(choice, "message", "delta")
         refusal = _get(message, "refusal")
         if isinstance(refusal, str) and refusal:
-            return _detail("provider_refused", refusal, "openai", finish_reason="refusal")
+            return _detail("provider_refused", refusal, source, finish_reason="refusal")
         reason = _name(_get(choice, "finish_reason"))
         code = _OPENAI_FINISH.get(reason or "")
         if code is not None:
-            return _detail(code, f"the model stopped: finish_reason {reason}", "openai",
+            return _detail(code, f"the model stopped: finish_reason {reason}", source,
                            finish_reason=reason)  # fmt: skip
     return None
 
@@ -177,6 +183,16 @@ _BY_CLASS: dict[tuple[str, str], _Reader] = {
     ("anthropic", "BetaRawMessageDeltaEvent"): _anthropic_delta,
     ("anthropic", "ParsedMessage"): _anthropic,
     ("google.genai", "GenerateContentResponse"): _gemini,
+    # The OpenAI-compatible SDKs' own chat classes (cerebras-cloud-sdk's package is `cerebras`).
+    **{
+        (package, name): partial(_openai_chat, source=package)
+        for package in ("groq", "together", "fireworks", "cerebras")
+        for name in ("ChatCompletion", "ChatCompletionChunk")
+    },
+    **{
+        ("cerebras", name): partial(_openai_chat, source="cerebras")
+        for name in ("ChatCompletionResponse", "ChatChunkResponse", "ErrorChunkResponse")
+    },
 }
 
 

@@ -28,8 +28,10 @@ from .http_answers import (
     client_status_error,
     decide,
     from_http,
+    header_value,
     hint_ms,
     message_code,
+    parse_body,
     parsed_http,
     provider_detail,
     retry_after_ms,
@@ -96,7 +98,8 @@ def _sdk_status_detail(
     hint = hint_ms(_headers_of(exc), body, None) if row.retryable else None
     request_id = getattr(exc, "request_id", None)  # the SDK's, from the headers
     if type(request_id) is not str:
-        request_id = body.request_id
+        # SDKs without the attribute (groq, together, ...): the body's, else the header.
+        request_id = body.request_id or header_value(_headers_of(exc), "x-request-id")
     return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
 
 
@@ -146,6 +149,63 @@ def _openai_family(source: str) -> dict[str, Handler]:
         "LengthFinishReasonError": always("provider_output_truncated", source=source),
         "ContentFilterFinishReasonError": always("provider_content_filtered", source=source),
     }
+
+
+# groq, together, fireworks-ai and cerebras-cloud-sdk (its classes live in `cerebras.cloud.sdk`):
+# the package is the source.
+_OPENAI_COMPATIBLE = ("groq", "together", "fireworks", "cerebras")
+
+
+# --- mistralai (Speakeasy-generated: one HTTP error class, the body as text) -----------------
+
+
+def _mistral_unreadable(exc: BaseException) -> ErrorDetail:
+    """An answer the SDK could not read: a stream's error event (which mistralai has no class
+    for, so it fails to parse it as a chunk and keeps it as `{"data": event}`), else a bad
+    response."""
+    data = parse_body(getattr(exc, "body", None))
+    event = data.get("data") if type(data) is dict else None
+    if type(event) is dict and event.get("error"):
+        return parsed_http(None, None, ProviderBody.read(event), "mistral")
+    return unvalidated("provider_bad_response", error_message(exc), source="mistral")
+
+
+_MISTRAL_CLASSES: dict[str, Handler] = {
+    "MistralError": _status_error("mistral"),  # SDKError, HTTPValidationError: status, body
+    "ResponseValidationError": _mistral_unreadable,
+    "NoResponseError": always("provider_connection_lost", source="mistral"),
+}
+
+
+# --- ollama ---------------------------------------------------------------------------------
+
+
+def _ollama_response_error(exc: BaseException) -> ErrorDetail:
+    """`ResponseError`: Ollama's one sentence and the status (-1 for a stream's error line).
+    The SDK keeps no headers, so no wait hint can be read."""
+    status = getattr(exc, "status_code", None)
+    text = getattr(exc, "error", None)
+    message = text if isinstance(text, str) else error_message(exc)
+    known = isinstance(status, int) and not isinstance(status, bool) and status > 0
+    body = ProviderBody(message=message, has_error=True)
+    return parsed_http(status if known else None, None, body, "ollama")
+
+
+# --- cohere (Fern-generated: ApiError with status_code, body and headers) -------------------
+
+# Cohere's own statuses: 498 an invalid or expired key, 499 a request its caller cancelled.
+_COHERE_STATUS = {498: "provider_auth_failed", 499: "run_cancelled"}
+
+
+def _cohere_api_error(exc: BaseException) -> ErrorDetail | None:
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        return None
+    own = _COHERE_STATUS.get(status)
+    if own is not None:
+        return unvalidated(own, error_message(exc), status=status, source="cohere")
+    body = ProviderBody.read(getattr(exc, "body", None))
+    return _sdk_status_detail(exc, status, body, "cohere")
 
 
 # --- google-genai ----------------------------------------------------------------------------
@@ -459,7 +519,15 @@ def _requests_status_error(exc: BaseException) -> ErrorDetail | None:
 
 # Where a transport error escapes an SDK unwrapped (anthropic's stream iterator, google-genai),
 # the SDK's frames in its traceback are the provider context.
-_SDK_SOURCES = {"openai": "openai", "anthropic": "anthropic", "google.genai": "google"}
+_SDK_SOURCES = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google.genai": "google",
+    **{package: package for package in _OPENAI_COMPATIBLE},
+    "mistralai": "mistral",
+    "ollama": "ollama",
+    "cohere": "cohere",
+}
 _MAX_FRAMES = 64
 
 
@@ -587,7 +655,12 @@ _PYDANTIC_AI_OTHER_CLASSES: dict[str, Handler] = {
 _PACKAGES: dict[str, dict[str, Handler]] = {
     "openai": _openai_family("openai"),
     "anthropic": _openai_family("anthropic"),
+    # OpenAI-compatible APIs whose SDKs are generated like openai's, with their own classes.
+    **{package: _openai_family(package) for package in _OPENAI_COMPATIBLE},
     "google.genai": _GOOGLE_CLASSES,
+    "mistralai": _MISTRAL_CLASSES,
+    "ollama": {"ResponseError": _ollama_response_error},
+    "cohere": {"ApiError": _cohere_api_error},
     "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
     "pydantic_ai": {
         **{name: _pydantic_ai(code) for name, code in _PYDANTIC_AI_CLASSES.items()},

@@ -14,7 +14,7 @@ from typing import Any
 from ._faults import Fault, Reply
 from ._http import BodyError, Context, HttpRequest, HttpResponse, Op, Route, WireFormat
 
-__all__ = ["Endpoint", "Provider", "Streaming", "WireApi", "endpoint_route"]
+__all__ = ["Endpoint", "ErrorBody", "Provider", "Streaming", "WireApi", "endpoint_route"]
 
 # The status and JSON document of an answer.
 Body = Callable[[Route, Context, Reply], tuple[int, Any]]

@@ -4,9 +4,17 @@ A new provider is one module here that ends with a `Provider` (see `.._wire_api`
 entry in PROVIDERS.
 """
 
-from . import anthropic, gemini, openai
+from . import anthropic, azure, cohere, gemini, groq, ollama, openai
 
 __all__ = ["PROVIDERS"]
 
 # Asked in this order; Anthropic before OpenAI: both serve GET /v1/models.
-PROVIDERS = (anthropic.PROVIDER, openai.PROVIDER, gemini.PROVIDER)
+PROVIDERS = (
+    anthropic.PROVIDER,
+    openai.PROVIDER,
+    gemini.PROVIDER,
+    groq.PROVIDER,
+    azure.PROVIDER,
+    ollama.PROVIDER,
+    cohere.PROVIDER,
+)

@@ -23,9 +23,9 @@ from .._http import (
     seconds_text,
     sse,
 )
-from .._wire_api import Endpoint, Provider, Streaming, WireApi, endpoint_route
+from .._wire_api import Endpoint, ErrorBody, Provider, Streaming, WireApi, endpoint_route
 
-__all__ = ["PROVIDER"]
+__all__ = ["ERRORS", "PROVIDER", "ErrorRow", "chat_api", "error_from"]
 
 _ENDPOINTS = (
     Endpoint("POST", "/v1/chat/completions", "openai_chat", "generate"),
@@ -84,10 +84,10 @@ _UNPARSABLE = (
 )
 _INVALID = "invalid_request_error"
 
-_Row = tuple[int, str, str, str | None, str | None]
+ErrorRow = tuple[int, str, str, str | None, str | None]
 # fault: (status, message, type, param, code). A message's {model}, {wait}, {key} and
 # {request_id} are filled in per request.
-_ERRORS: dict[str, _Row] = {
+ERRORS: dict[str, ErrorRow] = {
     "rate_limited":       (429, _RATE_LIMIT, "requests", None, "rate_limit_exceeded"),
     "insufficient_quota": (429, _NO_QUOTA, "insufficient_quota", None, "insufficient_quota"),
     "payment_required":   (402, _INACTIVE, "billing_not_active", None, "billing_not_active"),
@@ -101,8 +101,8 @@ _ERRORS: dict[str, _Row] = {
     "overloaded":         (529, "Overloaded", "overloaded_error", None, None),
 }  # fmt: skip
 # The Responses API words a context overflow its own way, about `input`.
-_RESPONSES_ERRORS: dict[str, _Row] = {
-    **_ERRORS,
+_RESPONSES_ERRORS: dict[str, ErrorRow] = {
+    **ERRORS,
     "context_too_long": (400, _INPUT_TOO_LONG, _INVALID, "input", "context_length_exceeded"),
 }
 
@@ -136,7 +136,9 @@ def _error_object(message: str, etype: str, param: str | None, code: str | None)
     return {"message": message, "type": etype, "param": param, "code": code}
 
 
-def _error(table: Mapping[str, _Row], route: Route, ctx: Context, fault: Fault) -> tuple[int, Any]:
+def _error(
+    table: Mapping[str, ErrorRow], route: Route, ctx: Context, fault: Fault
+) -> tuple[int, Any]:
     """Status and body of an OpenAI error, from `table`."""
     row = table.get(fault.name)
     if row is None:
@@ -424,18 +426,29 @@ def _responses_tool_result(body: Mapping[str, Any]) -> bool:
     return any(str(item.get("type", "")).endswith("_call_output") for item in items)
 
 
+def error_from(table: Mapping[str, ErrorRow]) -> ErrorBody:
+    """The error answers of an OpenAI-shaped table (OpenAI's own, or a compatible API's)."""
+    return partial(_error, table)
+
+
+def chat_api(name: str, error: ErrorBody) -> WireApi:
+    """A Chat Completions API called `name` that fails with `error`: OpenAI's own, and the
+    OpenAI-compatible providers' (Groq, Azure, ...) that word some errors their own way."""
+    return WireApi(
+        name,
+        _FORMAT,
+        body=_completion,
+        error=error,
+        bad_body=_bad_body,
+        streaming=Streaming(_chat_events, _chat_stream_error),
+        carries_tool_result=_chat_tool_result,
+    )
+
+
 PROVIDER = Provider(
     route=partial(endpoint_route, _ENDPOINTS),
     apis=(
-        WireApi(
-            "openai_chat",
-            _FORMAT,
-            body=_completion,
-            error=partial(_error, _ERRORS),
-            bad_body=_bad_body,
-            streaming=Streaming(_chat_events, _chat_stream_error),
-            carries_tool_result=_chat_tool_result,
-        ),
+        chat_api("openai_chat", error_from(ERRORS)),
         WireApi(
             "openai_responses",
             _FORMAT,
@@ -449,14 +462,14 @@ PROVIDER = Provider(
             "openai_models",
             _FORMAT,
             body=lambda route, ctx, reply: (200, _MODEL_LIST),
-            error=partial(_error, _ERRORS),
+            error=partial(_error, ERRORS),
             bad_body=_bad_body,  # never asked: the model list reads no body
         ),
         WireApi(
             UNKNOWN_API,
             _FORMAT,
             body=_not_found,
-            error=partial(_error, _ERRORS),
+            error=partial(_error, ERRORS),
             bad_body=_bad_body,  # never asked: an unknown path is a 404 whatever its body
         ),
     ),
