@@ -26,6 +26,7 @@ from celery import Celery
 from celery.result import AsyncResult
 
 import recoverable as rc
+from recoverable._cooldown_rules import GO
 from recoverable.integrations import celery as rcc
 from recoverable.testing import FakeProvider, Fault
 
@@ -289,3 +290,48 @@ def test_the_task_reports_its_decisions_to_the_failure_hooks() -> None:
         False,
         3,
     )
+
+
+def test_a_quiet_key_becomes_the_countdown_and_outcomes_are_recorded() -> None:
+    eager = Celery("eager-cooldowns", broker="memory://", backend="cache+memory://")
+    eager.conf.task_always_eager = True
+    fleet = rc.Cooldowns.memory().key(source="openai", model="gpt-4o")
+    calls: list[int] = []
+
+    @eager.task(
+        bind=True, base=rcc.ClassifiedTask, recoverable_policy=support.POLICY,
+        recoverable_cooldowns=fleet, name="quieted",
+    )  # fmt: skip
+    def ask(self: Any, fail: bool) -> str:
+        calls.append(1)
+        if fail:
+            raise rc.RecoverableError("provider_quota_exceeded", "no credit", source="openai")
+        return "done"
+
+    fleet.after_failure(
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=20_000).detail,
+        GO,
+    )
+    seen: list[rc.FailureEvent] = []
+    before = rc.get_failure_hooks()
+    rc.set_failure_hooks([seen.append])
+    try:
+        quiet = ask.apply(args=[False])
+    finally:
+        rc.set_failure_hooks(before)
+    assert calls == []  # no attempt spent on a quiet key (eager mode retries at once)
+    event = seen[0]
+    assert (event.kind, event.code, event.attempt) == ("retry", "provider_rate_limited", 1)
+    assert event.wait_s is not None and 19.0 < event.wait_s <= 20.0  # the countdown: time left
+    assert [e.kind for e in seen] == ["retry", "retry", "give_up"]
+    assert quiet.state == "FAILURE"
+    fleet.reset()
+    assert ask.apply(args=[True]).state == "FAILURE"  # a quota failure: recorded as a stop
+    assert (calls, fleet.state().code) == ([1], "provider_quota_exceeded")
+    stopped = ask.apply(args=[False])
+    assert calls == [1]
+    detail = rcc.detail_from_result(stopped)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.details["cooldown"]) == (
+        "provider_quota_exceeded", False, "stop",
+    )  # fmt: skip

@@ -157,3 +157,29 @@ async def test_an_async_step_retries_as_classified() -> None:
     assert (raised.value.code, raised.value.details["attempt"], len(calls)) == (
         "provider_quota_exceeded", 1, 1,
     )  # fmt: skip
+
+
+def test_the_step_consults_cooldowns_before_each_attempt() -> None:
+    fleet = rc.Cooldowns.memory(max_wait_ms=0).key(source="openai")
+    calls: list[int] = []
+
+    @rdb.step(rc.RetryPolicy(attempts=3, initial_delay=0.001), cooldowns=fleet)
+    def ask() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise rc.RecoverableError("provider_quota_exceeded", "no credit", source="openai")
+        return "done"
+
+    with pytest.raises(rdb.RecoverableStepError) as first:
+        ask()
+    assert (first.value.code, len(calls)) == ("provider_quota_exceeded", 1)
+    assert fleet.state().code == "provider_quota_exceeded"  # recorded: a stop for every worker
+    with pytest.raises(rdb.RecoverableStepError) as second:
+        ask()
+    assert len(calls) == 1  # refused before the call
+    assert (second.value.code, second.value.details["cooldown"]) == (
+        "provider_quota_exceeded",
+        "stop",
+    )
+    fleet.reset()
+    assert ask() == "done"

@@ -7,6 +7,7 @@ One server for the module (about 1 s to start); each case about 1-2 s.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
@@ -172,6 +173,43 @@ def test_rc_retry_inside_a_classified_function_defers() -> None:
         wrapped()
     assert calls == [1]  # one attempt: the engine is the retry layer
     assert (raised.value.type, raised.value.non_retryable) == ("network_error", False)
+
+
+def test_a_classified_activity_consults_cooldowns() -> None:
+    fleet = rc.Cooldowns.memory().key(source="anthropic")
+    calls: list[int] = []
+
+    @rt.classified(cooldowns=fleet)
+    async def ask(fail: bool) -> str:
+        calls.append(1)
+        if fail:
+            raise rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=8000)
+        return "done"
+
+    with pytest.raises(ApplicationError) as limited:
+        asyncio.run(ask(True))
+    assert (limited.value.type, len(calls)) == ("provider_rate_limited", 1)
+    with pytest.raises(ApplicationError) as quiet:
+        asyncio.run(ask(False))  # recorded: the key is quiet for every worker
+    assert len(calls) == 1  # refused before the activity ran
+    delay = quiet.value.next_retry_delay
+    assert (quiet.value.type, quiet.value.non_retryable) == ("provider_rate_limited", False)
+    assert delay is not None and 7.0 < delay.total_seconds() <= 8.0  # the time left
+    fleet.reset()
+    assert asyncio.run(ask(False)) == "done"
+
+    @rt.classified(cooldowns=fleet)
+    def sync_ask() -> str:
+        calls.append(1)
+        raise rc.RecoverableError("provider_quota_exceeded", "no credit")
+
+    with pytest.raises(ApplicationError) as stopped:
+        sync_ask()
+    with pytest.raises(ApplicationError) as again:
+        sync_ask()
+    assert len(calls) == 3
+    assert (stopped.value.non_retryable, again.value.non_retryable) == (True, True)
+    assert rt.detail_from_failure(again.value).details["cooldown"] == "stop"
 
 
 def test_to_application_error_carries_every_field() -> None:

@@ -43,7 +43,7 @@ from ._retry import waits_are_off
 if TYPE_CHECKING:
     from ._retry import Retrying
 
-__all__ = ["Cooldowns", "acall_with_cooldowns", "call_with_cooldowns"]
+__all__ = ["Cooldowns", "acall_with_cooldowns", "call_with_cooldowns", "gate_wait_cap"]
 
 
 T = TypeVar("T")
@@ -362,7 +362,7 @@ def _is_amount(value: object) -> bool:
 # --- the retry loop with the gate ------------------------------------------------------------
 
 
-def _max_wait_ms(retrying: Retrying, cooldowns: Cooldowns, started: float) -> int:
+def gate_wait_cap(retrying: Retrying, cooldowns: Cooldowns, started: float) -> int:
     """The longest a gate may wait: the cooldowns' cap, else the policy's, within its deadline."""
     policy = retrying.policy
     cap = cooldowns.max_wait_ms
@@ -383,7 +383,7 @@ def call_with_cooldowns(retrying: Retrying, fn: Callable[..., T], args: Any, kwa
     attempt = 1
     while True:
         retrying._begin(attempt)
-        gate = cooldowns.before_call(_max_wait_ms(retrying, cooldowns, started))
+        gate = cooldowns.before_call(gate_wait_cap(retrying, cooldowns, started))
         if not waits_are_off():
             retrying._wait(gate.wait_s)
         try:
@@ -411,7 +411,7 @@ async def acall_with_cooldowns(
     attempt = 1
     while True:
         retrying._begin(attempt)
-        gate = cooldowns.before_call(_max_wait_ms(retrying, cooldowns, started))
+        gate = cooldowns.before_call(gate_wait_cap(retrying, cooldowns, started))
         if not waits_are_off():
             await retrying._await_wait(gate.wait_s)
         try:

@@ -30,6 +30,7 @@ from ._instrumentation import FailureEvent, report
 from ._policy import RetryPolicy
 
 if TYPE_CHECKING:
+    from ._cooldown_rules import Gate
     from ._cooldowns import Cooldowns
 
 __all__ = [
@@ -132,7 +133,7 @@ class Retrying:
     False: retry here too (the engine then sees only what is left when this gives up)."""
     cooldowns: Cooldowns | None = None
     """Quiet times, circuit breakers and budgets shared with other processes (`Cooldowns`):
-    consulted before every attempt of the call and decorator forms (see `_cooldowns`)."""
+    consulted before every attempt of every form (see `_cooldowns`)."""
 
     # --- the decision (pure but for the clock) -------------------------------------------
 
@@ -218,9 +219,28 @@ class Retrying:
                 await self.asleep(step)
                 left -= step
 
-    def _no_cooldowns(self, form: str) -> None:
-        if self.cooldowns is not None:
-            raise TypeError(f"cooldowns= works with call(), acall() and the decorator, not {form}")
+    def _gate(self, started: float) -> Gate | None:
+        """Before an attempt: the cooldowns' gate (None without cooldowns); raises when the
+        key refuses the attempt (stopped, open, quiet past the cap, budget spent)."""
+        cooldowns = self.cooldowns
+        if cooldowns is None:
+            return None
+        from ._cooldowns import gate_wait_cap  # loaded already: it made `cooldowns`
+
+        return cooldowns.before_call(gate_wait_cap(self, cooldowns, started))
+
+    def _record(self, gate: Gate | None, error: Exception | None) -> bool:
+        """After an attempt: tell the cooldowns how it went; True when the next gate waits
+        out this failure (so the retry need not wait too)."""
+        cooldowns = self.cooldowns
+        if cooldowns is None or gate is None:
+            return False
+        if error is None:
+            cooldowns.after_success(gate)
+            return False
+        detail = classify(error)
+        cooldowns.after_failure(detail, gate)
+        return cooldowns.waits_out(detail)
 
     # --- call forms ----------------------------------------------------------------------
 
@@ -327,31 +347,42 @@ class Retrying:
     # --- block form ----------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[Attempt]:
-        """`for attempt in retry(...): with attempt: ...` retries the block."""
-        self._no_cooldowns("the block form")
+        """`for attempt in retry(...): with attempt: ...` retries the block (with `cooldowns`,
+        the gate runs before each attempt and its outcome is recorded after it)."""
         started = self.clock()
         attempt = Attempt(1)
         while True:
             self._begin(attempt.number)
+            gate = self._gate(started)
+            if gate is not None and not _testing:
+                self._wait(gate.wait_s)
             yield attempt
+            gated = self._record(gate, attempt.error)
             if attempt.error is None:
                 return
-            self._wait(self._after_failure(attempt.error, attempt.number, started))
+            wait_s = self._after_failure(attempt.error, attempt.number, started)
+            if not gated:
+                self._wait(wait_s)
             attempt = Attempt(attempt.number + 1)
 
     async def __aiter__(self) -> AsyncIterator[Attempt]:
-        """`async for attempt in retry(...): with attempt: ...` retries the block."""
-        self._no_cooldowns("the block form")
+        """`async for attempt in retry(...): with attempt: ...` retries the block (with
+        `cooldowns`, as the sync block form)."""
         started = self.clock()
         attempt = Attempt(1)
         while True:
             _check_task_cancel(attempt.number)
             self._begin(attempt.number)
+            gate = self._gate(started)
+            if gate is not None and not _testing:
+                await self._await_wait(gate.wait_s)
             yield attempt
+            gated = self._record(gate, attempt.error)
             if attempt.error is None:
                 return
             wait_s = self._after_failure(attempt.error, attempt.number, started)
-            await self._await_wait(wait_s)
+            if not gated:
+                await self._await_wait(wait_s)
             attempt = Attempt(attempt.number + 1)
 
     # --- streams: hold the error until the outcome is known ---------------------------------
@@ -368,21 +399,33 @@ class Retrying:
         A retried attempt emits nothing; only a terminal failure is reported, once: as the
         item `on_error(detail)` when given, else raised as `RecoverableError`. Once an attempt
         has yielded output it is not retried (the reader would see it twice) unless
-        `retry_after_output` is set.
+        `retry_after_output` is set. With `cooldowns`, the gate runs before each attempt (a
+        refusal is the terminal failure) and each attempt's outcome is recorded.
         """
-        self._no_cooldowns("stream()")
         started = self.clock()
         attempt = 1
         while True:
             _check_task_cancel(attempt)
             self._begin(attempt)  # the same prelude as every other form: cancel, then hook
             produced = False
+            gated = False
+            try:
+                gate = self._gate(started)
+                if gate is not None and not _testing:
+                    await self._await_wait(gate.wait_s)
+            except RecoverableError as refused:
+                if on_error is None:
+                    raise
+                yield on_error(refused.detail)
+                return
             try:
                 async for item in open_stream():
                     produced = True
                     yield item
+                self._record(gate, None)
                 return
             except Exception as exc:
+                gated = self._record(gate, exc)
                 terminal: BaseException | None = None
                 wait_s = 0.0
                 try:
@@ -398,7 +441,8 @@ class Retrying:
                         raise terminal from terminal.__cause__
                     yield on_error(classify(terminal))
                     return
-                await self._await_wait(wait_s)
+                if not gated:
+                    await self._await_wait(wait_s)
             attempt += 1
 
 

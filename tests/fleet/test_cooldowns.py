@@ -180,10 +180,70 @@ def test_async_calls_wait_out_the_shared_quiet(make: Factory, clock: Clock) -> N
     assert (answer, calls, clock.slept) == ("ok", [1], [0.7])
 
 
-def test_the_block_form_says_it_does_not_take_cooldowns(clock: Clock) -> None:
-    attempts = iter(rc.retry(cooldowns=rc.Cooldowns.memory()))
-    with pytest.raises(TypeError, match="call\\(\\), acall\\(\\) and the decorator"):
-        next(attempts)
+def test_the_block_form_consults_the_gate_and_records_the_outcome(
+    make: Factory, clock: Clock
+) -> None:
+    a, b = worker(make, clock), worker(make, clock)
+    failures = [rate_limited(2000)]
+    numbers: list[int] = []
+    for attempt in retrying(clock, a):
+        with attempt:
+            numbers.append(attempt.number)
+            if failures:
+                raise failures.pop()
+    assert numbers == [1, 2]
+    assert clock.slept == [2.0]  # the gate waited the hint; the loop did not wait it again
+    b.after_failure(rate_limited(30_000).detail, GO)  # now quiet for 30 s, for everyone
+    entered: list[int] = []
+
+    def blocked() -> None:
+        for attempt in retrying(clock, worker(make, clock, max_wait_ms=0)):
+            with attempt:
+                entered.append(attempt.number)
+
+    detail = refusal(blocked)
+    assert entered == []  # refused before the block ran: no call spent
+    assert (detail.code, detail.retry_after_ms) == ("provider_rate_limited", 30_000)
+    assert detail.details["cooldown"] == "quiet"
+
+
+def test_the_async_block_form_and_stream_consult_the_gate(make: Factory, clock: Clock) -> None:
+    a = worker(make, clock)
+
+    async def asleep(seconds: float) -> None:
+        clock.sleep(seconds)
+
+    async def block() -> list[int]:
+        failures = [rate_limited(2000)]
+        numbers: list[int] = []
+        async for attempt in retrying(clock, a, asleep=asleep):
+            with attempt:
+                numbers.append(attempt.number)
+                if failures:
+                    raise failures.pop()
+        return numbers
+
+    assert asyncio.run(block()) == [1, 2]
+    assert clock.slept == [2.0]
+    opened: list[int] = []
+
+    async def items() -> Any:
+        opened.append(1)
+        if len(opened) == 1:
+            raise rate_limited(1500)
+        yield "x"
+
+    async def relay(cooldowns: rc.Cooldowns) -> list[object]:
+        stream = retrying(clock, cooldowns, asleep=asleep).stream(items, on_error=lambda d: d)
+        return [item async for item in stream]
+
+    streams = a.key("streams")  # a key of its own: the block's pace is not in the way
+    assert asyncio.run(relay(streams)) == ["x"]
+    assert (opened, clock.slept) == ([1, 1], [2.0, 1.5])
+    streams.after_failure(rate_limited(30_000).detail, GO)
+    [detail] = asyncio.run(relay(worker(make, clock, max_wait_ms=0).key("streams")))
+    assert isinstance(detail, rc.ErrorDetail)
+    assert (detail.code, detail.retry_after_ms, len(opened)) == ("provider_rate_limited", 30_000, 2)
 
 
 # --- a store that fails ---------------------------------------------------------------------

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import os
+import time
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._detail import ErrorDetail
 from . import _events
 from ._cli_modules import CLI_NAMES, module_for
+from ._cooldown_gate import CliCooldowns, cli_gate
 from ._discovery import CliInfo, choose, discover, find_executable, usable_in_order
 from ._events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
 from ._events import Done, Event, RunResult
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
 
     from .._cancel import CancelSignal
 
+_CANCEL_POLL_S = 0.05  # how often a wait before a CLI looks at a cancel it cannot wait on
 _OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
 
 
@@ -109,6 +113,7 @@ async def stream(
     *,
     options: RunOptions | None = None,
     cancel: asyncio.Event | None = None,
+    cooldowns: CliCooldowns | None = None,
     **fields: Any,
 ) -> AsyncGenerator[Event, None]:
     """Run a CLI on `prompt`; yield its events as they come; the last one is `Done`.
@@ -119,7 +124,11 @@ async def stream(
     comes as a warning with `details["fallback_to"]`); the result's `cli` and `failures` say
     who answered and what failed before. Options are `RunOptions` fields (model, cwd, env,
     timeout, ...), the same for every CLI. Setting `cancel` stops the run (SIGTERM to its
-    group, then SIGKILL) and ends it `run_cancelled`.
+    group, then SIGKILL) and ends it `run_cancelled`. `cooldowns`: shared quiet times
+    consulted before each CLI starts and told how it ended (a `Cooldowns`, a mapping of CLI
+    name to `Cooldowns` or a function of the CLI name; see `agents._cooldown_gate`): a key
+    quiet for longer than its `max_wait_ms` fails that CLI at once with `retry_after_ms`,
+    and the run moves to the next CLI.
     """
     settings = _options(options, fields)
     plan = _plan(prompt, cli, settings)
@@ -128,11 +137,20 @@ async def stream(
     failures: list[ErrorDetail] = []
     for index, (module, argv) in enumerate(plan):
         gate = FallbackGate(failures, plan[index + 1][0].NAME if index + 1 < len(plan) else None)
-        runner = run_process(module, argv, settings, cancel=cancel)
-        async with contextlib.aclosing(runner) as events:
-            async for event in events:
+        turn = cli_gate(cooldowns, module.NAME, settings.model)
+        if turn.refused is not None:
+            for event in turn.refusal_events(module.NAME):
                 for out in gate.feed(event):
                     yield out
+        else:
+            if turn.wait_s > 0:
+                await _wait_async(turn.wait_s, cancel)
+            runner = run_process(module, argv, settings, cancel=cancel)
+            async with contextlib.aclosing(runner) as events:
+                async for event in events:
+                    turn.record(event)
+                    for out in gate.feed(event):
+                        yield out
         if gate.finished:
             return
 
@@ -143,12 +161,14 @@ async def run(
     *,
     options: RunOptions | None = None,
     cancel: asyncio.Event | None = None,
+    cooldowns: CliCooldowns | None = None,
     **fields: Any,
 ) -> RunResult:
     """Run a CLI to the end; the `RunResult` (its `events`: the last `keep_events`, by
-    default RUN_KEEP_EVENTS)."""
+    default RUN_KEEP_EVENTS). `cooldowns`: as `stream`'s."""
     settings = _keeping(options, fields)
-    async with contextlib.aclosing(stream(prompt, cli, options=settings, cancel=cancel)) as events:
+    runner = stream(prompt, cli, options=settings, cancel=cancel, cooldowns=cooldowns)
+    async with contextlib.aclosing(runner) as events:
         async for event in events:
             if isinstance(event, Done):
                 return event.result
@@ -161,14 +181,17 @@ def stream_sync(
     *,
     options: RunOptions | None = None,
     cancel: CancelSignal | None = None,
+    cooldowns: CliCooldowns | None = None,
     **fields: Any,
 ) -> Generator[Event, None, None]:
     """`stream` for synchronous code: the same events, no event loop, no asyncio.
 
     `cancel`: a `threading.Event` (anything with `is_set()`). Closing the iterator early stops
-    the run's process group.
+    the run's process group. `cooldowns`: as `stream`'s.
     """
-    yield from _sync_events(prompt, cli, _options(options, fields), cancel, holds_thread=False)
+    settings = _options(options, fields)
+    plan = _plan(prompt, cli, settings)
+    yield from _sync_events(plan, settings, cancel, cooldowns, holds_thread=False)
 
 
 def run_sync(
@@ -177,10 +200,13 @@ def run_sync(
     *,
     options: RunOptions | None = None,
     cancel: CancelSignal | None = None,
+    cooldowns: CliCooldowns | None = None,
     **fields: Any,
 ) -> RunResult:
     """`run` for synchronous code (any thread; no event loop needed)."""
-    events = _sync_events(prompt, cli, _keeping(options, fields), cancel, holds_thread=True)
+    settings = _keeping(options, fields)
+    plan = _plan(prompt, cli, settings)
+    events = _sync_events(plan, settings, cancel, cooldowns, holds_thread=True)
     with contextlib.closing(events):
         for event in events:
             if isinstance(event, Done):
@@ -189,21 +215,55 @@ def run_sync(
 
 
 def _sync_events(
-    prompt: str,
-    cli: str | Sequence[str],
+    plan: list[tuple[CliModule[Any], list[str]]],
     settings: RunOptions,
     cancel: CancelSignal | None,
+    cooldowns: CliCooldowns | None,
     *,
     holds_thread: bool,
 ) -> Generator[Event, None, None]:
     """The events of a synchronous run, along the CLIs of its plan (`stream`'s fallback)."""
-    plan = _plan(prompt, cli, settings)
     failures: list[ErrorDetail] = []
     for index, (module, argv) in enumerate(plan):
         gate = FallbackGate(failures, plan[index + 1][0].NAME if index + 1 < len(plan) else None)
-        runner = run_process_sync(module, argv, settings, cancel=cancel, holds_thread=holds_thread)
-        with contextlib.closing(runner) as events:
-            for event in events:
+        turn = cli_gate(cooldowns, module.NAME, settings.model)
+        if turn.refused is not None:
+            for event in turn.refusal_events(module.NAME):
                 yield from gate.feed(event)
+        else:
+            if turn.wait_s > 0:
+                _wait_sync(turn.wait_s, cancel)
+            runner = run_process_sync(
+                module, argv, settings, cancel=cancel, holds_thread=holds_thread
+            )
+            with contextlib.closing(runner) as events:
+                for event in events:
+                    turn.record(event)
+                    yield from gate.feed(event)
         if gate.finished:
             return
+
+
+def _wait_sync(seconds: float, cancel: CancelSignal | None) -> None:
+    """Wait out a quiet key before a CLI starts; a set `cancel` ends the wait (the run then
+    ends `run_cancelled` as any cancelled run does)."""
+    wait = getattr(cancel, "wait", None)
+    if wait is not None and not inspect.iscoroutinefunction(wait):
+        wait(seconds)
+        return
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if cancel is not None and cancel.is_set():
+            return
+        time.sleep(min(left, _CANCEL_POLL_S))
+
+
+async def _wait_async(seconds: float, cancel: asyncio.Event | None) -> None:
+    """`_wait_sync` for the async runs."""
+    import asyncio
+
+    if cancel is None:
+        await asyncio.sleep(seconds)
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(cancel.wait(), seconds)

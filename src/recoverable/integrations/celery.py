@@ -20,7 +20,7 @@ An `unknown` failure gets Celery's default, which is not to retry.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from celery import Task
 from celery.result import AsyncResult
@@ -37,6 +37,10 @@ from .._detail import (
 from .._engine_scope import engine_retries
 from .._instrumentation import FailureEvent, FailureKind, report
 from .._policy import RetryPolicy
+
+if TYPE_CHECKING:
+    from .._cooldown_rules import Gate
+    from .._cooldowns import Cooldowns
 
 __all__ = ["ClassifiedTask", "detail_from_exception", "detail_from_result", "next_retry"]
 
@@ -79,17 +83,43 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
 
     recoverable_policy: ClassVar[RetryPolicy] = RetryPolicy()
     """How many attempts, which backoff, and the longest server hint worth sleeping."""
+    recoverable_cooldowns: ClassVar[Cooldowns | None] = None
+    """A `Cooldowns` key consulted before each attempt: a quiet key (or an open circuit)
+    is not waited out in the worker; the attempt fails at once with the remaining time as
+    `retry_after_ms`, which becomes the countdown (or stops the task when over the policy's
+    `max_retry_after_ms`, so a fallback can act); a stopped key or a spent budget stops it.
+    The attempt's outcome is recorded on the key."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with engine_retries("celery"):
+            gate: Gate | None = None
             try:
-                return super().__call__(*args, **kwargs)
+                gate = self._gate()
+                value = super().__call__(*args, **kwargs)
             except Exception as exc:
                 if type(exc).__module__.split(".", 1)[0] in _CELERY_PACKAGES:
                     raise  # Retry, Ignore, Reject, time limits: Celery's own
+                if gate is not None:
+                    self._record(gate, exc)
                 # Not chained: Celery stores the traceback text in the result backend, and the
                 # original's text is unscrubbed; the detail's `cause` keeps a scrubbed summary.
                 raise self._after_failure(exc) from None
+            if gate is not None:
+                self._record(gate, None)
+            return value
+
+    def _gate(self) -> Gate | None:
+        """The cooldowns' gate before this attempt; never waits (0 ms): a wait is a countdown."""
+        cooldowns = self.recoverable_cooldowns
+        return None if cooldowns is None else cooldowns.before_call(0)
+
+    def _record(self, gate: Gate, error: Exception | None) -> None:
+        cooldowns = self.recoverable_cooldowns
+        assert cooldowns is not None
+        if error is None:
+            cooldowns.after_success(gate)
+        else:
+            cooldowns.after_failure(classify(error), gate)
 
     def _after_failure(self, exc: Exception) -> Exception:
         policy = self.recoverable_policy

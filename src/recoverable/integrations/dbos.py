@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from dbos import DBOS
 
@@ -47,6 +47,9 @@ from .._detail import (
 from .._engine_scope import engine_retries
 from .._policy import RetryPolicy
 from .._retry import Retrying
+
+if TYPE_CHECKING:
+    from .._cooldowns import Cooldowns
 
 __all__ = ["RecoverableStepError", "detail_from_error", "should_retry", "step"]
 
@@ -74,19 +77,25 @@ def should_retry(error: BaseException) -> bool:
 
 
 def step(
-    policy: RetryPolicy | None = None, /, **dbos_options: Any
+    policy: RetryPolicy | None = None,
+    /,
+    *,
+    cooldowns: Cooldowns | None = None,
+    **dbos_options: Any,
 ) -> Callable[[Callable[P, T]], Callable[P, T]]:
     """Decorate a function (sync or async) as a DBOS step retried by recoverable under
     `policy`.
 
-    `dbos_options` go to `DBOS.step` (`name`, ...); its retry options are refused, since
-    DBOS's loop is the layer switched off.
+    `cooldowns`: a `Cooldowns` key consulted before every attempt and told how it ended, as
+    `rc.retry(policy, cooldowns=...)` does (the step's retry is that retry). `dbos_options`
+    go to `DBOS.step` (`name`, ...); its retry options are refused, since DBOS's loop is the
+    layer switched off.
     """
     refused = {"retries_allowed", "max_attempts", "interval_seconds", "backoff_rate"}
     if refused & dbos_options.keys():
         drop = sorted(refused & dbos_options.keys())
         raise TypeError(f"rdb.step retries by its policy; drop {drop}")
-    retrying = Retrying(policy or RetryPolicy(), defer_to_engine=False)
+    retrying = Retrying(policy or RetryPolicy(), defer_to_engine=False, cooldowns=cooldowns)
 
     def decorate(fn: Callable[P, T]) -> Callable[P, T]:
         wrapped = _async_step if inspect.iscoroutinefunction(fn) else _sync_step

@@ -29,7 +29,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast, overload
 
 from temporalio import activity
 from temporalio.exceptions import (
@@ -53,6 +53,10 @@ from .._detail import ErrorDetail, PayloadError, mark_exhausted, with_details
 from .._engine_scope import engine_retries
 from .._instrumentation import FailureEvent, report
 from .._policy import DEFAULT_MAX_RETRY_AFTER_MS
+
+if TYPE_CHECKING:
+    from .._cooldown_rules import Gate
+    from .._cooldowns import Cooldowns
 
 __all__ = [
     "ClassifyInterceptor",
@@ -199,31 +203,70 @@ def _failure_event(
     return FailureEvent("retry", detail, attempt=info.attempt, wait_s=wait_s, name=name)
 
 
-def classified(fn: Callable[P, T]) -> Callable[P, T]:
+@overload
+def classified(fn: Callable[P, T], /) -> Callable[P, T]: ...
+@overload
+def classified(
+    fn: None = None, /, *, cooldowns: Cooldowns | None = None
+) -> Callable[[Callable[P, T]], Callable[P, T]]: ...
+def classified(fn: Any = None, /, *, cooldowns: Cooldowns | None = None) -> Any:
     """Decorate an activity (sync or async; put it under `@activity.defn`): whatever it
-    raises reaches Temporal classified, and `rc.retry` inside defers to Temporal's retry."""
+    raises reaches Temporal classified, and `rc.retry` inside defers to Temporal's retry.
+
+    `@rt.classified(cooldowns=key)`: the `Cooldowns` key is consulted before the activity
+    runs and told how it ended. A quiet key (or an open circuit) is not waited out in the
+    worker: the attempt fails at once with the remaining time as `retry_after_ms`, which is
+    Temporal's `next_retry_delay` (or a stop, over the longest hint worth sleeping); a
+    stopped key or a spent budget fails it not retryable.
+    """
+    if fn is None:
+        return functools.partial(_classified, cooldowns=cooldowns)
+    return _classified(fn, cooldowns=cooldowns)
+
+
+def _classified(fn: Callable[P, T], *, cooldowns: Cooldowns | None) -> Callable[P, T]:
     if inspect.iscoroutinefunction(fn):
         afn = cast(Callable[..., Any], fn)
 
         @functools.wraps(fn)
         async def async_activity(*args: Any, **kwargs: Any) -> Any:
             with engine_retries("temporal"):
+                gate = None
                 try:
-                    return await afn(*args, **kwargs)
+                    gate = None if cooldowns is None else cooldowns.before_call(0)
+                    value = await afn(*args, **kwargs)
                 except Exception as exc:
+                    _record(cooldowns, gate, exc)
                     raise _application_error(exc) from None
+                _record(cooldowns, gate, None)
+                return value
 
         return cast(Callable[P, T], async_activity)
 
     @functools.wraps(fn)
     def activity_fn(*args: P.args, **kwargs: P.kwargs) -> T:
         with engine_retries("temporal"):
+            gate = None
             try:
-                return fn(*args, **kwargs)
+                gate = None if cooldowns is None else cooldowns.before_call(0)
+                value = fn(*args, **kwargs)
             except Exception as exc:
+                _record(cooldowns, gate, exc)
                 raise _application_error(exc) from None
+            _record(cooldowns, gate, None)
+            return value
 
     return activity_fn
+
+
+def _record(cooldowns: Cooldowns | None, gate: Gate | None, error: Exception | None) -> None:
+    """Tell the key how an attempt that passed its gate ended."""
+    if cooldowns is None or gate is None:
+        return
+    if error is None:
+        cooldowns.after_success(gate)
+    else:
+        cooldowns.after_failure(classify(error), gate)
 
 
 class _ClassifyActivity(ActivityInboundInterceptor):

@@ -1,0 +1,101 @@
+"""Shared cooldowns before each CLI of a run (`agents.run(..., cooldowns=...)`).
+
+Before a CLI starts, its key is consulted: a quiet key is waited out (up to the cooldowns'
+`max_wait_ms`, by default the retry policy's `max_retry_after_ms`); a longer quiet time, a
+stop after a quota failure or an open circuit ends that CLI at once, without starting it, as
+a failed run whose error carries the remaining time in `retry_after_ms` (so a run with
+several CLIs moves to the next one). When the CLI's run ends, its outcome is recorded on
+the key: a rate limit, an overload or a quota failure quiets or stops it for every process
+sharing the store.
+
+Which key: a mapping of CLI name to `Cooldowns`, a function of the CLI name, or one
+`Cooldowns`: narrowed with `.key(...)` it is that key for every CLI; not narrowed, each CLI
+gets its own key (source = the CLI, model = the run's model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from .._detail import ErrorDetail, RecoverableError, copy_with
+from ._events import Done, Error, Event, RunResult
+
+if TYPE_CHECKING:
+    from .._cooldown_rules import Gate
+    from .._cooldowns import Cooldowns
+
+__all__ = ["CliCooldowns", "CliGate", "cli_gate"]
+
+CliCooldowns: TypeAlias = "Cooldowns | Mapping[str, Cooldowns] | Callable[[str], Cooldowns | None]"
+"""What `cooldowns=` of a run takes: see the module's docstring."""
+
+_UNNARROWED = "*/*/*"  # Cooldowns.scope before .key(...)
+
+
+def _key_for(cooldowns: CliCooldowns, cli: str, model: str | None) -> Cooldowns | None:
+    from .._cooldowns import Cooldowns
+
+    if isinstance(cooldowns, Cooldowns):
+        if cooldowns.scope == _UNNARROWED:
+            return cooldowns.key(source=cli, model=model)
+        return cooldowns
+    if isinstance(cooldowns, Mapping):
+        return cooldowns.get(cli)
+    if callable(cooldowns):
+        key = cooldowns(cli)
+        if key is not None and not isinstance(key, Cooldowns):
+            raise TypeError(f"cooldowns({cli!r}) must return a Cooldowns or None")
+        return key
+    raise TypeError(
+        "cooldowns= takes a Cooldowns, a mapping of CLI name to Cooldowns or a function of "
+        f"the CLI name, not {type(cooldowns).__name__}"
+    )
+
+
+@dataclass(slots=True)
+class CliGate:
+    """One CLI's turn at the key: the wait before it, or its refusal; then its outcome."""
+
+    key: Cooldowns | None
+    gate: Gate | None = None
+    wait_s: float = 0.0
+    """How long to wait before starting the CLI."""
+    refused: ErrorDetail | None = None
+    """Set: the CLI must not start; this is its failure."""
+
+    def refusal_events(self, cli: str) -> list[Event]:
+        """The events of a CLI that never started: its error, then its failed `Done`."""
+        assert self.refused is not None
+        detail = copy_with(self.refused, source=cli)
+        result = RunResult(success=False, error=detail, cli=cli)
+        return [Error(detail), Done(result)]
+
+    def record(self, event: Event) -> None:
+        """Record a run's outcome on the key when `event` is its `Done`."""
+        if self.key is None or self.gate is None or not isinstance(event, Done):
+            return
+        error = event.result.error
+        if error is None:
+            self.key.after_success(self.gate)
+        else:
+            self.key.after_failure(error, self.gate)
+
+
+def cli_gate(cooldowns: CliCooldowns | None, cli: str, model: str | None) -> CliGate:
+    """Consult the key of `cli` before starting it (a refusal is kept, not raised)."""
+    if cooldowns is None:
+        return CliGate(None)
+    key = _key_for(cooldowns, cli, model)
+    if key is None:
+        return CliGate(None)
+    from .._policy import RetryPolicy
+    from .._retry import waits_are_off
+
+    cap = key.max_wait_ms if key.max_wait_ms is not None else RetryPolicy().max_retry_after_ms
+    try:
+        gate = key.before_call(cap)
+    except RecoverableError as refused:
+        return CliGate(key, refused=refused.detail)
+    return CliGate(key, gate, 0.0 if waits_are_off() else gate.wait_s)
