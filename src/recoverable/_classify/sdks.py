@@ -227,6 +227,68 @@ def _google_api_error(exc: BaseException) -> ErrorDetail | None:
     return _sdk_status_detail(exc, status, ProviderBody.read(body), "google")
 
 
+# --- google-api-core (Vertex AI and the Google Cloud clients) --------------------------------
+
+# gRPC's canonical codes by number (what `from_grpc_status` keeps when grpcio is absent) and
+# the HTTP status google.rpc maps each to: the same tables a Gemini answer goes through.
+_RPC_CODES = {
+    1: ("CANCELLED", 499), 2: ("UNKNOWN", 500), 3: ("INVALID_ARGUMENT", 400),
+    4: ("DEADLINE_EXCEEDED", 504), 5: ("NOT_FOUND", 404), 6: ("ALREADY_EXISTS", 409),
+    7: ("PERMISSION_DENIED", 403), 8: ("RESOURCE_EXHAUSTED", 429),
+    9: ("FAILED_PRECONDITION", 400), 10: ("ABORTED", 409), 11: ("OUT_OF_RANGE", 400),
+    12: ("UNIMPLEMENTED", 501), 13: ("INTERNAL", 500), 14: ("UNAVAILABLE", 503),
+    15: ("DATA_LOSS", 500), 16: ("UNAUTHENTICATED", 401),
+}  # fmt: skip
+_RPC_STATUS = {name: status for name, status in _RPC_CODES.values()}
+# The gRPC classes' canonical names, for when grpcio is absent (their `grpc_status_code` is None).
+_RPC_CLASSES = {
+    "ResourceExhausted": "RESOURCE_EXHAUSTED", "ServiceUnavailable": "UNAVAILABLE",
+    "DeadlineExceeded": "DEADLINE_EXCEEDED", "InvalidArgument": "INVALID_ARGUMENT",
+    "PermissionDenied": "PERMISSION_DENIED", "Unauthenticated": "UNAUTHENTICATED",
+    "FailedPrecondition": "FAILED_PRECONDITION", "OutOfRange": "OUT_OF_RANGE",
+    "Unknown": "UNKNOWN", "Cancelled": "CANCELLED", "Aborted": "ABORTED",
+    "DataLoss": "DATA_LOSS",
+}  # fmt: skip
+
+
+def _rpc_name(exc: BaseException) -> str | None:
+    """The google.rpc canonical name: grpcio's enum, a bare number, else the class's own."""
+    code = getattr(exc, "grpc_status_code", None)
+    name = getattr(code, "name", None)  # grpc.StatusCode
+    if isinstance(name, str):
+        return name
+    if type(code) is int and code in _RPC_CODES:
+        return _RPC_CODES[code][0]
+    names = (klass.__name__ for klass in type(exc).__mro__)
+    return next((_RPC_CLASSES[n] for n in names if n in _RPC_CLASSES), None)
+
+
+def _google_call_error(exc: BaseException) -> ErrorDetail | None:
+    """`GoogleAPICallError`: the answer's own body when the error came from an HTTP response
+    (`from_http_response` keeps it), else its message, status and JSON details; the gRPC
+    name lets RESOURCE_EXHAUSTED go through google-genai's quota-vs-rate rule."""
+    name = _rpc_name(exc)
+    if name == "CANCELLED":  # the caller's own cancellation, not the provider's answer
+        return unvalidated("run_cancelled", error_message(exc), source="google")
+    status = getattr(exc, "code", None)
+    if not isinstance(status, int) or isinstance(status, bool):
+        status = _RPC_STATUS.get(name) if name else None
+    if status is None:
+        return None
+    data = parse_body(getattr(getattr(exc, "response", None), "_content", None))
+    error = data.get("error") if type(data) is dict else None
+    if type(error) is not dict:
+        details = getattr(exc, "details", None)
+        error = {
+            "code": status,
+            "message": getattr(exc, "message", None),
+            "details": [d for d in details if type(d) is dict] if type(details) is list else [],
+        }
+    if name and not error.get("status"):
+        error = {**error, "status": name}
+    return _sdk_status_detail(exc, status, ProviderBody.read({"error": error}), "google")
+
+
 # --- litellm ---------------------------------------------------------------------------------
 
 _LITELLM_PROVIDERS = {"gemini": "google", "vertex_ai": "google", "vertex_ai_beta": "google"}
@@ -523,6 +585,8 @@ _SDK_SOURCES = {
     "openai": "openai",
     "anthropic": "anthropic",
     "google.genai": "google",
+    "google.api_core": "google",
+    "google.auth": "google",  # the Google Cloud REST clients' requests session
     **{package: package for package in _OPENAI_COMPATIBLE},
     "mistralai": "mistral",
     "ollama": "ollama",
@@ -581,10 +645,15 @@ _HTTPX_CLASSES: dict[str, Handler] = {
 
 
 def _requests_connection_error(exc: BaseException) -> ErrorDetail:
-    """requests raises one class for both phases: urllib3's error in the chain tells them apart."""
+    """requests raises one class for both phases: urllib3's error in the chain tells them apart.
+    Raised through an SDK (Google Cloud's REST session), the phase names the provider code."""
     phase = _phase_of(exc)
+    source = _sdk_source(exc)
+    code = "network_error"
+    if source is not None:
+        code = "provider_unreachable" if phase == "connect" else "provider_connection_lost"
     return unvalidated(
-        "network_error", error_message(exc), details={"phase": phase} if phase else None
+        code, error_message(exc), source=source, details={"phase": phase} if phase else None
     )
 
 
@@ -658,6 +727,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     # OpenAI-compatible APIs whose SDKs are generated like openai's, with their own classes.
     **{package: _openai_family(package) for package in _OPENAI_COMPATIBLE},
     "google.genai": _GOOGLE_CLASSES,
+    "google.api_core": {"GoogleAPICallError": _google_call_error},
     "mistralai": _MISTRAL_CLASSES,
     "ollama": {"ResponseError": _ollama_response_error},
     "cohere": {"ApiError": _cohere_api_error},
