@@ -31,6 +31,7 @@ from google.api_core import exceptions as google_exceptions
 from google.auth.credentials import AnonymousCredentials
 from google.auth.transport.requests import AuthorizedSession
 from google.genai import types as genai_types
+from huggingface_hub import InferenceClient
 from mistralai.client import Mistral
 
 import recoverable as rc
@@ -170,6 +171,12 @@ def _google_api_core(fake: FakeProvider, stream: bool) -> list[Any]:
     return [response.json()]
 
 
+def _huggingface(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = InferenceClient(base_url=fake.openai_url, api_key="hf_fake", timeout=SDK_TIMEOUT)
+    answer = client.chat_completion(messages=MESSAGES, model="gpt-4o", stream=stream)
+    return list(answer) if stream else [answer]
+
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
@@ -188,6 +195,8 @@ SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "cohere": (_cohere, False),
     "cohere stream": (_cohere, True),
     "google-api-core": (_google_api_core, False),
+    "huggingface-hub": (_huggingface, False),
+    "huggingface-hub stream": (_huggingface, True),
 }
 
 

@@ -289,6 +289,47 @@ def _google_call_error(exc: BaseException) -> ErrorDetail | None:
     return _sdk_status_detail(exc, status, ProviderBody.read({"error": error}), "google")
 
 
+# --- huggingface-hub (InferenceClient: httpx2 underneath) ------------------------------------
+
+
+def _hf_http_error(exc: BaseException) -> ErrorDetail | None:
+    """`HfHubHTTPError` and its subclasses: the response it keeps (status, body, headers)."""
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    if not isinstance(status, int) or isinstance(status, bool):
+        return None
+    try:
+        content: object = response.content  # type: ignore[union-attr]
+    except Exception:  # a streamed response that was never read
+        content = None
+    body = ProviderBody.read(content)
+    if not body.message:
+        server = getattr(exc, "server_message", None)
+        text = server if isinstance(server, str) and server else error_message(exc)
+        body = body._replace(message=text, has_error=True)
+    return parsed_http(status, getattr(response, "headers", None), body, "huggingface")
+
+
+def _hf_stream_error(exc: BaseException) -> ErrorDetail:
+    """A stream's error line: the `error` it carried (a dict from an OpenAI-compatible server,
+    Text Generation Inference's sentence) is the exception's argument."""
+    error = exc.args[0] if exc.args else None
+    if type(error) is dict:
+        return parsed_http(None, None, ProviderBody.read({"error": error}), "huggingface")
+    body = ProviderBody(message=error_message(exc), has_error=True)
+    return parsed_http(None, None, body, "huggingface")
+
+
+_HF_CLASSES: dict[str, Handler] = {
+    "HfHubHTTPError": _hf_http_error,
+    "TextGenerationError": _hf_stream_error,
+    "OverloadedError": always("provider_overloaded", source="huggingface"),
+    "ValidationError": always("provider_invalid_request", source="huggingface"),  # TGI's
+    "IncompleteGenerationError": always("provider_output_truncated", source="huggingface"),
+    "InferenceTimeoutError": always("provider_timeout", source="huggingface"),
+}
+
+
 # --- litellm ---------------------------------------------------------------------------------
 
 _LITELLM_PROVIDERS = {"gemini": "google", "vertex_ai": "google", "vertex_ai_beta": "google"}
@@ -591,6 +632,7 @@ _SDK_SOURCES = {
     "mistralai": "mistral",
     "ollama": "ollama",
     "cohere": "cohere",
+    "huggingface_hub": "huggingface",
 }
 _MAX_FRAMES = 64
 
@@ -731,6 +773,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     "mistralai": _MISTRAL_CLASSES,
     "ollama": {"ResponseError": _ollama_response_error},
     "cohere": {"ApiError": _cohere_api_error},
+    "huggingface_hub": _HF_CLASSES,
     "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
     "pydantic_ai": {
         **{name: _pydantic_ai(code) for name, code in _PYDANTIC_AI_CLASSES.items()},
