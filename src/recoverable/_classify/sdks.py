@@ -330,6 +330,29 @@ _HF_CLASSES: dict[str, Handler] = {
 }
 
 
+# --- langchain-core ----------------------------------------------------------------------------
+
+# An integration's own error subclasses its SDK's class first (langchain-openai's
+# OpenAIRateLimitError is an openai.RateLimitError), so the SDK's handler reads it; these
+# langchain-core bases decide only when no SDK class is known. A bad model output is the
+# provider's bad response.
+_LANGCHAIN_CLASSES: dict[str, Handler] = {
+    name: always(code, source="langchain")
+    for name, code in {
+        "OutputParserException": "provider_bad_response",
+        "ContextOverflowError": "provider_context_too_long",
+        "ModelRateLimitError": "provider_rate_limited",
+        "ModelAuthenticationError": "provider_auth_failed",
+        "ModelPermissionDeniedError": "provider_permission_denied",
+        "ModelNotFoundError": "provider_model_not_found",
+        "ModelInvalidRequestError": "provider_invalid_request",
+        "ModelRefusalError": "provider_content_filtered",
+        "ModelTimeoutError": "provider_timeout",
+        "ModelConnectionError": "provider_connection_lost",
+    }.items()
+}
+
+
 # --- litellm ---------------------------------------------------------------------------------
 
 _LITELLM_PROVIDERS = {"gemini": "google", "vertex_ai": "google", "vertex_ai_beta": "google"}
@@ -774,6 +797,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     "ollama": {"ResponseError": _ollama_response_error},
     "cohere": {"ApiError": _cohere_api_error},
     "huggingface_hub": _HF_CLASSES,
+    "langchain_core": _LANGCHAIN_CLASSES,
     "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
     "pydantic_ai": {
         **{name: _pydantic_ai(code) for name, code in _PYDANTIC_AI_CLASSES.items()},
