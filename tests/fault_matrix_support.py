@@ -23,10 +23,15 @@ import groq
 import httpx
 import ollama
 import openai
+import requests
 import together
 from cerebras.cloud import sdk as cerebras_sdk
 from google import genai
+from google.api_core import exceptions as google_exceptions
+from google.auth.credentials import AnonymousCredentials
+from google.auth.transport.requests import AuthorizedSession
 from google.genai import types as genai_types
+from huggingface_hub import InferenceClient
 from mistralai.client import Mistral
 
 import recoverable as rc
@@ -153,6 +158,25 @@ def _cohere(fake: FakeProvider, stream: bool) -> list[Any]:
     return [client.chat(model="command-a-03-2025", messages=MESSAGES, request_options=options)]
 
 
+def _google_api_core(fake: FakeProvider, stream: bool) -> list[Any]:
+    """A Google Cloud REST client's way: google-auth's session, then `from_http_response`."""
+    del stream  # REST clients here ask for a whole answer
+    session = AuthorizedSession(AnonymousCredentials())
+    url = f"{fake.url}/v1beta/models/gemini-2.5-flash:generateContent"
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    with session:
+        response: requests.Response = session.post(url, json=body, timeout=SDK_TIMEOUT)
+    if response.status_code >= 400:
+        raise google_exceptions.from_http_response(response)
+    return [response.json()]
+
+
+def _huggingface(fake: FakeProvider, stream: bool) -> list[Any]:
+    client = InferenceClient(base_url=fake.openai_url, api_key="hf_fake", timeout=SDK_TIMEOUT)
+    answer = client.chat_completion(messages=MESSAGES, model="gpt-4o", stream=stream)
+    return list(answer) if stream else [answer]
+
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
@@ -170,6 +194,9 @@ SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "ollama stream": (_ollama, True),
     "cohere": (_cohere, False),
     "cohere stream": (_cohere, True),
+    "google-api-core": (_google_api_core, False),
+    "huggingface-hub": (_huggingface, False),
+    "huggingface-hub stream": (_huggingface, True),
 }
 
 

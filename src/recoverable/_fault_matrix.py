@@ -25,13 +25,16 @@ SURFACES: tuple[str, ...] = (
     "groq", "groq stream", "together", "together stream",
     "fireworks", "fireworks stream", "cerebras", "cerebras stream",
     "mistralai", "mistralai stream", "ollama", "ollama stream", "cohere", "cohere stream",
+    "google-api-core", "huggingface-hub", "huggingface-hub stream",
     "http openai", "http anthropic", "http gemini",
 )  # fmt: skip
 """`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (openai's
 `AzureOpenAI` on a deployment's path, in Azure's words; groq,
 together, fireworks-ai, cerebras-cloud-sdk and mistralai speak OpenAI's Chat Completions, Groq
-under its own path and wording); the raw HTTP answer of each API, read by `from_http` (by
-`classify_response` when it is a 200)."""
+under its own path and wording; google-api-core: a Google Cloud REST client's way, google-auth's
+session and `from_http_response`, on Gemini's path; huggingface-hub's `InferenceClient` on
+the OpenAI-compatible route by `base_url`); the raw HTTP answer of each API, read by
+`from_http` (by `classify_response` when it is a 200)."""
 
 
 class Cell(NamedTuple):

@@ -227,6 +227,132 @@ def _google_api_error(exc: BaseException) -> ErrorDetail | None:
     return _sdk_status_detail(exc, status, ProviderBody.read(body), "google")
 
 
+# --- google-api-core (Vertex AI and the Google Cloud clients) --------------------------------
+
+# gRPC's canonical codes by number (what `from_grpc_status` keeps when grpcio is absent) and
+# the HTTP status google.rpc maps each to: the same tables a Gemini answer goes through.
+_RPC_CODES = {
+    1: ("CANCELLED", 499), 2: ("UNKNOWN", 500), 3: ("INVALID_ARGUMENT", 400),
+    4: ("DEADLINE_EXCEEDED", 504), 5: ("NOT_FOUND", 404), 6: ("ALREADY_EXISTS", 409),
+    7: ("PERMISSION_DENIED", 403), 8: ("RESOURCE_EXHAUSTED", 429),
+    9: ("FAILED_PRECONDITION", 400), 10: ("ABORTED", 409), 11: ("OUT_OF_RANGE", 400),
+    12: ("UNIMPLEMENTED", 501), 13: ("INTERNAL", 500), 14: ("UNAVAILABLE", 503),
+    15: ("DATA_LOSS", 500), 16: ("UNAUTHENTICATED", 401),
+}  # fmt: skip
+_RPC_STATUS = {name: status for name, status in _RPC_CODES.values()}
+# The gRPC classes' canonical names, for when grpcio is absent (their `grpc_status_code` is None).
+_RPC_CLASSES = {
+    "ResourceExhausted": "RESOURCE_EXHAUSTED", "ServiceUnavailable": "UNAVAILABLE",
+    "DeadlineExceeded": "DEADLINE_EXCEEDED", "InvalidArgument": "INVALID_ARGUMENT",
+    "PermissionDenied": "PERMISSION_DENIED", "Unauthenticated": "UNAUTHENTICATED",
+    "FailedPrecondition": "FAILED_PRECONDITION", "OutOfRange": "OUT_OF_RANGE",
+    "Unknown": "UNKNOWN", "Cancelled": "CANCELLED", "Aborted": "ABORTED",
+    "DataLoss": "DATA_LOSS",
+}  # fmt: skip
+
+
+def _rpc_name(exc: BaseException) -> str | None:
+    """The google.rpc canonical name: grpcio's enum, a bare number, else the class's own."""
+    code = getattr(exc, "grpc_status_code", None)
+    name = getattr(code, "name", None)  # grpc.StatusCode
+    if isinstance(name, str):
+        return name
+    if type(code) is int and code in _RPC_CODES:
+        return _RPC_CODES[code][0]
+    names = (klass.__name__ for klass in type(exc).__mro__)
+    return next((_RPC_CLASSES[n] for n in names if n in _RPC_CLASSES), None)
+
+
+def _google_call_error(exc: BaseException) -> ErrorDetail | None:
+    """`GoogleAPICallError`: the answer's own body when the error came from an HTTP response
+    (`from_http_response` keeps it), else its message, status and JSON details; the gRPC
+    name lets RESOURCE_EXHAUSTED go through google-genai's quota-vs-rate rule."""
+    name = _rpc_name(exc)
+    if name == "CANCELLED":  # the caller's own cancellation, not the provider's answer
+        return unvalidated("run_cancelled", error_message(exc), source="google")
+    status = getattr(exc, "code", None)
+    if not isinstance(status, int) or isinstance(status, bool):
+        status = _RPC_STATUS.get(name) if name else None
+    if status is None:
+        return None
+    data = parse_body(getattr(getattr(exc, "response", None), "_content", None))
+    error = data.get("error") if type(data) is dict else None
+    if type(error) is not dict:
+        details = getattr(exc, "details", None)
+        error = {
+            "code": status,
+            "message": getattr(exc, "message", None),
+            "details": [d for d in details if type(d) is dict] if type(details) is list else [],
+        }
+    if name and not error.get("status"):
+        error = {**error, "status": name}
+    return _sdk_status_detail(exc, status, ProviderBody.read({"error": error}), "google")
+
+
+# --- huggingface-hub (InferenceClient: httpx2 underneath) ------------------------------------
+
+
+def _hf_http_error(exc: BaseException) -> ErrorDetail | None:
+    """`HfHubHTTPError` and its subclasses: the response it keeps (status, body, headers)."""
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    if not isinstance(status, int) or isinstance(status, bool):
+        return None
+    try:
+        content: object = response.content  # type: ignore[union-attr]
+    except Exception:  # a streamed response that was never read
+        content = None
+    body = ProviderBody.read(content)
+    if not body.message:
+        server = getattr(exc, "server_message", None)
+        text = server if isinstance(server, str) and server else error_message(exc)
+        body = body._replace(message=text, has_error=True)
+    return parsed_http(status, getattr(response, "headers", None), body, "huggingface")
+
+
+def _hf_stream_error(exc: BaseException) -> ErrorDetail:
+    """A stream's error line: the `error` it carried (a dict from an OpenAI-compatible server,
+    Text Generation Inference's sentence) is the exception's argument."""
+    error = exc.args[0] if exc.args else None
+    if type(error) is dict:
+        return parsed_http(None, None, ProviderBody.read({"error": error}), "huggingface")
+    body = ProviderBody(message=error_message(exc), has_error=True)
+    return parsed_http(None, None, body, "huggingface")
+
+
+_HF_CLASSES: dict[str, Handler] = {
+    "HfHubHTTPError": _hf_http_error,
+    "TextGenerationError": _hf_stream_error,
+    "OverloadedError": always("provider_overloaded", source="huggingface"),
+    "ValidationError": always("provider_invalid_request", source="huggingface"),  # TGI's
+    "IncompleteGenerationError": always("provider_output_truncated", source="huggingface"),
+    "InferenceTimeoutError": always("provider_timeout", source="huggingface"),
+}
+
+
+# --- langchain-core ----------------------------------------------------------------------------
+
+# An integration's own error subclasses its SDK's class first (langchain-openai's
+# OpenAIRateLimitError is an openai.RateLimitError), so the SDK's handler reads it; these
+# langchain-core bases decide only when no SDK class is known. A bad model output is the
+# provider's bad response.
+_LANGCHAIN_CLASSES: dict[str, Handler] = {
+    name: always(code, source="langchain")
+    for name, code in {
+        "OutputParserException": "provider_bad_response",
+        "ContextOverflowError": "provider_context_too_long",
+        "ModelRateLimitError": "provider_rate_limited",
+        "ModelAuthenticationError": "provider_auth_failed",
+        "ModelPermissionDeniedError": "provider_permission_denied",
+        "ModelNotFoundError": "provider_model_not_found",
+        "ModelInvalidRequestError": "provider_invalid_request",
+        "ModelRefusalError": "provider_content_filtered",
+        "ModelTimeoutError": "provider_timeout",
+        "ModelConnectionError": "provider_connection_lost",
+    }.items()
+}
+
+
 # --- litellm ---------------------------------------------------------------------------------
 
 _LITELLM_PROVIDERS = {"gemini": "google", "vertex_ai": "google", "vertex_ai_beta": "google"}
@@ -523,10 +649,13 @@ _SDK_SOURCES = {
     "openai": "openai",
     "anthropic": "anthropic",
     "google.genai": "google",
+    "google.api_core": "google",
+    "google.auth": "google",  # the Google Cloud REST clients' requests session
     **{package: package for package in _OPENAI_COMPATIBLE},
     "mistralai": "mistral",
     "ollama": "ollama",
     "cohere": "cohere",
+    "huggingface_hub": "huggingface",
 }
 _MAX_FRAMES = 64
 
@@ -581,10 +710,15 @@ _HTTPX_CLASSES: dict[str, Handler] = {
 
 
 def _requests_connection_error(exc: BaseException) -> ErrorDetail:
-    """requests raises one class for both phases: urllib3's error in the chain tells them apart."""
+    """requests raises one class for both phases: urllib3's error in the chain tells them apart.
+    Raised through an SDK (Google Cloud's REST session), the phase names the provider code."""
     phase = _phase_of(exc)
+    source = _sdk_source(exc)
+    code = "network_error"
+    if source is not None:
+        code = "provider_unreachable" if phase == "connect" else "provider_connection_lost"
     return unvalidated(
-        "network_error", error_message(exc), details={"phase": phase} if phase else None
+        code, error_message(exc), source=source, details={"phase": phase} if phase else None
     )
 
 
@@ -658,9 +792,12 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     # OpenAI-compatible APIs whose SDKs are generated like openai's, with their own classes.
     **{package: _openai_family(package) for package in _OPENAI_COMPATIBLE},
     "google.genai": _GOOGLE_CLASSES,
+    "google.api_core": {"GoogleAPICallError": _google_call_error},
     "mistralai": _MISTRAL_CLASSES,
     "ollama": {"ResponseError": _ollama_response_error},
     "cohere": {"ApiError": _cohere_api_error},
+    "huggingface_hub": _HF_CLASSES,
+    "langchain_core": _LANGCHAIN_CLASSES,
     "litellm": {name: _litellm(code) for name, code in _LITELLM_CLASSES.items()},
     "pydantic_ai": {
         **{name: _pydantic_ai(code) for name, code in _PYDANTIC_AI_CLASSES.items()},
