@@ -66,9 +66,9 @@ _CODE = [
 _TOOLS = (
     ("Bash", lambda r: {"command": f"pytest -q tests/test_{r.choice(_WORDS)}.py -x",
                         "description": "Run the tests"}),
-    ("Read", lambda r: {"file_path": f"/work/src/recoverable/agents/_{r.choice(_WORDS)}.py"}),
+    ("Read", lambda r: {"file_path": f"/project/src/recoverable/agents/_{r.choice(_WORDS)}.py"}),
     ("Grep", lambda r: {"pattern": r.choice(_WORDS), "path": "src", "output_mode": "content"}),
-    ("Edit", lambda r: {"file_path": "/work/src/x.py", "old_string": r.choice(_CODE),
+    ("Edit", lambda r: {"file_path": "/project/src/x.py", "old_string": r.choice(_CODE),
                         "new_string": r.choice(_CODE)}),
 )  # fmt: skip
 
