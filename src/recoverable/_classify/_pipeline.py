@@ -185,17 +185,7 @@ def _classify_link(exc: BaseException) -> ErrorDetail | None:
         detail = foreign_detail(exc)
         if detail is not None:
             return detail
-    for stage in route.stages:  # `_first_answer`, inlined: the hot path
-        try:
-            detail = stage(exc)
-        except Exception:
-            _stage_failed(stage, "raised")
-            continue
-        if isinstance(detail, ErrorDetail):
-            return detail
-        if detail is not None:
-            _stage_failed(stage, f"answered a {type(detail).__name__}, not an ErrorDetail or None")
-    return None
+    return _first_answer(route.stages, exc)
 
 
 def classify_by_class(exc: BaseException) -> ErrorDetail | None:
