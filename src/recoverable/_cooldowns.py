@@ -391,7 +391,7 @@ def call_with_cooldowns(retrying: Retrying, fn: Callable[..., T], args: Any, kwa
         except Exception as exc:
             detail = classify(exc)
             cooldowns.after_failure(detail, gate)
-            wait_s = retrying._after_failure(exc, attempt, started)
+            wait_s = retrying._after_failure(exc, attempt, started, detail)
             if not cooldowns.waits_out(detail):
                 retrying._wait(wait_s)
             attempt += 1
@@ -419,7 +419,7 @@ async def acall_with_cooldowns(
         except Exception as exc:
             detail = classify(exc)
             cooldowns.after_failure(detail, gate)
-            wait_s = retrying._after_failure(exc, attempt, started)
+            wait_s = retrying._after_failure(exc, attempt, started, detail)
             if not cooldowns.waits_out(detail):
                 await retrying._await_wait(wait_s)
             attempt += 1

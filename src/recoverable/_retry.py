@@ -137,8 +137,11 @@ class Retrying:
 
     # --- the decision (pure but for the clock) -------------------------------------------
 
-    def _decide(self, exc: BaseException, attempt: int, started: float) -> _Decision:
-        detail = classify(exc)
+    def _decide(
+        self, exc: BaseException, attempt: int, started: float, detail: ErrorDetail | None
+    ) -> _Decision:
+        if detail is None:
+            detail = classify(exc)
         if not detail.retryable:
             return _Decision(detail, None, "not_retryable")
         if self.defer_to_engine and retrying_engine() is not None:
@@ -156,9 +159,16 @@ class Retrying:
             return _Decision(detail, None, "deadline")
         return _Decision(detail, wait_s)
 
-    def _after_failure(self, exc: BaseException, attempt: int, started: float) -> float:
-        """The wait before the next attempt; raises when there is none."""
-        decision = self._decide(exc, attempt, started)
+    def _after_failure(
+        self,
+        exc: BaseException,
+        attempt: int,
+        started: float,
+        detail: ErrorDetail | None = None,
+    ) -> float:
+        """The wait before the next attempt; raises when there is none. `detail`: `exc`
+        already classified by the caller (not classified again)."""
+        decision = self._decide(exc, attempt, started, detail)
         wait_s = decision.wait_s
         if wait_s is None:
             if decision.reason == "not_retryable" and self.on_give_up is _report_give_up:
