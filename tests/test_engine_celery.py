@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,46 +29,17 @@ from recoverable.integrations import celery as rcc
 from recoverable.testing import FakeProvider, Fault
 
 from . import celery_support as support
+from .fleet.support import redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKERS = 2
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Debian's redis-server on 127.0.0.1, in memory only; always stopped."""
-    binary = shutil.which("redis-server")
-    assert binary, "redis-server is missing: apt-get install redis-server (scripts/test does)"
-    port = free_port()
-    folder = tmp_path_factory.mktemp("redis")
-    server = subprocess.Popen(
-        [binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
-         "--dir", str(folder), "--loglevel", "warning"],
-        stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
-                    conn.sendall(b"PING\r\n")
-                    if conn.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            assert server.poll() is None, "redis-server exited"
-            assert time.monotonic() < deadline, "redis-server did not answer"
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        stop(server)
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url
 
 
 def start_worker(name: str, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
