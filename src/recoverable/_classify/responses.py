@@ -2,7 +2,8 @@
 
 `classify_response(obj)` reads the reasons each API gives for stopping (OpenAI Chat
 `finish_reason` and `refusal`, OpenAI Responses `status` / `incomplete_details` / refusal
-parts, Anthropic `stop_reason`, Gemini `finishReason` and `promptFeedback.blockReason`) from
+parts, Anthropic `stop_reason`, Gemini `finishReason` and `promptFeedback.blockReason`, Bedrock
+Converse `stopReason`) from
 the SDK's response object or its dict form (the JSON, or `model_dump()`), whichever it is
 given. The object's kind is matched by (package, class name), a dict's by its keys: no SDK
 is imported. A normal stop (`stop`, `end_turn`, `STOP`, a tool call) is None, and so is
@@ -47,6 +48,15 @@ _GEMINI_FINISH = {
     ),
     **dict.fromkeys(("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"), "provider_bad_response"),
 }  # fmt: skip
+# Bedrock's Converse `stopReason` (and its stream's `messageStop` event).
+_BEDROCK_STOP = {
+    "max_tokens": "provider_output_truncated",
+    "guardrail_intervened": "provider_content_filtered",
+    "content_filtered": "provider_content_filtered",
+    "model_context_window_exceeded": "provider_context_too_long",
+    "malformed_model_output": "provider_bad_response",
+    "malformed_tool_use": "provider_bad_response",
+}
 
 
 def _get(obj: object, *names: str) -> Any:
@@ -166,6 +176,20 @@ def _gemini(obj: object) -> ErrorDetail | None:
     return None
 
 
+def _bedrock(obj: object) -> ErrorDetail | None:
+    """A Converse answer (boto3 returns a dict): its stop reason."""
+    reason = _name(_get(obj, "stopReason"))
+    code = _BEDROCK_STOP.get(reason or "")
+    if code is None:
+        return None
+    return _detail(code, f"the model stopped: stopReason {reason}", "bedrock", stop_reason=reason)
+
+
+def _bedrock_stop_event(obj: object) -> ErrorDetail | None:
+    """A ConverseStream `messageStop` event: the stop reason arrives in it."""
+    return _bedrock(_get(obj, "messageStop"))
+
+
 _Reader = Callable[[object], ErrorDetail | None]
 
 # (package, class name) -> reader, matched over the MRO (openai's ParsedChatCompletion is a
@@ -222,6 +246,8 @@ _BY_KEY: tuple[tuple[str, _Reader], ...] = (
     ("promptFeedback", _gemini),
     ("prompt_feedback", _gemini),
     ("incomplete_details", _openai_response),
+    ("stopReason", _bedrock),  # Bedrock's Converse answer
+    ("messageStop", _bedrock_stop_event),  # a ConverseStream event
 )
 
 

@@ -23,6 +23,7 @@ from ._pipeline import (
     error_message,
     package_of,
 )
+from .bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
 from .http_answers import (
     ProviderBody,
     client_status_error,
@@ -809,6 +810,8 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     "httpx2": _HTTPX_CLASSES,
     "requests": _REQUESTS_CLASSES,
     "aiohttp": _AIOHTTP_CLASSES,
+    "botocore": BOTOCORE_CLASSES,  # boto3's errors; Amazon Bedrock's answers (`bedrock.py`)
+    "urllib3": URLLIB3_CLASSES,  # only as raised through botocore's event-stream reader
 }
 
 HANDLERS: dict[tuple[str, str], Handler] = {

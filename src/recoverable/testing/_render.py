@@ -112,6 +112,10 @@ def _faulted(api: WireApi, route: Route, ctx: Context, fault: Fault, reply: Repl
     own = api.fault_responses.get(fault.name)
     if own is not None:
         return own(route, ctx)
+    if route.stream and api.streaming is not None and api.streaming.in_stream is not None:
+        event = api.streaming.in_stream(fault)
+        if event is not None:  # the API reports this fault inside a 200 stream
+            return stream_response(api.format, ctx, [event], close=True)
     return _http_error(api, route, ctx, fault)
 
 
@@ -165,7 +169,9 @@ def _retry_headers(fault: Fault) -> tuple[tuple[str, str], ...]:
 
 def _http_error(api: WireApi, route: Route, ctx: Context, fault: Fault) -> HttpResponse:
     """The HTTP error response of `fault` in this API's envelope."""
-    extra = _retry_headers(fault) if fault.name == "rate_limited" else ()
+    extra = api.error_headers(fault)
+    if fault.name == "rate_limited":
+        extra += _retry_headers(fault)
     status, doc = api.error(route, ctx, fault)
     return json_response(api.format, ctx, status, doc, extra)
 

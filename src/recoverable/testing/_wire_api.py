@@ -54,6 +54,11 @@ def _no_tool_result(body: Mapping[str, Any]) -> bool:
     return False
 
 
+def _no_error_headers(fault: Fault) -> tuple[tuple[str, str], ...]:
+    """An API whose errors carry no headers of their own."""
+    return ()
+
+
 @dataclass(frozen=True, slots=True)
 class Streaming:
     """How an API streams: its SSE events, and the error event it sends mid-stream."""
@@ -61,6 +66,10 @@ class Streaming:
     events: Events
     error: Callable[[int], bytes]
     """The in-stream error event, given how many events were sent before it."""
+    in_stream: Callable[[Fault], bytes | None] | None = None
+    """The event a streaming request gets, inside a 200 stream, instead of the HTTP error of
+    `fault` (None: the HTTP error). Bedrock's ConverseStream reports throttling, validation
+    and server errors this way."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +92,9 @@ class WireApi:
         default_factory=dict
     )
     """Faults this API answers its own way, not with an HTTP error (Gemini's SAFETY 200)."""
+    error_headers: Callable[[Fault], tuple[tuple[str, str], ...]] = _no_error_headers
+    """Headers an HTTP error of this API carries besides the request id (Bedrock's
+    `x-amzn-ErrorType`, which names the error)."""
 
 
 @dataclass(frozen=True, slots=True)

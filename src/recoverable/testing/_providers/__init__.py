@@ -4,7 +4,7 @@ A new provider is one module here that ends with a `Provider` (see `.._wire_api`
 entry in PROVIDERS.
 """
 
-from . import anthropic, azure, cohere, gemini, groq, ollama, openai
+from . import anthropic, azure, bedrock, cohere, gemini, groq, ollama, openai
 
 __all__ = ["PROVIDERS"]
 
@@ -17,4 +17,5 @@ PROVIDERS = (
     azure.PROVIDER,
     ollama.PROVIDER,
     cohere.PROVIDER,
+    bedrock.PROVIDER,
 )
