@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import anthropic
+import boto3
 import cohere
 import fireworks
 import groq
@@ -25,6 +26,7 @@ import ollama
 import openai
 import requests
 import together
+from botocore.config import Config as BotoConfig
 from cerebras.cloud import sdk as cerebras_sdk
 from google import genai
 from google.api_core import exceptions as google_exceptions
@@ -177,6 +179,19 @@ def _huggingface(fake: FakeProvider, stream: bool) -> list[Any]:
     return list(answer) if stream else [answer]
 
 
+def _bedrock(fake: FakeProvider, stream: bool) -> list[Any]:
+    config = BotoConfig(retries={"total_max_attempts": 1}, read_timeout=SDK_TIMEOUT,
+                        connect_timeout=SDK_TIMEOUT)  # fmt: skip
+    client = boto3.client("bedrock-runtime", endpoint_url=fake.url, region_name="us-east-1",
+                          aws_access_key_id="AKIAIOSFODNN7EXAMPLE",
+                          aws_secret_access_key="fake-secret", config=config)  # fmt: skip
+    model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    messages: Any = [{"role": "user", "content": [{"text": "hi"}]}]
+    if stream:
+        return list(client.converse_stream(modelId=model, messages=messages)["stream"])
+    return [client.converse(modelId=model, messages=messages)]
+
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
@@ -197,6 +212,8 @@ SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "google-api-core": (_google_api_core, False),
     "huggingface-hub": (_huggingface, False),
     "huggingface-hub stream": (_huggingface, True),
+    "bedrock": (_bedrock, False),
+    "bedrock stream": (_bedrock, True),
 }
 
 

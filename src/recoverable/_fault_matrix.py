@@ -25,7 +25,7 @@ SURFACES: tuple[str, ...] = (
     "groq", "groq stream", "together", "together stream",
     "fireworks", "fireworks stream", "cerebras", "cerebras stream",
     "mistralai", "mistralai stream", "ollama", "ollama stream", "cohere", "cohere stream",
-    "google-api-core", "huggingface-hub", "huggingface-hub stream",
+    "google-api-core", "huggingface-hub", "huggingface-hub stream", "bedrock", "bedrock stream",
     "http openai", "http anthropic", "http gemini",
 )  # fmt: skip
 """`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (openai's
@@ -33,7 +33,8 @@ SURFACES: tuple[str, ...] = (
 together, fireworks-ai, cerebras-cloud-sdk and mistralai speak OpenAI's Chat Completions, Groq
 under its own path and wording; google-api-core: a Google Cloud REST client's way, google-auth's
 session and `from_http_response`, on Gemini's path; huggingface-hub's `InferenceClient` on
-the OpenAI-compatible route by `base_url`); the raw HTTP answer of each API, read by
+the OpenAI-compatible route by `base_url`; bedrock: boto3's `bedrock-runtime` Converse and
+ConverseStream); the raw HTTP answer of each API, read by
 `from_http` (by `classify_response` when it is a 200)."""
 
 
@@ -99,6 +100,14 @@ _OLLAMA_400 = Cell(
     "status code: 400",
 )
 
+_GUARDRAIL_200 = Cell(
+    "provider_content_filtered",
+    False,
+    "Bedrock's guardrail answers a 200 whose stopReason is guardrail_intervened: nothing is "
+    "raised; classify_response reads it",
+    "guardrail_intervened",
+)
+
 _COHERE_400 = Cell(
     "provider_invalid_request",
     False,
@@ -137,6 +146,7 @@ FAULTS: tuple[FaultRow, ...] = (
         "google-genai": _SAFETY_200,
         "google-genai stream": _SAFETY_200,
         "http gemini": _SAFETY_200,
+        "bedrock": _GUARDRAIL_200, "bedrock stream": _GUARDRAIL_200,
     }),
     FaultRow("server_error", "500", "provider_server_error"),
     FaultRow("unavailable", "503", "provider_overloaded"),
@@ -177,6 +187,14 @@ FAULTS: tuple[FaultRow, ...] = (
                        "Gemini reads a cut stream as one without a finish reason: both "
                        "retryable", "Model stream ended without a finish reason"),
         "http openai": _CUT_BYTES, "http anthropic": _CUT_BYTES, "http gemini": _CUT_BYTES,
+        "bedrock": Cell(None, None,
+                        "botocore reads a JSON body cut in half as an answer with no fields: "
+                        "nothing is raised and the dict holds only ResponseMetadata",
+                        "answered normally"),
+        "bedrock stream": Cell("provider_connection_lost", True,
+                               "botocore's event-stream reader lets urllib3's ProtocolError "
+                               "through unwrapped; its frames say botocore raised it",
+                               "urllib3.exceptions.ProtocolError"),
     }),
     FaultRow("hang", "the request is read and never answered", "provider_timeout", {
         "claude": _OUR_IDLE_DEADLINE, "codex": _OUR_IDLE_DEADLINE, "gemini": _OUR_IDLE_DEADLINE,
