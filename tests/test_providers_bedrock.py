@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable._classify.bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
-from recoverable.testing import FakeProvider, Fault, Reply
+from recoverable.testing import FakeProvider, Fault, Reply, sdk_error
+from recoverable.testing._faults import FAULT_NAMES
+from recoverable.testing._providers.bedrock import event_message
 
 from .provider_support import free_port, raised
 
@@ -119,7 +121,9 @@ def test_an_http_error_keeps_the_aws_code_request_id_and_operation(fake: FakePro
     assert detail.message == "Too many requests, please wait before trying again."
 
 
-def test_an_in_stream_exception_keeps_its_lower_camel_code(fake: FakeProvider) -> None:
+def test_an_in_stream_exceptions_lower_camel_code_reads_as_the_http_one(
+    fake: FakeProvider,
+) -> None:
     fake.fail(Fault.stream_overloaded())
     detail = rc.classify(raised(lambda: _call(fake.url, True)))
     assert detail.details == {"error_code": "ServiceUnavailableException",
@@ -293,6 +297,57 @@ def test_the_fake_reads_the_model_from_the_path(fake: FakeProvider) -> None:
     (request,) = fake.requests
     assert request.path == "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse"
     assert request.model == MODEL
+
+
+# --- without a server: sdk_error("bedrock") is what the loopback gives --------------------------
+
+SUCCESSES = {("content_policy", False), ("content_policy", True), ("cut_stream", False)}
+IN_MEMORY = [(name, stream) for name in FAULT_NAMES for stream in (False, True)]
+
+
+@pytest.mark.parametrize(("name", "stream"), IN_MEMORY,
+                         ids=[f"{n}{'-stream' if s else ''}" for n, s in IN_MEMORY])  # fmt: skip
+def test_sdk_error_gives_what_the_loopback_gives(
+    fake: FakeProvider, name: str, stream: bool
+) -> None:
+    fault = Fault.hang(5) if name == "hang" else Fault.named(name)
+    if (name, stream) in SUCCESSES:
+        with pytest.raises(ValueError, match="with success"):
+            sdk_error("bedrock", fault, stream=stream)
+        return
+    fake.fail(fault)
+    real = raised(lambda: _call(fake.url, stream, read_timeout=0.5))
+    made = sdk_error("bedrock", fault, stream=stream, model=MODEL)
+    assert type(made) is type(real)
+    seen, expected = rc.classify(made), rc.classify(real)
+    assert (seen.code, seen.retryable, seen.status, seen.source) == (
+        expected.code, expected.retryable, expected.status, expected.source,
+    )  # fmt: skip
+
+
+# --- the event-stream framing, read back by botocore's own parser ------------------------------
+
+header_names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
+                       max_size=20).filter(lambda n: len(n.encode()) <= 255)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    headers=st.dictionaries(header_names, st.text(max_size=60), max_size=5),
+    payload=st.binary(max_size=2048),
+    split=st.integers(min_value=1, max_value=64),
+)
+def test_every_frame_we_write_is_read_back_whole_by_botocore(
+    headers: dict[str, str], payload: bytes, split: int
+) -> None:
+    from botocore.eventstream import EventStreamBuffer
+
+    frames = event_message(headers, payload) * 2
+    buffer = EventStreamBuffer()
+    for start in range(0, len(frames), split):  # arrives in pieces, as chunks do
+        buffer.add_data(frames[start : start + split])
+    messages = list(buffer)
+    assert [(m.headers, m.payload) for m in messages] == [(headers, payload)] * 2
 
 
 # --- botocore errors made by hand (unit tests of the handler) ---------------------------------

@@ -152,8 +152,9 @@ def _other_service(
 
 # --- transport: the phase rule ------------------------------------------------------------
 
-_BEDROCK_PATH = re.compile(r"/model/[^/?#]{1,2048}/(?:converse|converse-stream|invoke|"
-                           r"invoke-with-response-stream|count-tokens)(?:[?#]|$)")  # fmt: skip
+# A string: `re` compiles and caches it on first use, keeping the first classify fast.
+_BEDROCK_PATH = (r"/model/[^/?#]{1,2048}/(?:converse|converse-stream|invoke|"
+                 r"invoke-with-response-stream|count-tokens)(?:[?#]|$)")  # fmt: skip
 
 
 def _source_of_url(exc: BaseException) -> str:
@@ -167,7 +168,7 @@ def _source_of_url(exc: BaseException) -> str:
     host = url.partition("://")[2].partition("/")[0].lower()
     if host.startswith(("bedrock-runtime.", "bedrock-agent-runtime.", "bedrock.")):
         return "bedrock"
-    return "bedrock" if _BEDROCK_PATH.search(url) else "aws"
+    return "bedrock" if re.search(_BEDROCK_PATH, url) else "aws"
 
 
 def _transport(code: str, phase: str) -> Handler:

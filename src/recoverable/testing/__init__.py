@@ -124,11 +124,11 @@ other than GET, POST, PUT, PATCH and DELETE or a transfer coding other than chun
 HTTP/2 and later. Client errors are logged at debug level, never as errors.
 
 Without a server: `sdk_error(sdk, fault, *, stream=False, model="fake-model")` returns
-the exception the ``openai``, ``anthropic`` or ``google`` client raises for ``fault`` on a
-non-streaming call (``stream=True``: a streaming call, read to the end). The SDK's real
-client sends its request through an in-memory httpx transport that answers exactly as
-`FakeProvider` does (no socket), so a unit test gets the production exception object,
-built by the SDK::
+the exception the ``openai``, ``anthropic``, ``google`` or ``bedrock`` (boto3) client raises
+for ``fault`` on a non-streaming call (``stream=True``: a streaming call, read to the end).
+The SDK's real client sends its request through an in-memory transport (httpx's; botocore's
+``before-send`` event for boto3) that answers exactly as `FakeProvider` does (no socket), so
+a unit test gets the production exception object, built by the SDK::
 
     error = sdk_error("anthropic", Fault.overloaded())   # anthropic.OverloadedError, 529
     assert recoverable.classify(error).code == "provider_overloaded"

@@ -1,9 +1,11 @@
 """The exception an SDK raises for a `Fault`, made without a server.
 
 The SDK's real client sends one real request through an in-memory transport (httpx's
-`MockTransport`) that answers as `FakeProvider` would, with the same pure rendering. So the
-exception is the one the SDK raises in production, built by the SDK itself, through public
-APIs only, and no socket is opened. A unit test of error handling needs nothing more.
+`MockTransport`; for boto3, botocore's `before-send` event, whose answer botocore reads as it
+reads one from the network) that answers as `FakeProvider` would, with the same pure
+rendering. So the exception is the one the SDK raises in production, built by the SDK itself,
+through public APIs only, and no socket is opened. A unit test of error handling needs
+nothing more.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from typing import Any, Literal
 
 from . import _render
 from ._faults import DEFAULT_REPLY, Fault
-from ._http import DEFAULT_MODEL, HttpRequest
+from ._http import DEFAULT_MODEL, HttpRequest, HttpResponse, Route
 
 __all__ = ["sdk_error"]
 
-Sdk = Literal["openai", "anthropic", "google"]
+Sdk = Literal["openai", "anthropic", "google", "bedrock"]
 
 # Never contacted: the transport answers in memory. Loopback so that a mistake stays local.
 _BASE = "http://127.0.0.1:9"
@@ -34,18 +36,22 @@ def sdk_error(
 ) -> Exception:
     """What `sdk`'s client raises when a generate call meets `fault`.
 
-    `sdk` is "openai" (Chat Completions), "anthropic" (Messages) or "google" (Gemini
-    generateContent), each client with its own retries off; `stream=True` makes the
+    `sdk` is "openai" (Chat Completions), "anthropic" (Messages), "google" (Gemini
+    generateContent) or "bedrock" (boto3's bedrock-runtime Converse; `model` is then a
+    Bedrock model id), each client with its own retries off; `stream=True` makes the
     streaming call and reads it to the end. `Fault.drop` gives the SDK's connection error,
     `Fault.hang` its timeout, `Fault.cut_stream` its error for a body cut short. A fault
     the API answers with success (Gemini's `content_policy` is a 200) raises ValueError,
     as does an unknown `sdk`.
     """
     call = _CALLS.get(sdk)
-    if call is None:
-        raise ValueError(f"unknown sdk {sdk!r}: expected one of {sorted(_CALLS)}")
+    if call is None and sdk != "bedrock":
+        raise ValueError(f"unknown sdk {sdk!r}: expected one of {[*sorted(_CALLS), 'bedrock']}")
     try:
-        call(lambda httpx: httpx.MockTransport(_answering(httpx, fault)), model, stream)
+        if call is None:
+            _bedrock(fault, model, stream)
+        else:
+            call(lambda httpx: httpx.MockTransport(_answering(httpx, fault)), model, stream)
     except Exception as error:
         return error
     raise ValueError(f"{sdk} answers {fault.name!r} with success, not an error")
@@ -70,6 +76,19 @@ def _answering(httpx: Any, fault: Fault) -> Callable[[Any], Any]:
         )
 
     return handle
+
+
+def _rendered(
+    method: str, url: str, headers: Any, body: bytes, fault: Fault
+) -> tuple[Route, HttpResponse]:
+    """FakeProvider's route and response for one request."""
+    from urllib.parse import urlsplit
+
+    lowered = {str(k).lower(): str(v) for k, v in dict(headers).items()}
+    http = HttpRequest.parse(method, urlsplit(url).path, lowered, body)
+    route = _render.route(http)
+    context = _render.context(http, route, 1, int(time.time()))
+    return route, _render.render(route, context, fault, DEFAULT_REPLY)
 
 
 def _body(httpx: Any, chunks: list[bytes], cut: Exception | None) -> Any:
@@ -149,6 +168,61 @@ def _google(transport: Transport, model: str, stream: bool) -> None:
             getattr(chunks, "close", lambda: None)()
     else:
         client.models.generate_content(model=model, contents="hi")
+
+
+# The model `sdk_error` names when the caller gives none: a Bedrock model id.
+_BEDROCK_MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
+
+
+def _bedrock(fault: Fault, model: str, stream: bool) -> None:
+    """boto3's bedrock-runtime client; botocore's `before-send` event answers each request."""
+    import boto3
+    import botocore.exceptions
+    import urllib3
+    from botocore.awsrequest import AWSResponse
+    from botocore.config import Config
+
+    def send(request: Any, **_: Any) -> Any:
+        if fault.name == "drop":  # what botocore makes of urllib3's "Connection aborted."
+            raise botocore.exceptions.ConnectionClosedError(endpoint_url=request.url)
+        if fault.name == "hang":
+            raise botocore.exceptions.ReadTimeoutError(endpoint_url=request.url)
+        body = request.body if isinstance(request.body, bytes) else b""
+        route, response = _rendered(request.method, request.url, request.headers, body, fault)
+        chunks = list(response.events) if response.events is not None else [response.sent_body]
+        # A stream cut mid-body: urllib3's error, which botocore's event-stream reader lets
+        # through (a whole body cut short is read as what arrived, as over a socket).
+        cut = urllib3.exceptions.ProtocolError("Response ended prematurely")
+        raw = _RawBody(chunks, cut if response.abort and route.stream else None)
+        return AWSResponse(request.url, response.status, dict(response.headers), raw)
+
+    config = Config(retries={"total_max_attempts": 1})
+    client = boto3.client("bedrock-runtime", endpoint_url=_BASE, region_name="us-east-1",
+                          aws_access_key_id="AKIAFAKEFAKEFAKEFAKE",
+                          aws_secret_access_key="fake-secret", config=config)  # fmt: skip
+    client.meta.events.register("before-send.bedrock-runtime", send)
+    messages: Any = [{"role": "user", "content": [{"text": "hi"}]}]
+    model_id = _BEDROCK_MODEL if model == DEFAULT_MODEL else model
+    if stream:
+        for _ in client.converse_stream(modelId=model_id, messages=messages)["stream"]:
+            pass
+    else:
+        client.converse(modelId=model_id, messages=messages)
+
+
+class _RawBody:
+    """What botocore reads a response body from (urllib3's response: `stream()`)."""
+
+    def __init__(self, chunks: list[bytes], cut: Exception | None) -> None:
+        self._chunks, self._cut = chunks, cut
+
+    def stream(self, *_: Any, **__: Any) -> Iterator[bytes]:
+        yield from self._chunks
+        if self._cut is not None:
+            raise self._cut
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 _CALLS: dict[str, Callable[[Transport, str, bool], None]] = {
