@@ -359,7 +359,7 @@ def test_importing_and_classifying_loads_no_sdk() -> None:
         "import sys, recoverable as rc\n"
         "rc.classify(ConnectionRefusedError()); rc.classify('Error code: 429')\n"
         "heavy = {'openai', 'anthropic', 'httpx', 'httpx2', 'google', 'litellm', 'pydantic_ai',"
-        " 'tenacity', 'claude_agent_sdk', 'pydantic'}\n"
+        " 'tenacity', 'claude_agent_sdk', 'pydantic', 'boto3', 'botocore', 'urllib3'}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
     )
     result = subprocess.run(

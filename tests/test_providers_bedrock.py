@@ -373,6 +373,13 @@ def test_another_aws_service_keeps_the_generic_codes() -> None:
                              "ResponseMetadata": {"HTTPStatusCode": 404}}, "GetObject")  # fmt: skip
     expired = _client_error({"Error": {"Code": "ExpiredToken", "Message": "expired"},
                              "ResponseMetadata": {"HTTPStatusCode": 400}}, "GetObject")  # fmt: skip
+    meta = {"HTTPStatusCode": 503, "HTTPHeaders": {"retry-after": "2"}}
+    slow = _client_error({"Error": {"Code": "SlowDown", "Message": "Please reduce your rate"},
+                          "ResponseMetadata": meta}, "PutObject")  # fmt: skip
+    limited = rc.classify(slow)
+    assert (limited.code, limited.retryable, limited.retry_after_ms, limited.status) == (
+        "rate_limited", True, 2000, 503,
+    )  # fmt: skip
     found, auth = rc.classify(missing), rc.classify(expired)
     assert (found.code, found.source, found.details["error_code"]) == ("not_found", None,
                                                                         "NoSuchKey")  # fmt: skip

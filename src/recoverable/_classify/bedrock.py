@@ -55,6 +55,14 @@ _CREDENTIAL_CODES = {
     "RequestExpired": "expired",
 }
 
+# Other AWS services' throttles (S3's `SlowDown` is a 503, EC2's `RequestLimitExceeded` a 400):
+# by the code, whatever the status.
+_AWS_THROTTLES = frozenset({
+    "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
+    "TooManyRequestsException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
+    "BandwidthLimitExceeded", "RequestThrottled", "SlowDown", "EC2ThrottledException",
+})  # fmt: skip
+
 # Bedrock's error codes; an in-stream exception's lowerCamel name is read with its first
 # letter upper-cased. ValidationException is left to its sentence, then its status.
 _ERROR_CODES = {
@@ -142,9 +150,15 @@ def _other_service(
     if credentials is not None:
         return unvalidated("provider_auth_failed", message, status=status, source="aws",
                            details={"credentials": credentials, "error_code": code})  # fmt: skip
-    if status is None or not 400 <= status <= 599:
+    if code in _AWS_THROTTLES:
+        detail: ErrorDetail | None = unvalidated(
+            "rate_limited", message, retry_after_ms=hint_ms(headers, None, None),
+            status=status if status is not None and 400 <= status <= 599 else None,
+        )  # fmt: skip
+    elif status is None or not 400 <= status <= 599:
         return None
-    detail = generic_from_status(status, message, headers)
+    else:
+        detail = generic_from_status(status, message, headers)
     if detail is None or code is None:
         return detail
     return with_details(detail, error_code=code, operation=operation)

@@ -58,7 +58,10 @@ client referenced: a collected ``genai.Client`` closes its HTTP client).
 Routes: ``POST /v1/messages`` (and ``/v1/messages/count_tokens``), ``POST
 /v1/chat/completions``, ``POST /v1/responses``, ``POST
 /v1beta/models/{model}:generateContent``, ``:streamGenerateContent?alt=sse`` and
-``:countTokens`` (``/v1/`` too), ``GET /v1/models``; anything else gets an
+``:countTokens`` (``/v1/`` too), ``GET /v1/models``, Amazon Bedrock's ``POST
+/model/{modelId}/converse`` and ``/converse-stream`` (AWS event-stream framing; boto3:
+``boto3.client("bedrock-runtime", endpoint_url=fake.url, region_name="us-east-1")`` with
+any dummy keys); anything else gets an
 OpenAI-shaped 404 and is recorded with ``api="unknown"``. Streams (``"stream": true``, or
 Gemini's stream method) send each API's real SSE event sequence; replies echo the requested
 model. Error bodies have each provider's shape and wording, with ``x-request-id`` (OpenAI)
