@@ -24,11 +24,11 @@ from .._codes import codes
 from .._detail import ErrorDetail, unvalidated, with_details
 from ._pipeline import Handler, always, error_message, package_of
 from .http_answers import (
+    MESSAGE_PHRASES,
     ProviderBody,
     decide,
     generic_from_status,
     hint_ms,
-    message_code,
     provider_detail,
 )
 from .phrases import PhraseTable
@@ -90,56 +90,70 @@ _PHRASES = PhraseTable((
     (r"^the provided model identifier is invalid\b", "provider_model_not_found"),
     (r"^too many (?:tokens|requests) per day\b", "provider_quota_exceeded"),
     (r"^model access is denied due to invalid_payment_instrument\b", "provider_quota_exceeded"),
+    *MESSAGE_PHRASES,  # the models' own words behind Bedrock ("prompt is too long", ...)
 ))  # fmt: skip
+# The codes a sentence refines (and an unknown code); the others say all there is to say.
+_REFINED = frozenset({"ValidationException", "ThrottlingException", "AccessDeniedException"})
 _MODEL_SAID = "the model returned the following errors:"
 _MAX_CODE = 128  # longer is no AWS error code
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if type(value) is dict else {}  # botocore builds plain dicts, nothing else
-
-
-def _text(value: object) -> str | None:
-    return value if type(value) is str else None
 
 
 def _phrase(message: str) -> str | None:
     text = message.lstrip()
     if text[: len(_MODEL_SAID)].lower() == _MODEL_SAID:
         text = text[len(_MODEL_SAID) :]
-    return _PHRASES.code(text) or message_code(text.lstrip())
+    return _PHRASES.code(text)
 
 
-def _error_code(raw: object) -> str | None:
-    code = _text(raw)
-    if not code or len(code) > _MAX_CODE:
+def _error_code(code: object) -> str | None:
+    if type(code) is not str or not code or len(code) > _MAX_CODE:
         return None
-    return code[0].upper() + code[1:]
+    return code if code[0].isupper() else code[0].upper() + code[1:]
 
 
 def _client_error(exc: BaseException) -> ErrorDetail | None:
     """A ClientError: Bedrock's answer by its code and sentence, else another service's."""
-    response = _dict(getattr(exc, "response", None))
-    error, meta = _dict(response.get("Error")), _dict(response.get("ResponseMetadata"))
+    # botocore builds plain dicts: anything else in their place is read as nothing.
+    response = getattr(exc, "response", None)
+    if type(response) is not dict:
+        response = {}
+    error, meta = response.get("Error"), response.get("ResponseMetadata")
+    if type(error) is not dict:
+        error = {}
+    if type(meta) is not dict:
+        meta = {}
     code = _error_code(error.get("Code"))
-    message = _text(error.get("Message")) or error_message(exc)
-    status = meta.get("HTTPStatusCode")
-    if type(status) is not int:
-        status = None
-    headers = _dict(meta.get("HTTPHeaders"))
-    request_id = _text(meta.get("RequestId"))
-    operation = _text(getattr(exc, "operation_name", None))
-    in_stream = type(exc).__name__ == "EventStreamError" or None
-    if operation not in _BEDROCK_OPERATIONS:
-        return _other_service(code, message, status, headers, operation)
+    message = error.get("Message")
+    if type(message) is not str or not message:
+        message = error_message(exc)
+    status, headers, request_id = (meta.get("HTTPStatusCode"), meta.get("HTTPHeaders"),
+                                   meta.get("RequestId"))  # fmt: skip
+    status = status if type(status) is int else None
+    operation = getattr(exc, "operation_name", None)
+    if operation not in _BEDROCK_OPERATIONS:  # a str or not, it is no Bedrock operation
+        return _other_service(code, message, status, headers if type(headers) is dict else None,
+                              operation if type(operation) is str else None)  # fmt: skip
+    found = _ERROR_CODES.get(code) if code is not None else None
+    if found is None or code in _REFINED:
+        found = _phrase(message) or found
     body = ProviderBody(message=message, code=code, has_error=True)
-    found = _phrase(message) or _ERROR_CODES.get(code or "")
     row = codes[found] if found is not None else decide(status, body)
-    hint = hint_ms(headers, None, None) if row.retryable else None
+    hint = None
+    # botocore lower-cases HTTPHeaders' names, and Bedrock seldom sends a wait: look first.
+    if row.retryable and type(headers) is dict and ("retry-after" in headers
+                                                     or "retry-after-ms" in headers):  # fmt: skip
+        hint = hint_ms(headers, None, None)
+    request_id = request_id if type(request_id) is str else None
     detail = provider_detail(row, status, body, source="bedrock", hint=hint,
                              request_id=request_id)  # fmt: skip
-    credentials = _CREDENTIAL_CODES.get(code or "")
-    return with_details(detail, operation=operation, in_stream=in_stream, credentials=credentials)
+    # provider_detail made this dict for this detail alone: filled in place, not copied.
+    extra = detail.details
+    extra["operation"] = operation
+    if type(exc).__name__ == "EventStreamError":
+        extra["in_stream"] = True
+    if code in _CREDENTIAL_CODES:
+        extra["credentials"] = _CREDENTIAL_CODES[code]
+    return detail
 
 
 def _other_service(
@@ -175,8 +189,8 @@ def _source_of_url(exc: BaseException) -> str:
     """`bedrock` when the URL botocore names is Bedrock's (its host, or a runtime path behind
     an `endpoint_url`), else `aws`."""
     kwargs = getattr(exc, "kwargs", None)
-    url = _text(kwargs.get("endpoint_url")) if type(kwargs) is dict else None
-    if url is None:
+    url = kwargs.get("endpoint_url") if type(kwargs) is dict else None
+    if type(url) is not str:
         return "aws"
     url = url[:4096]
     host = url.partition("://")[2].partition("/")[0].lower()
