@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable._classify.bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
-from recoverable.testing import FakeProvider, Fault, Reply, sdk_error
+from recoverable.testing import FakeProvider, Fault, RateLimit, Reply, sdk_error
 from recoverable.testing._faults import FAULT_NAMES
 from recoverable.testing._providers.bedrock import event_message
 
@@ -297,6 +297,43 @@ def test_the_fake_reads_the_model_from_the_path(fake: FakeProvider) -> None:
     (request,) = fake.requests
     assert request.path == "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse"
     assert request.model == MODEL
+
+
+# --- one retry layer: ours, around the real client ------------------------------------------
+
+
+def _ask(fake: FakeProvider, stream: bool = False) -> str:
+    answer = _call(fake.url, stream)
+    if stream:
+        return "".join(e["contentBlockDelta"]["delta"]["text"] for e in answer
+                       if "contentBlockDelta" in e)  # fmt: skip
+    return str(answer[0]["output"]["message"]["content"][0]["text"])
+
+
+def test_retry_waits_out_a_throttle_and_stops_at_once_on_a_daily_quota(
+    fake: FakeProvider,
+) -> None:
+    sleeps: list[float] = []
+    for stream in (False, True):  # an HTTP 429, then an in-stream throttlingException
+        fake.fail(Fault.rate_limited())
+        answer = rc.retry(sleep=sleeps.append, rng=lambda: 1.0).call(_ask, fake, stream)
+        assert answer == "Hello from FakeProvider."
+    assert sleeps == [1.0, 1.0]
+    assert [r.fault for r in fake.requests] == ["rate_limited", None, "rate_limited", None]
+    fake.reset()
+    fake.fail(Fault.insufficient_quota(), times=None)
+    error = raised(lambda: rc.retry(sleep=sleeps.append).call(_ask, fake))
+    assert rc.classify(error).code == "provider_quota_exceeded"
+    assert len(fake.requests) == 1  # no futile call: a daily quota is not waited out
+    assert sleeps == [1.0, 1.0]
+
+
+def test_the_rate_limit_mode_tells_boto3_how_long_to_wait(fake: FakeProvider) -> None:
+    fake.rate_limit(RateLimit(1, per=2.0))
+    _call(fake.url, False)
+    detail = rc.classify(raised(lambda: _call(fake.url, False)))
+    assert detail.code == "provider_rate_limited"
+    assert detail.retry_after_ms is not None and 1000 <= detail.retry_after_ms <= 2000
 
 
 # --- without a server: sdk_error("bedrock") is what the loopback gives --------------------------
