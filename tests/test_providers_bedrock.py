@@ -125,7 +125,11 @@ def test_an_in_stream_exceptions_lower_camel_code_reads_as_the_http_one(
     fake: FakeProvider,
 ) -> None:
     fake.fail(Fault.stream_overloaded())
-    detail = rc.classify(raised(lambda: _call(fake.url, True)))
+    stream = _client(fake.url).converse_stream(modelId=MODEL, messages=MESSAGES)["stream"]
+    seen: list[str] = []
+    error = raised(lambda: seen.extend(next(iter(event)) for event in stream))
+    assert seen == ["messageStart", "contentBlockDelta"]  # mid-stream, after content
+    detail = rc.classify(error)
     assert detail.details == {"error_code": "ServiceUnavailableException",
                               "operation": "ConverseStream", "in_stream": True}  # fmt: skip
 
