@@ -246,8 +246,10 @@ def _event_stream_operation(exc: BaseException) -> str | None:
     frame, seen = exc.__traceback__, 0
     while frame is not None and seen < _MAX_FRAMES:
         if package_of(frame.tb_frame.f_globals.get("__name__", "")) == "botocore":
-            owner = frame.tb_frame.f_locals.get("self")
-            operation = getattr(owner, "_operation_name", None)
+            try:  # the reader's `self`, an EventStream, names its operation
+                operation = getattr(frame.tb_frame.f_locals.get("self"), "_operation_name", None)
+            except Exception:  # a hostile `self`: the operation is unknown
+                operation = None
             return operation if type(operation) is str else ""
         frame, seen = frame.tb_next, seen + 1
     return None

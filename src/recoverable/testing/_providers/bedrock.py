@@ -151,8 +151,8 @@ def _in_stream(fault: Fault) -> bytes | None:
 
 
 def _stream_error(sent: int) -> bytes:
-    """The mid-stream failure of an overloaded model: Bedrock's `modelStreamErrorException`
-    keeps the model's own status and words."""
+    """The mid-stream failure of an overloaded service, after content: the stream's
+    `serviceUnavailableException`."""
     return _exception("serviceUnavailableException", {"message": _UNAVAILABLE})
 
 
