@@ -97,10 +97,9 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with engine_retries("celery"):
-            key: Cooldowns | None = None
+            key = self._cooldown_key()  # a wrong setting raises as itself, not classified
             gate: Gate | None = None
             try:
-                key = self._cooldown_key()
                 if key is not None:
                     gate = key.before_call(key.max_wait_ms or 0)
                     if gate.wait_s > 0:
@@ -130,7 +129,9 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
         # A function set on the task class is a method of the task: it has the task already.
         key = chosen() if getattr(chosen, "__self__", None) is self else chosen(self)
         if key is not None and not isinstance(key, Cooldowns):
-            raise TypeError(f"recoverable_cooldowns must give a Cooldowns or None, not {key!r}")
+            raise TypeError(
+                f"recoverable_cooldowns must give a Cooldowns or None, not {type(key).__name__}"
+            )
         return key
 
     def _after_failure(self, exc: Exception) -> Exception:

@@ -300,7 +300,9 @@ def _activity_key(cooldowns: ActivityCooldowns | None) -> Cooldowns | None:
         return cooldowns.get(info.activity_type)
     key = cooldowns(info)
     if key is not None and not isinstance(key, Cooldowns):
-        raise TypeError(f"cooldowns(info) must return a Cooldowns or None, not {key!r}")
+        raise TypeError(
+            f"cooldowns(info) must return a Cooldowns or None, not {type(key).__name__}"
+        )
     return key
 
 
@@ -313,9 +315,9 @@ class _ClassifyActivity(ActivityInboundInterceptor):
 
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
         with engine_retries("temporal"):
-            key = gate = None
+            key = _activity_key(self._cooldowns)  # a wrong setting raises as itself
+            gate = None
             try:
-                key = _activity_key(self._cooldowns)
                 if key is not None:
                     gate = await key.abefore_call(0)  # a quiet key refuses: Temporal waits
                 value = await self.next.execute_activity(input)
