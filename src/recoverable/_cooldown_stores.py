@@ -19,7 +19,6 @@ import logging
 import os
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -221,10 +220,10 @@ class RedisStore:
         }
         self._redis = redis.Redis.from_url(url, **self._options)
         self._watch_error: type[Exception] = redis.WatchError
-        # redis.asyncio's connections belong to the loop that opened them: one client each.
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
-        )
+        # redis.asyncio's connections belong to the loop that opened them: one client each
+        # (a client holds its loop, so a weak mapping would keep both: closed loops are
+        # dropped whenever a new loop needs a client).
+        self._async: dict[asyncio.AbstractEventLoop, Any] = {}
 
     def _async_client(self) -> Any:
         loop = asyncio.get_running_loop()
@@ -232,6 +231,8 @@ class RedisStore:
         if client is None:
             import redis.asyncio
 
+            for closed in [old for old in self._async if old.is_closed()]:
+                del self._async[closed]
             client = redis.asyncio.Redis.from_url(self._url, **self._options)
             self._async[loop] = client
         return client

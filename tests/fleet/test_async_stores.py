@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -169,4 +170,15 @@ def test_under_trio_the_store_is_called_in_a_worker_thread(
 
     assert trio.run(main) == "ok"
     assert key.state().code == "provider_rate_limited"  # recorded through the thread
+    key.close()
+
+
+def test_a_loop_that_ended_leaves_no_redis_client_behind(redis_url: str) -> None:
+    """One redis.asyncio client per event loop; the clients of closed loops are dropped."""
+    key = rc.Cooldowns.redis(redis_url, prefix="loops:").key(source="openai")
+    retrying = rc.retry(cooldowns=key)
+    for _ in range(5):
+        assert asyncio.run(retrying.acall(ok)) == "ok"
+    store: Any = key.store
+    assert len(store.shared._async) == 1  # the last loop's; the four before were dropped
     key.close()
