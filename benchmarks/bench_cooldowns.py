@@ -4,7 +4,9 @@
 `Cooldowns.sqlite(path)` and `Cooldowns.redis(url)` (a real redis-server on 127.0.0.1), each
 on a key nobody failed on (one read before the call), on a key with a state (a failure the
 breaker counts: one read and the rules), and with a task budget (one atomic update more), in
-one process. Prints a Markdown table of medians, µs per call.
+one process; then the same keys through `acall` (the store's async face: memory direct,
+SQLite in a worker thread, Redis through redis.asyncio). Prints a Markdown table of medians,
+µs per call.
 
     .venv/bin/python benchmarks/bench_cooldowns.py [--json]
 """
@@ -12,6 +14,7 @@ one process. Prints a Markdown table of medians, µs per call.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import json
 import statistics
@@ -29,6 +32,25 @@ REPEATS = 5
 
 def ok() -> int:
     return 1
+
+
+async def aok() -> int:
+    return 1
+
+
+def per_acall_us(retrying: rc.Retrying, count: int) -> float:
+    """µs per `await retrying.acall(aok)`, on one event loop."""
+
+    async def calls() -> float:
+        runs = []
+        for _ in range(REPEATS):
+            start = time.perf_counter_ns()
+            for _ in range(count):
+                await retrying.acall(aok)
+            runs.append((time.perf_counter_ns() - start) / count / 1000)
+        return statistics.median(runs)
+
+    return asyncio.run(calls())
 
 
 def per_call_us(call: Callable[[], object], count: int) -> float:
@@ -50,6 +72,7 @@ def main() -> None:
     rows: dict[str, float] = {}
     plain = rc.retry()
     rows["retry(), no cooldowns"] = per_call_us(lambda: plain.call(ok), 200_000 // scale)
+    rows["acall, no cooldowns"] = per_acall_us(plain, 100_000 // scale)
     with tempfile.TemporaryDirectory() as folder, redis_server() as url:
         stores = {
             "memory": (rc.Cooldowns.memory(), 100_000),
@@ -73,16 +96,20 @@ def main() -> None:
             rows[f"{name}: + a task budget"] = per_call_us(
                 functools.partial(budget.call, ok), count // scale
             )
+            rows[f"{name}, acall: a key with state"] = per_acall_us(keyed, count // scale)
+            key.reset()
+            rows[f"{name}, acall: a key nobody failed on"] = per_acall_us(keyed, count // scale)
             cooldowns.close()
     if args.json:
         print(json.dumps({"us_per_call": rows}, indent=2))
         return
-    base = rows["retry(), no cooldowns"]
+    base, abase = rows["retry(), no cooldowns"], rows["acall, no cooldowns"]
     print(f"# consulting the fleet's state, success path (CPython {sys.version.split()[0]})\n")
     print("| what | µs per call | over retry() alone |")
     print("|---|---:|---:|")
     for name, us in rows.items():
-        print(f"| {name} | {us:.2f} | {us - base:+.2f} |")
+        over = us - (abase if "acall" in name else base)
+        print(f"| {name} | {us:.2f} | {over:+.2f} |")
 
 
 if __name__ == "__main__":

@@ -304,3 +304,44 @@ def test_a_quiet_key_becomes_the_countdown_and_outcomes_are_recorded() -> None:
     assert (detail.code, detail.retryable, detail.details["cooldown"]) == (
         "provider_quota_exceeded", False, "stop",
     )  # fmt: skip
+
+
+def test_cooldowns_may_be_a_function_of_the_task_and_short_waits_happen_in_place() -> None:
+    eager = Celery("eager-cooldowns-fn", broker="memory://", backend="cache+memory://")
+    eager.conf.task_always_eager = True
+    fleet = rc.Cooldowns.memory(max_wait_ms=1000).key(source="openai")
+    asked: list[str] = []
+
+    def per_call(task: Any) -> rc.Cooldowns:
+        asked.append(task.request.args[0])
+        return fleet.task(f"ticket-{task.request.args[0]}", max_attempts=1)
+
+    @eager.task(
+        bind=True, base=rcc.ClassifiedTask, recoverable_policy=support.POLICY,
+        recoverable_cooldowns=per_call, name="per-call",
+    )  # fmt: skip
+    def ask(self: Any, ticket: str) -> str:
+        return ticket
+
+    fleet.after_failure(
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=300).detail, GO
+    )
+    started = time.monotonic()
+    assert ask.apply(args=["a"]).get() == "a"
+    assert 0.2 <= time.monotonic() - started < 1.0  # waited in place: within max_wait_ms
+    assert asked == ["a"]  # a plain function set on the task class is called with the task
+    assert fleet.task("ticket-a").usage().attempts == 1
+    spent = ask.apply(args=["a"])  # the same ticket again: its budget of one is spent
+    detail = rcc.detail_from_result(spent)
+    assert detail is not None
+    assert (detail.code, detail.details["budget"]) == ("run_budget_exceeded", "attempts")
+
+    @eager.task(
+        bind=True, base=rcc.ClassifiedTask, recoverable_cooldowns=lambda task: "not a key",
+        name="wrong-key",
+    )  # fmt: skip
+    def wrong(self: Any) -> None:
+        return None
+
+    with pytest.raises(TypeError, match="must give a Cooldowns or None"):
+        wrong.apply().get()

@@ -24,6 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 import recoverable as rc
+from recoverable._cooldown_rules import GO
 from recoverable.integrations import temporal as rt
 from recoverable.testing import FakeProvider, Fault
 
@@ -300,3 +301,102 @@ def test_a_cycle_of_causes_ends() -> None:
     first.__cause__ = second
     second.__cause__ = first
     assert rt.detail_from_failure(first).code == "unknown"
+
+
+# --- ClassifyInterceptor(cooldowns=...): the fleet's quiet times through the worker ----------
+
+COOLDOWN_QUEUE = "recoverable-tests-cooldowns"
+
+
+async def run_on(client: Client, queue: str, fake: FakeProvider) -> dict[str, Any]:
+    support.ATTEMPTS.clear()
+    result: dict[str, Any] = await client.execute_workflow(
+        support.CallModel.run,
+        args=[fake.openai_url, "ok"],
+        id=f"call-model-{uuid.uuid4()}",
+        task_queue=queue,
+    )
+    return result
+
+
+@ON_THE_SERVER
+async def test_the_interceptor_waits_out_a_key_another_worker_quieted(
+    client: Client, fake: FakeProvider, reports: list[tuple[Any, ...]], tmp_path: Path
+) -> None:
+    """Another process's 429 quieted the key: the first attempt is refused before the
+    activity runs (no request spent) and Temporal retries after the time left."""
+    key = rc.Cooldowns.sqlite(tmp_path / "fleet.sqlite3").key(source="openai", model="gpt-4o")
+    other_worker = rc.Cooldowns.sqlite(tmp_path / "fleet.sqlite3").key(
+        source="openai", model="gpt-4o"
+    )
+    other_worker.after_failure(
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=1500).detail,
+        other_worker.before_call(0),
+    )
+    async with Worker(
+        client,
+        task_queue=COOLDOWN_QUEUE,
+        workflows=[support.CallModel],
+        activities=[support.call_model],
+        interceptors=[rt.ClassifyInterceptor(cooldowns=key)],
+    ):
+        started = asyncio.get_running_loop().time()
+        result = await run_on(client, COOLDOWN_QUEUE, fake)
+    assert result == {"text": "Hello from FakeProvider."}
+    assert [r.fault for r in fake.requests] == [None]  # the refused attempt spent no request
+    assert [attempt for attempt, _ in support.ATTEMPTS] == [2]  # attempt 1 never ran the body
+    assert support.ATTEMPTS[0][1] - started >= 1.3  # Temporal waited the key's time left
+    [(kind, code, attempt, wait_s, name)] = reports
+    assert (kind, code, attempt, name) == ("retry", "provider_rate_limited", 1, "call_model")
+    assert wait_s is not None and 1.3 < wait_s <= 1.5  # next_retry_delay: the time left
+    key.close()
+    other_worker.close()
+
+
+@ON_THE_SERVER
+async def test_the_interceptor_records_a_429_for_every_worker(
+    client: Client, fake: FakeProvider, tmp_path: Path
+) -> None:
+    """An activity's 429 quiets the key in the shared store: a worker that never saw it
+    (here: another process's view of the file) finds the key quiet."""
+    path = tmp_path / "fleet.sqlite3"
+    keys = {"call_model": rc.Cooldowns.sqlite(path).key(source="openai")}
+    fake.fail(Fault.rate_limited(retry_after=1.0), times=1)
+    async with Worker(
+        client,
+        task_queue=COOLDOWN_QUEUE,
+        workflows=[support.CallModel],
+        activities=[support.call_model],
+        interceptors=[rt.ClassifyInterceptor(cooldowns=keys)],
+    ):
+        result = await run_on(client, COOLDOWN_QUEUE, fake)
+    assert result == {"text": "Hello from FakeProvider."}
+    assert [r.fault for r in fake.requests] == ["rate_limited", None]
+    elsewhere = rc.Cooldowns.sqlite(path).key(source="openai").state()
+    assert (elsewhere.code, elsewhere.failures) == ("provider_rate_limited", ())
+    assert elsewhere.until > 0  # the quiet time was recorded (and has passed)
+    keys["call_model"].close()
+
+
+@ON_THE_SERVER
+async def test_a_stopped_key_fails_the_activity_not_retryable(
+    client: Client, fake: FakeProvider
+) -> None:
+    key = rc.Cooldowns.memory().key(source="openai")
+    key.after_failure(rc.RecoverableError("provider_quota_exceeded", "no credit").detail, GO)
+
+    def pick(info: Any) -> rc.Cooldowns | None:
+        return key if info.activity_type == "call_model" else None
+
+    async with Worker(
+        client,
+        task_queue=COOLDOWN_QUEUE,
+        workflows=[support.CallModel],
+        activities=[support.call_model],
+        interceptors=[rt.ClassifyInterceptor(cooldowns=pick)],
+    ):
+        result = await run_on(client, COOLDOWN_QUEUE, fake)
+    detail = rc.ErrorDetail.from_dict(result["error"])
+    assert (detail.code, detail.retryable) == ("provider_quota_exceeded", False)
+    assert detail.details["cooldown"] == "stop"
+    assert fake.requests == [] and support.ATTEMPTS == []  # no attempt reached the provider

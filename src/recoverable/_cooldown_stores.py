@@ -6,10 +6,15 @@ interleaved. All of the cooldown, breaker and budget rules live in that pure fun
 (`_cooldowns`), so the three stores cannot disagree. A store that fails (Redis down, the
 SQLite file locked for too long) is replaced by a local one for a while, with a warning: a
 call is never blocked or crashed by its bookkeeping.
+
+Every store has an async face too (`aget`, `aupdate`), which the async forms of `retry` use,
+so an event loop is never held up by a store: memory answers directly, SQLite runs in a
+worker thread, Redis through `redis.asyncio` (one client per event loop).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -46,9 +51,28 @@ class CooldownStore(Protocol):
         call it more than once."""
         ...
 
+    async def aget(self, key: str) -> str | None:
+        """`get`, without holding up the event loop."""
+        ...
+
+    async def aupdate(self, key: str, change: Change[R], ttl_s: float) -> R:
+        """`update`, without holding up the event loop."""
+        ...
+
     def close(self) -> None:
         """Release connections."""
         ...
+
+
+async def in_thread(fn: Callable[..., R], *args: Any) -> R:
+    """`fn(*args)` in a worker thread of the running loop: asyncio's, else trio's."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no asyncio loop: trio (the async retry runs under both)
+        import trio
+
+        return await trio.to_thread.run_sync(fn, *args)
+    return await asyncio.to_thread(fn, *args)
 
 
 class MemoryStore:
@@ -77,6 +101,14 @@ class MemoryStore:
                 now = time.monotonic()
                 self._values = {k: v for k, v in self._values.items() if v[1] > now}
             return result
+
+    async def aget(self, key: str) -> str | None:
+        """`get`: a dict lookup, done on the loop."""
+        return self.get(key)
+
+    async def aupdate(self, key: str, change: Change[R], ttl_s: float) -> R:
+        """`update`: the lock is only ever held for a pure change, done on the loop."""
+        return self.update(key, change, ttl_s)
 
     def close(self) -> None:
         """Nothing to release."""
@@ -149,6 +181,14 @@ class SqliteStore:
             raise
         return result
 
+    async def aget(self, key: str) -> str | None:
+        """`get` in a worker thread (which has a connection of its own)."""
+        return await in_thread(self.get, key)
+
+    async def aupdate(self, key: str, change: Change[R], ttl_s: float) -> R:
+        """`update` in a worker thread: a busy file waits there, not on the loop."""
+        return await in_thread(self.update, key, change, ttl_s)
+
     def close(self) -> None:
         """Close this thread's connection."""
         conn = getattr(self._local, "conn", None)
@@ -166,12 +206,36 @@ class RedisStore:
 
     def __init__(self, url: str, *, prefix: str = "recoverable:", timeout_s: float = 0.5) -> None:
         import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
 
+        self._url = url
         self._prefix = prefix
-        self._redis = redis.Redis.from_url(
-            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
-        )
+        # No retries of redis-py's own: a store that does not answer in time counts as down
+        # at once (its default retries would hold a call up for seconds).
+        self._options: dict[str, Any] = {
+            "socket_timeout": timeout_s,
+            "socket_connect_timeout": timeout_s,
+            "retry": Retry(NoBackoff(), 0),
+        }
+        self._redis = redis.Redis.from_url(url, **self._options)
         self._watch_error: type[Exception] = redis.WatchError
+        # redis.asyncio's connections belong to the loop that opened them: one client each
+        # (a client holds its loop, so a weak mapping would keep both: closed loops are
+        # dropped whenever a new loop needs a client).
+        self._async: dict[asyncio.AbstractEventLoop, Any] = {}
+
+    def _async_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        client = self._async.get(loop)
+        if client is None:
+            import redis.asyncio
+
+            for closed in [old for old in self._async if old.is_closed()]:
+                del self._async[closed]
+            client = redis.asyncio.Redis.from_url(self._url, **self._options)
+            self._async[loop] = client
+        return client
 
     def get(self, key: str) -> str | None:
         """The live value under `key`, or None."""
@@ -199,9 +263,44 @@ class RedisStore:
                     continue
         raise TimeoutError(f"Redis key {key!r} changed under us {_WATCH_TRIES} times in a row")
 
+    async def aget(self, key: str) -> str | None:
+        """`get` through redis.asyncio (under trio: redis-py in a worker thread)."""
+        try:
+            client = self._async_client()
+        except RuntimeError:
+            return await in_thread(self.get, key)
+        value: Any = await client.get(self._prefix + key)
+        return None if value is None else bytes(value).decode()
+
+    async def aupdate(self, key: str, change: Change[R], ttl_s: float) -> R:
+        """`update` through redis.asyncio: the same WATCH transaction, awaited."""
+        try:
+            client = self._async_client()
+        except RuntimeError:
+            return await in_thread(self.update, key, change, ttl_s)
+        name = self._prefix + key
+        ttl_ms = max(1, int(ttl_s * 1000))
+        async with client.pipeline() as pipe:
+            for _ in range(_WATCH_TRIES):
+                try:
+                    await pipe.watch(name)
+                    old: Any = await pipe.get(name)
+                    new, result = change(None if old is None else bytes(old).decode())
+                    pipe.multi()
+                    if new is None:
+                        pipe.delete(name)
+                    else:
+                        pipe.set(name, new, px=ttl_ms)
+                    await pipe.execute()
+                    return result
+                except self._watch_error:
+                    continue
+        raise TimeoutError(f"Redis key {key!r} changed under us {_WATCH_TRIES} times in a row")
+
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool (the async clients' connections close with their loop)."""
         self._redis.close()
+        self._async.clear()
 
 
 class FallibleStore:
@@ -240,6 +339,24 @@ class FallibleStore:
         if time.monotonic() >= self._down_until:
             try:
                 return self.shared.update(key, change, ttl_s)
+            except Exception as exc:
+                self._failed(exc)
+        return self.local.update(key, change, ttl_s)
+
+    async def aget(self, key: str) -> str | None:
+        """`get`, awaited."""
+        if time.monotonic() >= self._down_until:
+            try:
+                return await self.shared.aget(key)
+            except Exception as exc:
+                self._failed(exc)
+        return self.local.get(key)
+
+    async def aupdate(self, key: str, change: Change[R], ttl_s: float) -> R:
+        """`update`, awaited."""
+        if time.monotonic() >= self._down_until:
+            try:
+                return await self.shared.aupdate(key, change, ttl_s)
             except Exception as exc:
                 self._failed(exc)
         return self.local.update(key, change, ttl_s)

@@ -3,13 +3,15 @@
 One worker's 429 quiets the key for every worker that shares the store; a quota stops it
 for all; a key that keeps failing opens its circuit for all; a task's attempts and cost
 survive restarts. The rules are pure (`_cooldown_rules`), the stores hold strings
-(`_cooldown_stores`); this module joins them and runs the retry loop that consults them.
+(`_cooldown_stores`); this module joins them into the gate the retry loop consults.
 
     fleet = rc.Cooldowns.redis("redis://127.0.0.1:6379/0")
     openai_4o = fleet.key(source="openai", model="gpt-4o", credential=api_key)
     answer = rc.retry(policy, cooldowns=openai_4o).call(client.responses.create, ...)
 
 The credential is hashed (SHA-256, 16 hex digits) into the key and never stored or shown.
+The retry loop (`_retry`) calls the gate: `before_call` before an attempt, `after_failure` or
+`after_success` after it, each with an async face (`abefore_call`, ...) for async code.
 """
 
 from __future__ import annotations
@@ -18,11 +20,10 @@ import hashlib
 import math
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal
 
-from ._classify import classify
 from ._codes import codes
 from ._cooldown_rules import (
     GO,
@@ -38,15 +39,11 @@ from ._cooldown_rules import (
 )
 from ._cooldown_stores import CooldownStore, FallibleStore, MemoryStore
 from ._detail import ErrorDetail, RecoverableError
-from ._retry import waits_are_off
 
-if TYPE_CHECKING:
-    from ._retry import Retrying
+__all__ = ["Cooldowns"]
 
-__all__ = ["Cooldowns", "acall_with_cooldowns", "call_with_cooldowns", "gate_wait_cap"]
-
-
-T = TypeVar("T")
+_Update = tuple[str, Callable[[str | None], tuple[str | None, Any]], float]
+"""One atomic change of the store: key, pure change, time to live (`CooldownStore.update`)."""
 
 _KEY_PREFIX = "key:"
 _TASK_PREFIX = "task:"
@@ -210,83 +207,106 @@ class Cooldowns:
             raise ValueError("no task: use cooldowns.task(name, ...) first")
         return _TASK_PREFIX + self.task_name
 
-    # --- what the retry loop calls --------------------------------------------------------
-
-    def run(self, retrying: Retrying, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
-        """`retrying.call(fn, *args, **kwargs)` with this gate before every attempt."""
-        return call_with_cooldowns(retrying, fn, args, kwargs)
-
-    async def arun(
-        self, retrying: Retrying, fn: Callable[..., Awaitable[T]], args: Any, kwargs: Any
-    ) -> T:
-        """`retrying.acall(fn, *args, **kwargs)` with this gate before every attempt."""
-        return await acall_with_cooldowns(retrying, fn, args, kwargs)
+    # --- the gate the retry loop calls (sync and async faces of one set of rules) -----------
 
     def before_call(self, max_wait_ms: int) -> Gate:
         """The gate before one attempt: how long to wait first; raises `RecoverableError`
         when the key is stopped, its circuit open, its quiet time over `max_wait_ms` or the
         task's budget spent."""
-        name = _KEY_PREFIX + self.scope
-        text = self.store.get(name)
+        text = self.store.get(_KEY_PREFIX + self.scope)
         if text is None and self.task_name is None:
             return GO  # the common case: nothing known about the key, no budget
+        steps = self._admission(text, max_wait_ms)
+        store = self.store
+        try:
+            change = next(steps)
+            while True:
+                change = steps.send(store.update(*change))
+        except StopIteration as done:
+            gate: Gate = done.value
+            return gate
+
+    async def abefore_call(self, max_wait_ms: int) -> Gate:
+        """`before_call` for async code: the store is awaited (the loop never waits on it)."""
+        text = await self.store.aget(_KEY_PREFIX + self.scope)
+        if text is None and self.task_name is None:
+            return GO
+        steps = self._admission(text, max_wait_ms)
+        store = self.store
+        try:
+            change = next(steps)
+            while True:
+                change = steps.send(await store.aupdate(*change))
+        except StopIteration as done:
+            gate: Gate = done.value
+            return gate
+
+    def _admission(self, text: str | None, max_wait_ms: int) -> Generator[_Update, Any, Gate]:
+        """The gate's rules, free of I/O: yields each atomic update for the caller's face of
+        the store to run (and is sent its result); returns the gate or raises its refusal."""
+        name = _KEY_PREFIX + self.scope
         breaker = self.policy.breaker
         probe_s = breaker.probe_s if breaker is not None else 0.0
         max_wait_s = max_wait_ms / 1000
-        state = KeyState.load(text)
-        new, gate = admit(state, self.clock(), max_wait_s, probe_s)
+        new, gate = admit(KeyState.load(text), self.clock(), max_wait_s, probe_s)
         if new is not None:  # a slot or a probe to claim: again, atomically
 
             def change(old: str | None) -> tuple[str | None, Gate]:
-                now = self.clock()
                 current = KeyState.load(old)
-                changed, answer = admit(current, now, max_wait_s, probe_s)
+                changed, answer = admit(current, self.clock(), max_wait_s, probe_s)
                 kept = current if changed is None else changed
                 return kept.dump(), answer
 
-            gate = self.store.update(name, change, self._ttl(new))
+            gate = yield (name, change, self._ttl(new))
         if gate.refused:
             raise RecoverableError(self._refusal(gate))
         if self.task_name is not None:
-            self._claim_attempt()
+            limits = (self.max_attempts, self.max_cost_usd)
+
+            def claim(old: str | None) -> tuple[str | None, tuple[TaskUsage, str]]:
+                new, usage, out = claim_attempt(TaskUsage.load(old), *limits)
+                return (old if new is None else new.dump()), (usage, out)
+
+            usage, out = yield (self._task_key(), claim, _TASK_TTL_S)
+            if out:
+                raise RecoverableError(self._over_budget(usage, out))
         return gate
-
-    def _claim_attempt(self) -> None:
-        limits = (self.max_attempts, self.max_cost_usd)
-
-        def change(old: str | None) -> tuple[str | None, tuple[TaskUsage, str]]:
-            new, usage, out = claim_attempt(TaskUsage.load(old), *limits)
-            return (old if new is None else new.dump()), (usage, out)
-
-        usage, out = self.store.update(self._task_key(), change, _TASK_TTL_S)
-        if out:
-            raise RecoverableError(self._over_budget(usage, out))
 
     def after_failure(self, detail: ErrorDetail, gate: Gate) -> None:
         """Record a failed attempt: a quiet time, a stop, or a failure the breaker counts."""
+        update = self._failure_update(detail, gate)
+        if update is not None:
+            self.store.update(*update)
+
+    async def aafter_failure(self, detail: ErrorDetail, gate: Gate) -> None:
+        """`after_failure` for async code."""
+        update = self._failure_update(detail, gate)
+        if update is not None:
+            await self.store.aupdate(*update)
+
+    def _failure_update(self, detail: ErrorDetail, gate: Gate) -> _Update | None:
         row = codes.resolve(detail.code)
         breaker = self.policy.breaker
         counted = breaker is not None and breaker.threshold(row) is not None
         if row.cooldown is None and not counted and not gate.probe:
-            return  # nothing the fleet needs to know
-        name = _KEY_PREFIX + self.scope
+            return None  # nothing the fleet needs to know
 
         def change(old: str | None) -> tuple[str | None, None]:
             current = KeyState.load(old)
             new = failed(current, detail, self.clock(), self.policy, probe=gate.probe)
             return (old if new is None else new.dump()), None
 
-        self.store.update(name, change, self._ttl_after(row.cooldown))
+        return _KEY_PREFIX + self.scope, change, self._ttl_after(row.cooldown)
 
     def after_success(self, gate: Gate) -> None:
         """Record a successful attempt: a probe's success closes the circuit."""
-        if not gate.probe:
-            return
+        if gate.probe:
+            self.store.update(_KEY_PREFIX + self.scope, _closed, _TTL_MARGIN_S)
 
-        def change(old: str | None) -> tuple[str | None, None]:
-            return probe_succeeded(KeyState.load(old)).dump(), None
-
-        self.store.update(_KEY_PREFIX + self.scope, change, _TTL_MARGIN_S)
+    async def aafter_success(self, gate: Gate) -> None:
+        """`after_success` for async code."""
+        if gate.probe:
+            await self.store.aupdate(_KEY_PREFIX + self.scope, _closed, _TTL_MARGIN_S)
 
     def waits_out(self, detail: ErrorDetail) -> bool:
         """Whether the next gate waits for this failure (so the retry loop need not)."""
@@ -350,6 +370,11 @@ class Cooldowns:
         )
 
 
+def _closed(old: str | None) -> tuple[str | None, None]:
+    """A probe succeeded: the circuit closes."""
+    return probe_succeeded(KeyState.load(old)).dump(), None
+
+
 def _is_amount(value: object) -> bool:
     return (
         not isinstance(value, bool)
@@ -357,72 +382,3 @@ def _is_amount(value: object) -> bool:
         and math.isfinite(value)
         and value >= 0
     )
-
-
-# --- the retry loop with the gate ------------------------------------------------------------
-
-
-def gate_wait_cap(retrying: Retrying, cooldowns: Cooldowns, started: float) -> int:
-    """The longest a gate may wait: the cooldowns' cap, else the policy's, within its deadline."""
-    policy = retrying.policy
-    cap = cooldowns.max_wait_ms
-    if cap is None:
-        cap = policy.max_retry_after_ms
-    if policy.deadline is not None:
-        left = policy.deadline - (retrying.clock() - started)
-        cap = min(cap, max(0, int(left * 1000)))
-    return cap
-
-
-def call_with_cooldowns(retrying: Retrying, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
-    """`Retrying.call` when `cooldowns` is set: the gate before each attempt, the outcome
-    recorded after it; the retry's own rules decide whether to go on."""
-    cooldowns = retrying.cooldowns
-    assert cooldowns is not None
-    started = retrying.clock()
-    attempt = 1
-    while True:
-        retrying._begin(attempt)
-        gate = cooldowns.before_call(gate_wait_cap(retrying, cooldowns, started))
-        if not waits_are_off():
-            retrying._wait(gate.wait_s)
-        try:
-            value = fn(*args, **kwargs)
-        except Exception as exc:
-            detail = classify(exc)
-            cooldowns.after_failure(detail, gate)
-            wait_s = retrying._after_failure(exc, attempt, started, detail)
-            if not cooldowns.waits_out(detail):
-                retrying._wait(wait_s)
-            attempt += 1
-            continue
-        cooldowns.after_success(gate)
-        return value
-
-
-async def acall_with_cooldowns(
-    retrying: Retrying, fn: Callable[..., Awaitable[T]], args: Any, kwargs: Any
-) -> T:
-    """`Retrying.acall` when `cooldowns` is set (the store is consulted synchronously: a
-    loopback Redis or a local SQLite answers in well under a millisecond)."""
-    cooldowns = retrying.cooldowns
-    assert cooldowns is not None
-    started = retrying.clock()
-    attempt = 1
-    while True:
-        retrying._begin(attempt)
-        gate = cooldowns.before_call(gate_wait_cap(retrying, cooldowns, started))
-        if not waits_are_off():
-            await retrying._await_wait(gate.wait_s)
-        try:
-            value = await fn(*args, **kwargs)
-        except Exception as exc:
-            detail = classify(exc)
-            cooldowns.after_failure(detail, gate)
-            wait_s = retrying._after_failure(exc, attempt, started, detail)
-            if not cooldowns.waits_out(detail):
-                await retrying._await_wait(wait_s)
-            attempt += 1
-            continue
-        cooldowns.after_success(gate)
-        return value

@@ -229,52 +229,120 @@ class Retrying:
                 await self.asleep(step)
                 left -= step
 
+    # --- the cooldowns' gate (only with `cooldowns`: without, no attempt pays for it) ------
+
+    def _gate_cap(self, cooldowns: Cooldowns, started: float) -> int:
+        """The longest a gate may wait: the cooldowns' cap, else the policy's, within the
+        deadline."""
+        policy = self.policy
+        cap = cooldowns.max_wait_ms
+        if cap is None:
+            cap = policy.max_retry_after_ms
+        if policy.deadline is not None:
+            left = policy.deadline - (self.clock() - started)
+            cap = min(cap, max(0, int(left * 1000)))
+        return cap
+
     def _gate(self, started: float) -> Gate | None:
-        """Before an attempt: the cooldowns' gate (None without cooldowns); raises when the
-        key refuses the attempt (stopped, open, quiet past the cap, budget spent)."""
+        """Before an attempt: the cooldowns' gate, waited out (None without cooldowns);
+        raises when the key refuses the attempt (stopped, open, quiet past the cap, budget
+        spent)."""
         cooldowns = self.cooldowns
         if cooldowns is None:
             return None
-        from ._cooldowns import gate_wait_cap  # loaded already: it made `cooldowns`
+        gate = cooldowns.before_call(self._gate_cap(cooldowns, started))
+        if not _testing:
+            self._wait(gate.wait_s)
+        return gate
 
-        return cooldowns.before_call(gate_wait_cap(self, cooldowns, started))
-
-    def _record(self, gate: Gate | None, error: Exception | None) -> bool:
-        """After an attempt: tell the cooldowns how it went; True when the next gate waits
-        out this failure (so the retry need not wait too)."""
+    async def _agate(self, started: float) -> Gate | None:
+        """`_gate` for the async forms: the store is awaited, then the wait."""
         cooldowns = self.cooldowns
-        if cooldowns is None or gate is None:
-            return False
-        if error is None:
-            cooldowns.after_success(gate)
-            return False
-        detail = classify(error)
+        if cooldowns is None:
+            return None
+        gate = await cooldowns.abefore_call(self._gate_cap(cooldowns, started))
+        if not _testing:
+            await self._await_wait(gate.wait_s)
+        return gate
+
+    def _failed(self, gate: Gate | None, exc: BaseException, attempt: int, started: float) -> float:
+        """After a failed attempt: its outcome told to the gate (if any); the wait before the
+        next attempt (0 when the next gate waits this failure out); raises when there is none."""
+        cooldowns = self.cooldowns
+        if gate is None or cooldowns is None:
+            return self._after_failure(exc, attempt, started)
+        detail = classify(exc)  # once: the gate and the decision read the same detail
         cooldowns.after_failure(detail, gate)
-        return cooldowns.waits_out(detail)
+        wait_s = self._after_failure(exc, attempt, started, detail)
+        return 0.0 if cooldowns.waits_out(detail) else wait_s
+
+    async def _afailed(
+        self, gate: Gate | None, exc: BaseException, attempt: int, started: float
+    ) -> float:
+        """`_failed` for the async forms."""
+        cooldowns = self.cooldowns
+        if gate is None or cooldowns is None:
+            return self._after_failure(exc, attempt, started)
+        detail = classify(exc)
+        await cooldowns.aafter_failure(detail, gate)
+        wait_s = self._after_failure(exc, attempt, started, detail)
+        return 0.0 if cooldowns.waits_out(detail) else wait_s
+
+    def _succeeded(self, gate: Gate | None) -> None:
+        if gate is not None and self.cooldowns is not None:
+            self.cooldowns.after_success(gate)
+
+    async def _asucceeded(self, gate: Gate | None) -> None:
+        if gate is not None and self.cooldowns is not None:
+            await self.cooldowns.aafter_success(gate)
 
     # --- call forms ----------------------------------------------------------------------
 
     def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Call `fn(*args, **kwargs)` under this policy."""
         if self.cooldowns is not None:
-            return self.cooldowns.run(self, fn, args, kwargs)
+            return self._gated_call(fn, args, kwargs)
         started = self.clock()
         self._begin(1)
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
-            return self._continue(exc, fn, args, kwargs, started)
+            return self._continue(exc, functools.partial(fn, *args, **kwargs), started)
+
+    def _gated_call(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
+        """`call` with cooldowns: the gate before the first attempt, its outcome recorded."""
+        started = self.clock()
+        self._begin(1)
+        gate = self._gate(started)
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:
+            return self._continue(exc, functools.partial(fn, *args, **kwargs), started, gate)
+        self._succeeded(gate)
+        return value
 
     async def acall(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Await `fn(*args, **kwargs)` under this policy; a task cancel is never retried."""
         if self.cooldowns is not None:
-            return await self.cooldowns.arun(self, fn, args, kwargs)
+            return await self._gated_acall(fn, args, kwargs)
         started = self.clock()
         self._begin(1)
         try:
             return await fn(*args, **kwargs)
         except Exception as exc:
-            return await self._acontinue(exc, fn, args, kwargs, started)
+            return await self._acontinue(exc, functools.partial(fn, *args, **kwargs), started)
+
+    async def _gated_acall(self, fn: Callable[..., Awaitable[T]], args: Any, kwargs: Any) -> T:
+        """`acall` with cooldowns: the store awaited, never called on the loop."""
+        started = self.clock()
+        self._begin(1)
+        gate = await self._agate(started)
+        try:
+            value = await fn(*args, **kwargs)
+        except Exception as exc:
+            return await self._acontinue(exc, functools.partial(fn, *args, **kwargs), started, gate)
+        await self._asucceeded(gate)
+        return value
 
     @overload
     def __call__(self, fn: Callable[P, Awaitable[T]], /) -> Callable[P, Awaitable[T]]: ...
@@ -299,7 +367,7 @@ class Retrying:
                 try:
                     return await fn(*args, **kwargs)
                 except Exception as exc:
-                    return await self._acontinue(exc, fn, args, kwargs, None)
+                    return await self._acontinue(exc, functools.partial(fn, *args, **kwargs), None)
 
             return async_wrapper
         call = self.call
@@ -311,48 +379,63 @@ class Retrying:
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
-                return self._continue(exc, fn, args, kwargs, None)
+                return self._continue(exc, functools.partial(fn, *args, **kwargs), None)
 
         return wrapper
 
     def _continue(
-        self, exc: Exception, fn: Callable[..., T], args: Any, kwargs: Any, started: float | None
+        self,
+        exc: Exception,
+        again: Callable[[], T],
+        started: float | None,
+        gate: Gate | None = None,
     ) -> T:
-        """Attempts 2, 3, ... once the first failed with `exc` (the only loop of `call`)."""
+        """Attempts 2, 3, ... once the first failed with `exc` (the only loop of `call`).
+        `gate`: the first attempt's, with cooldowns (each attempt then passes the gate and
+        its outcome is recorded); None without."""
         if started is None:  # the decorator's success path reads no clock
             started = self.clock()
         attempt = 1
         while True:
-            self._wait(self._after_failure(exc, attempt, started))
+            self._wait(self._failed(gate, exc, attempt, started))
             attempt += 1
             self._begin(attempt)
+            if gate is not None:
+                gate = self._gate(started)
             try:
-                return fn(*args, **kwargs)
+                value = again()
             except Exception as error:
                 exc = error
+                continue
+            self._succeeded(gate)
+            return value
 
     async def _acontinue(
         self,
         exc: Exception,
-        fn: Callable[..., Awaitable[T]],
-        args: Any,
-        kwargs: Any,
+        again: Callable[[], Awaitable[T]],
         started: float | None,
+        gate: Gate | None = None,
     ) -> T:
-        """Attempts 2, 3, ... once the first failed with `exc` (the only loop of `acall`)."""
+        """Attempts 2, 3, ... once the first failed with `exc` (the only loop of `acall`);
+        `gate` as in `_continue`, the store awaited."""
         if started is None:
             started = self.clock()
         attempt = 1
         while True:
-            wait_s = self._after_failure(exc, attempt, started)
-            await self._await_wait(wait_s)
+            await self._await_wait(await self._afailed(gate, exc, attempt, started))
             attempt += 1
             _check_task_cancel(attempt)
             self._begin(attempt)
+            if gate is not None:
+                gate = await self._agate(started)
             try:
-                return await fn(*args, **kwargs)
+                value = await again()
             except Exception as error:
                 exc = error
+                continue
+            await self._asucceeded(gate)
+            return value
 
     # --- block form ----------------------------------------------------------------------
 
@@ -364,15 +447,11 @@ class Retrying:
         while True:
             self._begin(attempt.number)
             gate = self._gate(started)
-            if gate is not None and not _testing:
-                self._wait(gate.wait_s)
             yield attempt
-            gated = self._record(gate, attempt.error)
             if attempt.error is None:
+                self._succeeded(gate)
                 return
-            wait_s = self._after_failure(attempt.error, attempt.number, started)
-            if not gated:
-                self._wait(wait_s)
+            self._wait(self._failed(gate, attempt.error, attempt.number, started))
             attempt = Attempt(attempt.number + 1)
 
     async def __aiter__(self) -> AsyncIterator[Attempt]:
@@ -383,16 +462,14 @@ class Retrying:
         while True:
             _check_task_cancel(attempt.number)
             self._begin(attempt.number)
-            gate = self._gate(started)
-            if gate is not None and not _testing:
-                await self._await_wait(gate.wait_s)
+            gate = await self._agate(started)
             yield attempt
-            gated = self._record(gate, attempt.error)
             if attempt.error is None:
+                await self._asucceeded(gate)
                 return
-            wait_s = self._after_failure(attempt.error, attempt.number, started)
-            if not gated:
-                await self._await_wait(wait_s)
+            await self._await_wait(
+                await self._afailed(gate, attempt.error, attempt.number, started)
+            )
             attempt = Attempt(attempt.number + 1)
 
     # --- streams: hold the error until the outcome is known ---------------------------------
@@ -418,11 +495,8 @@ class Retrying:
             _check_task_cancel(attempt)
             self._begin(attempt)  # the same prelude as every other form: cancel, then hook
             produced = False
-            gated = False
             try:
-                gate = self._gate(started)
-                if gate is not None and not _testing:
-                    await self._await_wait(gate.wait_s)
+                gate = await self._agate(started)
             except RecoverableError as refused:
                 if on_error is None:
                     raise
@@ -432,18 +506,20 @@ class Retrying:
                 async for item in open_stream():
                     produced = True
                     yield item
-                self._record(gate, None)
+                await self._asucceeded(gate)
                 return
             except Exception as exc:
-                gated = self._record(gate, exc)
                 terminal: BaseException | None = None
                 wait_s = 0.0
                 try:
                     if produced and not retry_after_output:
                         # Not retryable from here: an outer layer must not replay it either.
-                        stopped = mark_exhausted(classify(exc), attempt)
+                        detail = classify(exc)
+                        if gate is not None and self.cooldowns is not None:
+                            await self.cooldowns.aafter_failure(detail, gate)
+                        stopped = mark_exhausted(detail, attempt)
                         raise RecoverableError(with_details(stopped, output_started=True)) from exc
-                    wait_s = self._after_failure(exc, attempt, started)
+                    wait_s = await self._afailed(gate, exc, attempt, started)
                 except Exception as final:
                     terminal = final
                 if terminal is not None:
@@ -451,8 +527,7 @@ class Retrying:
                         raise terminal from terminal.__cause__
                     yield on_error(classify(terminal))
                     return
-                if not gated:
-                    await self._await_wait(wait_s)
+                await self._await_wait(wait_s)
             attempt += 1
 
 

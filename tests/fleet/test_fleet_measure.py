@@ -38,5 +38,5 @@ def test_bench_cooldowns_times_every_store() -> None:
         capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip
     rows = json.loads(result.stdout)["us_per_call"]
-    assert len(rows) == 10
+    assert len(rows) == 17  # sync and async, every store
     assert all(us > 0 for us in rows.values())

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .._detail import ErrorDetail
 from . import _events
 from ._cli_modules import CLI_NAMES, module_for
-from ._cooldown_gate import CliCooldowns, cli_gate
+from ._cooldown_gate import CliCooldowns, acli_gate, cli_gate
 from ._discovery import CliInfo, choose, discover, find_executable, usable_in_order
 from ._events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
 from ._events import Done, Event, RunResult
@@ -137,7 +137,7 @@ async def stream(
     failures: list[ErrorDetail] = []
     for index, (module, argv) in enumerate(plan):
         gate = FallbackGate(failures, plan[index + 1][0].NAME if index + 1 < len(plan) else None)
-        turn = cli_gate(cooldowns, module.NAME, settings.model)
+        turn = await acli_gate(cooldowns, module.NAME, settings.model)
         if turn.refused is not None:
             for event in turn.refusal_events(module.NAME):
                 for out in gate.feed(event):
@@ -148,7 +148,7 @@ async def stream(
             runner = run_process(module, argv, settings, cancel=cancel)
             async with contextlib.aclosing(runner) as events:
                 async for event in events:
-                    turn.record(event)
+                    await turn.arecord(event)
                     for out in gate.feed(event):
                         yield out
         if gate.finished:

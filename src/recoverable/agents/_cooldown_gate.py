@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .._cooldown_rules import Gate
     from .._cooldowns import Cooldowns
 
-__all__ = ["CliCooldowns", "CliGate", "cli_gate"]
+__all__ = ["CliCooldowns", "CliGate", "acli_gate", "cli_gate"]
 
 CliCooldowns: TypeAlias = "Cooldowns | Mapping[str, Cooldowns] | Callable[[str], Cooldowns | None]"
 """What `cooldowns=` of a run takes: see the module's docstring."""
@@ -82,20 +82,48 @@ class CliGate:
         else:
             self.key.after_failure(error, self.gate)
 
+    async def arecord(self, event: Event) -> None:
+        """`record` for the async runner: the store is awaited, never called on the loop."""
+        if self.key is None or self.gate is None or not isinstance(event, Done):
+            return
+        error = event.result.error
+        if error is None:
+            await self.key.aafter_success(self.gate)
+        else:
+            await self.key.aafter_failure(error, self.gate)
+
+
+def _cap(key: Cooldowns) -> int:
+    from .._policy import RetryPolicy
+
+    return key.max_wait_ms if key.max_wait_ms is not None else RetryPolicy().max_retry_after_ms
+
+
+def _passed(key: Cooldowns, gate: Gate) -> CliGate:
+    from .._retry import waits_are_off
+
+    return CliGate(key, gate, 0.0 if waits_are_off() else gate.wait_s)
+
 
 def cli_gate(cooldowns: CliCooldowns | None, cli: str, model: str | None) -> CliGate:
     """Consult the key of `cli` before starting it (a refusal is kept, not raised)."""
-    if cooldowns is None:
-        return CliGate(None)
-    key = _key_for(cooldowns, cli, model)
+    key = None if cooldowns is None else _key_for(cooldowns, cli, model)
     if key is None:
         return CliGate(None)
-    from .._policy import RetryPolicy
-    from .._retry import waits_are_off
-
-    cap = key.max_wait_ms if key.max_wait_ms is not None else RetryPolicy().max_retry_after_ms
     try:
-        gate = key.before_call(cap)
+        gate = key.before_call(_cap(key))
     except RecoverableError as refused:
         return CliGate(key, refused=refused.detail)
-    return CliGate(key, gate, 0.0 if waits_are_off() else gate.wait_s)
+    return _passed(key, gate)
+
+
+async def acli_gate(cooldowns: CliCooldowns | None, cli: str, model: str | None) -> CliGate:
+    """`cli_gate` for the async runner: the store is awaited."""
+    key = None if cooldowns is None else _key_for(cooldowns, cli, model)
+    if key is None:
+        return CliGate(None)
+    try:
+        gate = await key.abefore_call(_cap(key))
+    except RecoverableError as refused:
+        return CliGate(key, refused=refused.detail)
+    return _passed(key, gate)

@@ -20,6 +20,8 @@ An `unknown` failure gets Celery's default, which is not to retry.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from celery import Task
@@ -83,43 +85,54 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
 
     recoverable_policy: ClassVar[RetryPolicy] = RetryPolicy()
     """How many attempts, which backoff, and the longest server hint worth sleeping."""
-    recoverable_cooldowns: ClassVar[Cooldowns | None] = None
-    """A `Cooldowns` key consulted before each attempt: a quiet key (or an open circuit)
-    is not waited out in the worker; the attempt fails at once with the remaining time as
-    `retry_after_ms`, which becomes the countdown (or stops the task when over the policy's
-    `max_retry_after_ms`, so a fallback can act); a stopped key or a spent budget stops it.
-    The attempt's outcome is recorded on the key."""
+    recoverable_cooldowns: ClassVar[Cooldowns | Callable[..., Cooldowns | None] | None] = None
+    """A `Cooldowns` key consulted before each attempt, or a function of the task giving
+    one (or None) for this call: e.g. `lambda task: fleet.task(task.request.id,
+    max_attempts=20)`, a budget per call that survives a worker's crash. A quiet key (or an
+    open circuit) is waited out in the worker only up to the key's `max_wait_ms` (default
+    0); longer, the attempt fails at once with the remaining time as `retry_after_ms`, which
+    becomes the countdown (or stops the task when over the policy's `max_retry_after_ms`, so
+    a fallback can act); a stopped key or a spent budget stops it. The attempt's outcome is
+    recorded on the key."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with engine_retries("celery"):
+            key = self._cooldown_key()  # a wrong setting raises as itself, not classified
             gate: Gate | None = None
             try:
-                gate = self._gate()
+                if key is not None:
+                    gate = key.before_call(key.max_wait_ms or 0)
+                    if gate.wait_s > 0:
+                        time.sleep(gate.wait_s)  # a short wait, within the key's max_wait_ms
                 value = super().__call__(*args, **kwargs)
             except Exception as exc:
                 if type(exc).__module__.split(".", 1)[0] in _CELERY_PACKAGES:
                     raise  # Retry, Ignore, Reject, time limits: Celery's own
-                if gate is not None:
-                    self._record(gate, exc)
+                if key is not None and gate is not None:
+                    key.after_failure(classify(exc), gate)
                 # Not chained: Celery stores the traceback text in the result backend, and the
                 # original's text is unscrubbed; the detail's `cause` keeps a scrubbed summary.
                 raise self._after_failure(exc) from None
-            if gate is not None:
-                self._record(gate, None)
+            if key is not None and gate is not None:
+                key.after_success(gate)
             return value
 
-    def _gate(self) -> Gate | None:
-        """The cooldowns' gate before this attempt; never waits (0 ms): a wait is a countdown."""
-        cooldowns = self.recoverable_cooldowns
-        return None if cooldowns is None else cooldowns.before_call(0)
+    def _cooldown_key(self) -> Cooldowns | None:
+        """This attempt's key: the one set on the task, or what its function gives."""
+        chosen = self.recoverable_cooldowns
+        if chosen is None:
+            return None
+        from .._cooldowns import Cooldowns
 
-    def _record(self, gate: Gate, error: Exception | None) -> None:
-        cooldowns = self.recoverable_cooldowns
-        assert cooldowns is not None
-        if error is None:
-            cooldowns.after_success(gate)
-        else:
-            cooldowns.after_failure(classify(error), gate)
+        if isinstance(chosen, Cooldowns):
+            return chosen
+        # A function set on the task class is a method of the task: it has the task already.
+        key = chosen() if getattr(chosen, "__self__", None) is self else chosen(self)
+        if key is not None and not isinstance(key, Cooldowns):
+            raise TypeError(
+                f"recoverable_cooldowns must give a Cooldowns or None, not {type(key).__name__}"
+            )
+        return key
 
     def _after_failure(self, exc: Exception) -> Exception:
         policy = self.recoverable_policy

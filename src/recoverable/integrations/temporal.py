@@ -4,6 +4,7 @@
 
     worker = Worker(client, task_queue="q", activities=[...], workflows=[...],
                     interceptors=[rt.ClassifyInterceptor()])
+    # shared quiet times for every activity:  rt.ClassifyInterceptor(cooldowns=fleet_key)
     # or, per activity:  @activity.defn  @rt.classified  async def call_model(...): ...
 
     # in the workflow:
@@ -27,9 +28,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeAlias, TypeVar, cast, overload
 
 from temporalio import activity
 from temporalio.exceptions import (
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from .._cooldowns import Cooldowns
 
 __all__ = [
+    "ActivityCooldowns",
     "ClassifyInterceptor",
     "classified",
     "detail_from_failure",
@@ -233,12 +235,12 @@ def _classified(fn: Callable[P, T], *, cooldowns: Cooldowns | None) -> Callable[
             with engine_retries("temporal"):
                 gate = None
                 try:
-                    gate = None if cooldowns is None else cooldowns.before_call(0)
+                    gate = None if cooldowns is None else await cooldowns.abefore_call(0)
                     value = await afn(*args, **kwargs)
                 except Exception as exc:
-                    _record(cooldowns, gate, exc)
+                    await _arecord(cooldowns, gate, exc)
                     raise _application_error(exc) from None
-                _record(cooldowns, gate, None)
+                await _arecord(cooldowns, gate, None)
                 return value
 
         return cast(Callable[P, T], async_activity)
@@ -269,20 +271,78 @@ def _record(cooldowns: Cooldowns | None, gate: Gate | None, error: Exception | N
         cooldowns.after_failure(classify(error), gate)
 
 
+async def _arecord(cooldowns: Cooldowns | None, gate: Gate | None, error: Exception | None) -> None:
+    """`_record` on the worker's event loop: the store is awaited."""
+    if cooldowns is None or gate is None:
+        return
+    if error is None:
+        await cooldowns.aafter_success(gate)
+    else:
+        await cooldowns.aafter_failure(classify(error), gate)
+
+
+ActivityCooldowns: TypeAlias = (
+    "Cooldowns | Mapping[str, Cooldowns] | Callable[[activity.Info], Cooldowns | None]"
+)
+"""What `ClassifyInterceptor(cooldowns=...)` takes: one key for every activity, a key per
+activity type, or a function of the activity's `Info` (None: no key for that activity)."""
+
+
+def _activity_key(cooldowns: ActivityCooldowns | None) -> Cooldowns | None:
+    if cooldowns is None:
+        return None
+    from .._cooldowns import Cooldowns
+
+    if isinstance(cooldowns, Cooldowns):
+        return cooldowns
+    info = activity.info()
+    if isinstance(cooldowns, Mapping):
+        return cooldowns.get(info.activity_type)
+    key = cooldowns(info)
+    if key is not None and not isinstance(key, Cooldowns):
+        raise TypeError(
+            f"cooldowns(info) must return a Cooldowns or None, not {type(key).__name__}"
+        )
+    return key
+
+
 class _ClassifyActivity(ActivityInboundInterceptor):
+    def __init__(
+        self, next: ActivityInboundInterceptor, cooldowns: ActivityCooldowns | None
+    ) -> None:
+        super().__init__(next)
+        self._cooldowns = cooldowns
+
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
         with engine_retries("temporal"):
+            key = _activity_key(self._cooldowns)  # a wrong setting raises as itself
+            gate = None
             try:
-                return await self.next.execute_activity(input)
+                if key is not None:
+                    gate = await key.abefore_call(0)  # a quiet key refuses: Temporal waits
+                value = await self.next.execute_activity(input)
             except Exception as exc:
+                await _arecord(key, gate, exc)
                 error = _application_error(exc)
                 if error is exc:
                     raise
                 raise error from None
+            await _arecord(key, gate, None)
+            return value
 
 
 class ClassifyInterceptor(Interceptor):
-    """A worker interceptor: every activity of the worker is `classified`."""
+    """A worker interceptor: every activity of the worker is `classified`.
+
+    `cooldowns`: shared quiet times consulted before every attempt of an activity and told
+    how it ended (a `Cooldowns` key, a mapping of activity type to key, or a function of the
+    activity's `Info`). A quiet key (or an open circuit) fails the attempt at once, without
+    running the activity, with the time left as `next_retry_delay`: Temporal waits it out,
+    holding no worker slot; a stopped key or a spent budget fails it not retryable.
+    """
+
+    def __init__(self, *, cooldowns: ActivityCooldowns | None = None) -> None:
+        self._cooldowns = cooldowns
 
     def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
-        return _ClassifyActivity(next)
+        return _ClassifyActivity(next, self._cooldowns)
