@@ -25,8 +25,8 @@ from ._replay import (
     EventLog,
     Lines,
     ProcessEnd,
-    decode_line,
     finish,
+    line_reader,
     stderr_tail,
 )
 
@@ -186,6 +186,7 @@ class RunContext(Generic[StateT]):
         "log",
         "module",
         "options",
+        "read",
         "state",
         "stderr",
         "stopped_by",
@@ -201,6 +202,8 @@ class RunContext(Generic[StateT]):
         self.state.text_parts.limit = options.max_text_chars
         self.watch = Watch(options, self.state, clock())
         self.lines = Lines(options.max_line_bytes)
+        self.read = line_reader(module, self.state, options.max_line_bytes)
+        """One stdout line (from `lines`) to its events."""
         self.stderr = StderrTail()
         self.err_line = b""
         """stderr's unfinished last line (bounded: a longer one is not a line we read)."""
@@ -230,24 +233,27 @@ class RunContext(Generic[StateT]):
     def chunk_events(self, chunk: bytes) -> list[Event]:
         """The events of one stdout chunk (b"" at EOF), each added to `log`; ends early at the
         tool-failure guardrail, with the reason in `stopped_by`."""
-        module, state, log = self.module, self.state, self.log
-        max_line_bytes, limit = self.options.max_line_bytes, self.options.max_tool_failures
+        state, log, read = self.state, self.log, self.read
+        limit = self.options.max_tool_failures
         events: list[Event] = []
         keeps = log.events.maxlen != 0  # streaming keeps none: only failures are noted
         for line in self.lines.feed(chunk) if chunk else self.lines.close():
-            size = 0 if isinstance(line, int) else len(line)  # an oversize line was not kept
-            for event in decode_line(line, module, state, max_line_bytes):
-                if keeps or type(event) is Error:
+            found = read(line)
+            size = len(line) if isinstance(line, bytes) else 0  # an oversize line was not kept
+            for event in found:
+                kind = type(event)
+                if keeps or kind is Error:
                     log.add(event, size)
                 size = 0
-                events.append(event)
                 if (
-                    isinstance(event, ToolEnd)
+                    kind is ToolEnd
                     and limit is not None
                     and state.consecutive_tool_failures >= limit
                 ):
-                    self.stopped_by = _tool_failures(state, module.NAME)
+                    events += found[: next(i for i, e in enumerate(found) if e is event) + 1]
+                    self.stopped_by = _tool_failures(state, self.module.NAME)
                     return events
+            events += found
         if events:
             self.watch.event(self.clock())
             state.text_parts.compact()

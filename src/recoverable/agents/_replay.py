@@ -6,18 +6,19 @@ whole stdout as one chunk. Either way the lines are cut and capped by the same `
 
 from __future__ import annotations
 
+import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from .._detail import ErrorDetail
 from .._secrets import scrub
 from .._untrusted import valid_unicode
-from ._events import Done, Error, Event, RunResult
+from ._events import Done, Error, Event, Raw, RunResult
 from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import (
+    HANDLERS,
     KEPT_ERRORS,
-    TAKES_OBJECTS,
     CliModule,
     StateT,
     bad_line,
@@ -32,6 +33,7 @@ __all__ = [
     "ProcessEnd",
     "decode_line",
     "finish",
+    "line_reader",
     "replay",
     "stderr_tail",
 ]
@@ -55,20 +57,15 @@ class Lines:
         """Complete lines, and for each oversize line its size (an int) instead."""
         out: list[bytes | int] = []
         *lines, rest = chunk.split(b"\n")
-        if (
-            lines
-            and not self.buffer
-            and not self.skipping
-            and b"\r" not in chunk
-            and max(map(len, lines)) <= self.max
-        ):  # the common case: whole lines, none over the cap, nothing to strip
-            out = lines  # type: ignore[assignment]
-            lines = []
-        for line in lines:
-            if not self.buffer and not self.skipping and len(line) <= self.max:
-                out.append(line.rstrip(b"\r"))  # the common case: a whole line in the chunk
+        if lines:
+            if self.buffer or self.skipping:  # the end of the line the last chunk left open
+                self._take(lines[0], out, complete=True)
+                lines = lines[1:]
+            if b"\r" not in chunk and (not lines or max(map(len, lines)) <= self.max):
+                out += lines  # the common case: whole lines, none over the cap, nothing to strip
             else:
-                self._take(line, out, complete=True)
+                cap = self.max
+                out += [line.rstrip(b"\r") if len(line) <= cap else len(line) for line in lines]
         self._take(rest, out, complete=False)
         return out
 
@@ -108,27 +105,70 @@ def decode_line(
 ) -> list[Event]:
     """One line from `Lines` to events: its bytes (without the newline), or the size of an
     oversize line it skipped. A bad line is an error event; the stream goes on."""
-    if isinstance(line, int):
-        why = f"line of {line} bytes over the {max_line_bytes}-byte cap"
-        return [bad_line(module.NAME, "", why)]
+    return line_reader(module, state, max_line_bytes)(line)
+
+
+def line_reader(
+    module: CliModule[StateT], state: StateT, max_line_bytes: int
+) -> Callable[[bytes | int], list[Event]]:
+    """`decode_line` for one run's lines, its lookups done once: a line that holds a JSON
+    object goes from its bytes to the module's handler of its `type` in one call (decoded by
+    the accelerator when there is one, else by the standard parser); any other line, and any
+    the fast decoding refuses, takes the general path (text, `parse_line`), which decides."""
     parse_line = module.parse_line
-    if line[:1] == b"{" and parse_line in TAKES_OBJECTS:
-        # Most lines: a JSON object, decoded from the bytes when an accelerator can.
-        fast = _fast if _fast is not True else _accelerator()
-        if fast is not None:
-            try:
-                data = fast(line)  # type: ignore[operator]
-            except Exception:  # refused (invalid UTF-8 too): the standard path decides
-                data = None
-            if type(data) is dict:
-                return parse_line(data, state)
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return [bad_line(module.NAME, line.decode("utf-8", "replace"), "invalid UTF-8")]
-    if not text or text.isspace():
-        return []
-    return parse_line(text, state)
+    handlers = HANDLERS.get(parse_line)
+    fast = _fast if _fast is not True else _accelerator()
+    decode: Callable[[bytes], Any] = _standard_object if fast is None else fast  # type: ignore[assignment]
+    cli = module.NAME
+
+    def general(line: bytes | int) -> list[Event]:
+        if isinstance(line, int):
+            why = f"line of {line} bytes over the {max_line_bytes}-byte cap"
+            return [bad_line(cli, "", why)]
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return [bad_line(cli, line.decode("utf-8", "replace"), "invalid UTF-8")]
+        if not text or text.isspace():
+            return []
+        return parse_line(text, state)
+
+    if handlers is None:
+        return general
+    handler_for = handlers.get
+
+    def read(line: bytes | int) -> list[Event]:
+        if type(line) is not bytes or line[:1] != b"{":
+            return general(line)
+        try:  # most lines: one JSON object
+            data = decode(line)
+        except Exception:  # refused (invalid UTF-8 too): the general path decides
+            return general(line)
+        if type(data) is not dict:
+            return general(line)
+        # What `line_parser`'s parse_line does with the object, without two calls.
+        kind: Any = data.get("type")
+        try:
+            handler = handler_for(kind)
+        except TypeError:  # a `type` that is a list or an object: no handler's
+            handler = None
+        return handler(data, state) if handler is not None else [Raw(cli, data)]
+
+    return read
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _standard_object(line: bytes) -> Any:
+    """A line that is exactly one JSON value, by the standard parser (raises on any other:
+    invalid UTF-8, trailing whitespace or garbage; the general path then decides). raw_decode,
+    not json.loads: the same parser without its per-call wrapper and whitespace regexes."""
+    text = line.decode("utf-8")
+    data, end = _DECODER.raw_decode(text)
+    if end != len(text):
+        raise ValueError("not one JSON value")
+    return data
 
 
 _fast: Callable[[bytes], Any] | bool | None = True  # True: not looked up yet
@@ -181,6 +221,18 @@ class EventLog:
             while self.size > self.max_bytes and len(events) > 1:
                 events.popleft()
                 self.size -= sizes.popleft()
+
+    @classmethod
+    def holding(cls, events: Iterable[Event]) -> EventLog:
+        """A log of every one of `events` (what `add` would make of them, in one pass)."""
+        log = cls()
+        log.events.extend(events)
+        log.sent_errors.extend(
+            event.detail
+            for event in log.events
+            if type(event) is Error and event.severity == "error"
+        )
+        return log
 
     def sent(self, detail: ErrorDetail) -> bool:
         """Whether `detail` was sent as a failure (lately: the last KEPT_ERRORS)."""
@@ -266,12 +318,13 @@ def replay(  # noqa: PLR0913 -- the public signature: what a finished process le
 
     module = module_for(cli)
     state = module.new_state()
-    log = EventLog()
     data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
     lines = Lines(max_line_bytes)
+    read = line_reader(module, state, max_line_bytes)
+    events: list[Event] = []
     for line in [*lines.feed(data), *lines.close()]:
-        for event in decode_line(line, module, state, max_line_bytes):
-            log.add(event)
+        events += read(line)
+    log = EventLog.holding(events)
     tail = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     end = ProcessEnd(exit_code, signal, stderr_tail(tail))
     done = finish(module, state, log, end)[-1]
