@@ -58,38 +58,43 @@ def _captured(cli: str, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _refresh(value: Any, rng: random.Random, counter: list[int]) -> Any:
-    """A copy with new text in every prose field and new ids (ids end in a counter)."""
+def _refresh(value: Any, rng: random.Random, ids: dict[str, str], counter: list[int]) -> Any:
+    """A copy with new text in every prose field and new ids (ids end in a counter; `ids`
+    maps each id of this repetition to its new one, so that an item's or a tool's start and
+    end lines still name the same id, as a real run's do)."""
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if isinstance(item, str) and key in ("text", "content", "output", "aggregated_output"):
                 out[key] = " ".join(rng.choices(_WORDS, k=rng.randint(1, 12)))
             elif isinstance(item, str) and key.endswith("id") and key != "session_id":
-                counter[0] += 1
-                out[key] = f"{item.rsplit('_', 1)[0]}_{counter[0]}"
+                if item not in ids:
+                    counter[0] += 1
+                    ids[item] = f"{item.rsplit('_', 1)[0]}_{counter[0]}"
+                out[key] = ids[item]
             else:
-                out[key] = _refresh(item, rng, counter)
+                out[key] = _refresh(item, rng, ids, counter)
         return out
     if isinstance(value, list):
-        return [_refresh(item, rng, counter) for item in value]
+        return [_refresh(item, rng, ids, counter) for item in value]
     return value
 
 
 def build_repeated(cli: str, target_bytes: int) -> bytes:
     """The CLI's captured run: its first line, then the middle lines of its tool and text
-    runs repeated (fresh ids and text), then its last line."""
+    runs repeated (fresh ids and text each time), then its last line."""
     tool, text = _captured(cli, "tool.stdout"), _captured(cli, "text.stdout")
     first, last = tool[0], tool[-1]
-    middle = tool[1:-1] + text[1:-1]
     rng, counter = random.Random(1), [0]
     dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     out = [dump(first)]
     size = len(out[0])
     while size < target_bytes:
-        for line in middle:
-            out.append(dump(_refresh(line, rng, counter)))
-            size += len(out[-1]) + 1
+        for run in (tool, text):  # the ids of each run apart: both have an `item_0`
+            ids: dict[str, str] = {}
+            for line in run[1:-1]:
+                out.append(dump(_refresh(line, rng, ids, counter)))
+                size += len(out[-1]) + 1
     out.append(dump(last))
     return ("\n".join(out) + "\n").encode("utf-8")
 

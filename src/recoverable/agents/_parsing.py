@@ -79,6 +79,7 @@ class ParseState:
         "terminal",
         "text_parts",
         "tool_names",
+        "tool_order",
         "tool_started",
         "usage",
     )
@@ -95,6 +96,9 @@ class ParseState:
         """The terminal event: None until seen; then "success" or the failure it reported."""
         self.tool_names: dict[str, str] = {}
         """Tool id -> name, once started (the last KEPT_TOOLS)."""
+        self.tool_order: deque[str] = deque()
+        """The ids in `tool_names`, oldest first (`next(iter(tool_names))` would walk past
+        every slot the evictions emptied since the dict last resized)."""
         self.tool_started = False
         """A tool ran: a timeout is no longer safe to retry (the tool may have changed things)."""
         self.consecutive_tool_failures = 0
@@ -113,8 +117,10 @@ class ParseState:
 
     def start_tool(self, tool_id: str, name: str) -> None:
         tools = self.tool_names
-        if len(tools) >= KEPT_TOOLS and tool_id not in tools:
-            del tools[next(iter(tools))]  # the oldest
+        if tool_id not in tools:
+            if len(tools) >= KEPT_TOOLS:
+                del tools[self.tool_order.popleft()]  # the oldest
+            self.tool_order.append(tool_id)
         tools[tool_id] = name
         self.tool_started = True
 
