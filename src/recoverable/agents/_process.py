@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import sys
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic
@@ -233,31 +234,56 @@ class RunContext(Generic[StateT]):
     def chunk_events(self, chunk: bytes) -> list[Event]:
         """The events of one stdout chunk (b"" at EOF), each added to `log`; ends early at the
         tool-failure guardrail, with the reason in `stopped_by`."""
-        state, log, read = self.state, self.log, self.read
-        limit = self.options.max_tool_failures
-        events: list[Event] = []
-        keeps = log.events.maxlen != 0  # streaming keeps none: only failures are noted
-        for line in self.lines.feed(chunk) if chunk else self.lines.close():
-            found = read(line)
-            size = len(line) if isinstance(line, bytes) else 0  # an oversize line was not kept
-            for event in found:
-                kind = type(event)
-                if keeps or kind is Error:
-                    log.add(event, size)
-                size = 0
-                if (
-                    kind is ToolEnd
-                    and limit is not None
-                    and state.consecutive_tool_failures >= limit
-                ):
-                    events += found[: next(i for i, e in enumerate(found) if e is event) + 1]
-                    self.stopped_by = _tool_failures(state, self.module.NAME)
-                    return events
-            events += found
+        lines = self.lines.feed(chunk) if chunk else self.lines.close()
+        if self.log.events.maxlen != 0:
+            events = self._kept_events(lines)
+        else:  # streaming keeps none: only failures are noted, once for the whole chunk
+            events = self._passed_events(lines)
+            if Error in map(type, events):
+                for event in events:
+                    if type(event) is Error:
+                        self.log.add(event)
         if events:
             self.watch.event(self.clock())
-            state.text_parts.compact()
+            self.state.text_parts.compact()
         return events
+
+    def _passed_events(self, lines: list[bytes | int]) -> list[Event]:
+        """The events of `lines`, up to the guardrail's stop."""
+        state, read, limit = self.state, self.read, self._failure_limit()
+        events: list[Event] = []
+        for line in lines:
+            found = read(line)
+            if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
+                events += found[: _first_tool_end(found) + 1]
+                self.stopped_by = _tool_failures(state, self.module.NAME)
+                break
+            events += found
+        return events
+
+    def _kept_events(self, lines: list[bytes | int]) -> list[Event]:
+        """`_passed_events`, each event added to `log` with the size of its line."""
+        state, log, read, limit = self.state, self.log, self.read, self._failure_limit()
+        events: list[Event] = []
+        for line in lines:
+            found = read(line)
+            if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
+                found = found[: _first_tool_end(found) + 1]
+                self.stopped_by = _tool_failures(state, self.module.NAME)
+            size = len(line) if isinstance(line, bytes) else 0  # an oversize line was not kept
+            for event in found:
+                log.add(event, size)
+                size = 0
+            events += found
+            if self.stopped_by is not None:
+                break
+        return events
+
+    def _failure_limit(self) -> int:
+        """The guardrail: it stops the run after a line with a `ToolEnd` that leaves this many
+        consecutive tool failures (none: a count no run reaches)."""
+        limit = self.options.max_tool_failures
+        return sys.maxsize if limit is None else limit
 
     def stderr_events(self, chunk: bytes) -> list[Event]:
         """A stderr chunk into the tail, and the events its complete lines carry (the CLI
@@ -285,6 +311,10 @@ class RunContext(Generic[StateT]):
         self.ended = True
         closing = finish(self.module, self.state, self.log, end, forced=self.stopped_by)
         return reported(closing, self.module.NAME)
+
+
+def _first_tool_end(events: list[Event]) -> int:
+    return next(i for i, event in enumerate(events) if type(event) is ToolEnd)
 
 
 def _tool_failures(state: ParseState, cli: str) -> ErrorDetail:

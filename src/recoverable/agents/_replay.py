@@ -61,10 +61,10 @@ class Lines:
             if self.buffer or self.skipping:  # the end of the line the last chunk left open
                 self._take(lines[0], out, complete=True)
                 lines = lines[1:]
-            if b"\r" not in chunk and (not lines or max(map(len, lines)) <= self.max):
+            cap = self.max
+            if b"\r" not in chunk and (len(chunk) <= cap or max(map(len, lines), default=0) <= cap):
                 out += lines  # the common case: whole lines, none over the cap, nothing to strip
             else:
-                cap = self.max
                 out += [line.rstrip(b"\r") if len(line) <= cap else len(line) for line in lines]
         self._take(rest, out, complete=False)
         return out
