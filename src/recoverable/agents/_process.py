@@ -11,17 +11,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import sys
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic
 
 from .._detail import ErrorDetail, unvalidated
 from .._instrumentation import FailureEvent, report
-from ._events import Done, Error, Event, ToolEnd
+from ._events import Done, Error, Event
 from ._options import KEPT_EVENT_BYTES, RunOptions
 from ._parsing import CliModule, ParseState, StateT, no_stderr_events
 from ._replay import (
+    NO_LIMIT,
     STDERR_TAIL_CHARS,
     EventLog,
     Lines,
@@ -204,7 +204,7 @@ class RunContext(Generic[StateT]):
         self.watch = Watch(options, self.state, clock())
         self.lines = Lines(options.max_line_bytes)
         self.read = line_reader(module, self.state, options.max_line_bytes)
-        """One stdout line (from `lines`) to its events."""
+        """Stdout lines (from `lines`) to their events, up to the guardrail's stop."""
         self.stderr = StderrTail()
         self.err_line = b""
         """stderr's unfinished last line (bounded: a longer one is not a line we read)."""
@@ -250,40 +250,31 @@ class RunContext(Generic[StateT]):
 
     def _passed_events(self, lines: list[bytes | int]) -> list[Event]:
         """The events of `lines`, up to the guardrail's stop."""
-        state, read, limit = self.state, self.read, self._failure_limit()
-        events: list[Event] = []
-        for line in lines:
-            found = read(line)
-            if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
-                events += found[: _first_tool_end(found) + 1]
-                self.stopped_by = _tool_failures(state, self.module.NAME)
-                break
-            events += found
+        events, stopped = self.read(lines, self._failure_limit())
+        if stopped:
+            self.stopped_by = _tool_failures(self.state, self.module.NAME)
         return events
 
     def _kept_events(self, lines: list[bytes | int]) -> list[Event]:
         """`_passed_events`, each event added to `log` with the size of its line."""
-        state, log, read, limit = self.state, self.log, self.read, self._failure_limit()
+        log, read, limit = self.log, self.read, self._failure_limit()
         events: list[Event] = []
         for line in lines:
-            found = read(line)
-            if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
-                found = found[: _first_tool_end(found) + 1]
-                self.stopped_by = _tool_failures(state, self.module.NAME)
+            found, stopped = read([line], limit)
             size = len(line) if isinstance(line, bytes) else 0  # an oversize line was not kept
             for event in found:
                 log.add(event, size)
                 size = 0
             events += found
-            if self.stopped_by is not None:
+            if stopped:
+                self.stopped_by = _tool_failures(self.state, self.module.NAME)
                 break
         return events
 
     def _failure_limit(self) -> int:
-        """The guardrail: it stops the run after a line with a `ToolEnd` that leaves this many
-        consecutive tool failures (none: a count no run reaches)."""
+        """The guardrail's count of consecutive tool failures (none: one no run reaches)."""
         limit = self.options.max_tool_failures
-        return sys.maxsize if limit is None else limit
+        return NO_LIMIT if limit is None else limit
 
     def stderr_events(self, chunk: bytes) -> list[Event]:
         """A stderr chunk into the tail, and the events its complete lines carry (the CLI
@@ -311,10 +302,6 @@ class RunContext(Generic[StateT]):
         self.ended = True
         closing = finish(self.module, self.state, self.log, end, forced=self.stopped_by)
         return reported(closing, self.module.NAME)
-
-
-def _first_tool_end(events: list[Event]) -> int:
-    return next(i for i, event in enumerate(events) if type(event) is ToolEnd)
 
 
 def _tool_failures(state: ParseState, cli: str) -> ErrorDetail:

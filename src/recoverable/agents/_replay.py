@@ -7,6 +7,7 @@ whole stdout as one chunk. Either way the lines are cut and capped by the same `
 from __future__ import annotations
 
 import json
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 from .._detail import ErrorDetail
 from .._secrets import scrub
 from .._untrusted import valid_unicode
-from ._events import Done, Error, Event, Raw, RunResult
+from ._events import Done, Error, Event, Raw, RunResult, ToolEnd
 from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import (
     HANDLERS,
@@ -27,8 +28,10 @@ from ._parsing import (
 )
 
 __all__ = [
+    "NO_LIMIT",
     "STDERR_TAIL_CHARS",
     "EventLog",
+    "LineReader",
     "Lines",
     "ProcessEnd",
     "decode_line",
@@ -105,18 +108,27 @@ def decode_line(
 ) -> list[Event]:
     """One line from `Lines` to events: its bytes (without the newline), or the size of an
     oversize line it skipped. A bad line is an error event; the stream goes on."""
-    return line_reader(module, state, max_line_bytes)(line)
+    return line_reader(module, state, max_line_bytes)([line], NO_LIMIT)[0]
 
 
-def line_reader(
-    module: CliModule[StateT], state: StateT, max_line_bytes: int
-) -> Callable[[bytes | int], list[Event]]:
-    """`decode_line` for one run's lines, its lookups done once: a line that holds a JSON
-    object goes from its bytes to the module's handler of its `type` in one call (decoded by
-    the accelerator when there is one, else by the standard parser); any other line, and any
-    the fast decoding refuses, takes the general path (text, `parse_line`), which decides."""
+NO_LIMIT = sys.maxsize
+"""A count of consecutive tool failures no run reaches: `LineReader` without a guardrail."""
+
+LineReader = Callable[[list[bytes | int], int], tuple[list[Event], bool]]
+"""Lines from `Lines` and the guardrail's limit -> (their events, whether the guardrail
+stopped them): a line with a `ToolEnd` that leaves `limit` consecutive tool failures ends the
+events at its first `ToolEnd`, and no line after it is read."""
+
+
+def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -> LineReader:
+    """The `LineReader` of one run, its lookups done once: a line that holds a JSON object
+    goes from its bytes to the module's handler of its `type` (decoded by the accelerator when
+    there is one, else by the standard parser); any other line, and any the fast decoding
+    refuses, takes the general path (text, `parse_line`), which decides. One loop for all the
+    lines of a read: no call a line but the handler's."""
     parse_line = module.parse_line
     handlers = HANDLERS.get(parse_line)
+    handler_for = handlers.get if handlers is not None else None
     fast = _fast if _fast is not True else _accelerator()
     decode: Callable[[bytes], Any] = _standard_object if fast is None else fast  # type: ignore[assignment]
     cli = module.NAME
@@ -133,28 +145,33 @@ def line_reader(
             return []
         return parse_line(text, state)
 
-    if handlers is None:
-        return general
-    handler_for = handlers.get
+    def read_lines(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
+        events: list[Event] = []
+        for line in lines:
+            found = None
+            if handler_for is not None and type(line) is bytes and line[:1] == b"{":
+                try:  # most lines: one JSON object
+                    data = decode(line)
+                except Exception:  # refused (invalid UTF-8 too): the general path decides
+                    data = None
+                if type(data) is dict:
+                    # What `line_parser`'s parse_line does with the object, without its calls.
+                    kind: Any = data.get("type")
+                    try:
+                        handler = handler_for(kind)
+                    except TypeError:  # a `type` that is a list or an object: no handler's
+                        handler = None
+                    found = handler(data, state) if handler is not None else [Raw(cli, data)]
+            if found is None:
+                found = general(line)
+            if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
+                first = next(i for i, event in enumerate(found) if type(event) is ToolEnd)
+                events += found[: first + 1]
+                return events, True
+            events += found
+        return events, False
 
-    def read(line: bytes | int) -> list[Event]:
-        if type(line) is not bytes or line[:1] != b"{":
-            return general(line)
-        try:  # most lines: one JSON object
-            data = decode(line)
-        except Exception:  # refused (invalid UTF-8 too): the general path decides
-            return general(line)
-        if type(data) is not dict:
-            return general(line)
-        # What `line_parser`'s parse_line does with the object, without two calls.
-        kind: Any = data.get("type")
-        try:
-            handler = handler_for(kind)
-        except TypeError:  # a `type` that is a list or an object: no handler's
-            handler = None
-        return handler(data, state) if handler is not None else [Raw(cli, data)]
-
-    return read
+    return read_lines
 
 
 _DECODER = json.JSONDecoder()
@@ -320,10 +337,9 @@ def replay(  # noqa: PLR0913 -- the public signature: what a finished process le
     state = module.new_state()
     data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
     lines = Lines(max_line_bytes)
-    read = line_reader(module, state, max_line_bytes)
-    events: list[Event] = []
-    for line in [*lines.feed(data), *lines.close()]:
-        events += read(line)
+    events, _ = line_reader(module, state, max_line_bytes)(
+        [*lines.feed(data), *lines.close()], NO_LIMIT
+    )
     log = EventLog.holding(events)
     tail = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     end = ProcessEnd(exit_code, signal, stderr_tail(tail))
