@@ -435,17 +435,22 @@ def main(argv: list[str] | None = None) -> int:
     sdk = f"claude-agent-sdk {claude_agent_sdk.__version__}"
     # (label, key, path); the key names a row for the verdict and --json.
     paths: list[tuple[str, str, Pass]] = [
-        ("json.loads per line (the floor)", "json_loads", path_json_loads(text_lines)),
+        ("json.loads per line (the floor), dicts discarded", "json_loads",
+         path_json_loads(text_lines)),
         ("json.loads per line, dicts kept in a list", "json_loads_kept",
          path_json_loads_kept(text_lines)),
-        ('ours: agents.replay("claude", data)', "ours_replay", path_replay(data)),
-        ("ours: _claude.parse_line loop over str lines", "ours_parse_line",
+        ('ours: agents.replay("claude", data), every event kept in the result', "ours_replay",
+         path_replay(data)),
+        ("ours: _claude.parse_line loop over str lines, events kept in a list",
+         "ours_parse_line",
          path_parse_line(text_lines)),
-        ("ours: run path without the process (RunContext.chunk_events per 64 KiB read)",
-         "ours_run_path", path_run_reader(chunks)),
-        (f"{sdk}: _LineFramer + _parse_stdout_line + parse_message", "sdk_sync",
+        ("ours: run path without the process (RunContext.chunk_events per 64 KiB read), "
+         "every event kept in its log", "ours_run_path", path_run_reader(chunks)),
+        (f"{sdk}: _LineFramer + _parse_stdout_line + parse_message, messages kept in a list",
+         "sdk_sync",
          path_sdk_sync(chunks)),
-        (f"{sdk}: SubprocessCLITransport.read_messages() + parse_message", "sdk_transport",
+        (f"{sdk}: SubprocessCLITransport.read_messages() + parse_message, messages kept in "
+         "a list", "sdk_transport",
          path_sdk_transport(chunks)),
     ]  # fmt: skip
     rows: dict[str, dict[str, Any]] = {}

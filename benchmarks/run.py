@@ -106,8 +106,17 @@ def stream_goals(goals: Goals, data: dict[str, Any]) -> str:
         min(replay.values()) >= 1.2,
         ">= 1.2x each",
     )
-    return "stream: " + ", ".join(
+    speeds = ", ".join(
         f"{cli} {r['rows']['ours_stream']['mb_per_s']:.1f} MB/s" for cli, r in data.items()
+    )
+    standard = ", ".join(
+        f"{cli} {r['stream_standard_over_sdk']:.2f}x / {r['replay_standard_over_sdk']:.2f}x"
+        for cli, r in data.items()
+    )
+    return (
+        f"stream: {speeds} (with msgspec, the `fast` extra); with the standard `json` alone, "
+        f"stream / replay over the SDK: {standard}. On Codex's and Gemini's bytes the SDK's "
+        "path is its framing and `json.loads` per line (it parses Claude's format only)"
     )
 
 

@@ -227,3 +227,39 @@ def test_the_stderr_tail_and_the_error_carry_no_credential(tmp_path: Path, where
     assert KEY[::-1] not in dumped
     assert KEY[20:40] not in dumped  # nor a piece of it
     assert "[REDACTED]" in result.stderr_tail
+
+
+def _tool_results(*outcomes: tuple[str, bool]) -> bytes:
+    blocks = [
+        {"type": "tool_result", "tool_use_id": tool_id, "content": "boom", "is_error": not ok}
+        for tool_id, ok in outcomes
+    ]
+    return json.dumps({"type": "user", "message": {"content": blocks}}).encode() + b"\n"
+
+
+@pytest.mark.parametrize("keep", [0, None])
+def test_the_guardrail_reads_the_count_each_line_leaves(keep: int | None) -> None:
+    from recoverable.agents import _claude
+    from recoverable.agents._events import ToolEnd
+    from recoverable.agents._process import RunContext
+
+    context = RunContext(_claude, RunOptions(max_tool_failures=3, keep_events=keep), lambda: 0.0)
+    stdout = b"".join([
+        _tool_results(("a", False)),
+        _tool_results(("b", False)),
+        _tool_results(("c", False), ("d", True)),  # 3 in a row on the way, 0 when the line ends
+        _tool_results(("e", False), ("f", False), ("g", False)),  # stops after its first end
+        b'{"type": "assistant", "message": {"content": "never read"}}\n',
+    ])  # fmt: skip
+    events = context.chunk_events(stdout)
+    assert [(e.tool_id, e.success) for e in events if isinstance(e, ToolEnd)] == [
+        ("a", False), ("b", False), ("c", False), ("d", True), ("e", False),
+    ]  # fmt: skip
+    assert events[-1] == ToolEnd("e", False, error="boom", detail=events[-1].detail)
+    assert context.stopped_by is not None
+    assert (context.stopped_by.code, context.stopped_by.details) == (
+        "run_tool_failures", {"tool": "g", "failures": 3},
+    )  # fmt: skip
+    assert context.state.text == ""
+    kept = list(context.log.events)
+    assert kept == ([] if keep == 0 else events)

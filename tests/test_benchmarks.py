@@ -94,6 +94,9 @@ def test_bench_stream_runs_every_path_for_every_cli() -> None:
         counts = {key: row["count"] for key, row in r["rows"].items()}
         assert counts["ours_stream"] >= r["lines"] - 1, cli  # every line makes an event
         assert counts["sdk_discarded"] == counts["sdk_kept"] == r["lines"], cli
+        # The standard parser alone makes the same events as msgspec.
+        assert counts["ours_stream_standard"] == counts["ours_stream"], cli
+        assert counts["ours_replay_standard"] == counts["ours_replay"], cli
 
 
 def test_bench_recovery_counts_every_call_with_the_real_sdks() -> None:

@@ -183,6 +183,7 @@ def test_sse_parsing_rules() -> None:
         "\n"
         "data: [DONE]\n\n"
         'data: {"type":"text_delta","text":"cut off"}\n'  # no blank line: never dispatched
+        "id: 9"  # no line end: not a line, the last id stays 7
     )
     reader = wire.SseReader()
     chunks = reader.feed(text) + reader.close()

@@ -208,37 +208,86 @@ def _turn_failed(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [state.terminal_failure(_classify_message(message))]
 
 
-def _item(data: dict[str, Any], state: ParseState) -> list[Event]:
-    item = as_dict(data.get("item"))
-    kind = item.get("type")
-    phase = data.get("type")
-    if kind in ("agent_message", "reasoning"):
-        text = as_str(item.get("text"))
-        if phase != "item.completed" or not text:  # the whole text comes with completed
+# An item line's reader: (the line, its item, the state, whether the item completed).
+ItemReader = Callable[[dict[str, Any], dict[str, Any], ParseState, bool], list[Event]]
+
+
+def _item_handler(phase: str) -> Callable[[dict[str, Any], ParseState], list[Event]]:
+    """The handler of `item.started`, `item.updated` or `item.completed`: the item's own
+    reader (`_ITEMS`, one lookup of its type); an item of a type we do not read is `Raw`."""
+    completed, updated = phase == "item.completed", phase == "item.updated"
+
+    def item_line(data: dict[str, Any], state: ParseState) -> list[Event]:
+        item = data.get("item")
+        if not isinstance(item, dict):
             return [Raw(NAME, data)]
-        if kind == "reasoning":
-            return [ThinkingDelta(text)]
-        state.text_parts.append(text)
-        return [TextDelta(text)]
-    if kind == "error":  # non-fatal: model metadata, transport fallback
-        message = as_str(item.get("message")) or ""
-        return [Error(_classify_message(message), severity="warning")]
-    tool = _TOOLS.get(kind) if isinstance(kind, str) else None
-    if tool is None or phase == "item.updated":
+        kind: Any = item.get("type")
+        try:
+            read = _ITEMS.get(kind)
+        except TypeError:  # a type that is a list or an object
+            read = None
+        if read is None or (updated and read not in _EVERY_PHASE):
+            return [Raw(NAME, data)]
+        return read(data, item, state, completed)
+
+    return item_line
+
+
+def _agent_message(
+    data: dict[str, Any], item: dict[str, Any], state: ParseState, completed: bool
+) -> list[Event]:
+    text = item.get("text")
+    if not completed or not isinstance(text, str) or not text:  # the whole text comes then
         return [Raw(NAME, data)]
-    item_id = as_str(item.get("id")) or ""
-    events: list[Event] = []
-    if item_id not in state.tool_names:  # some items (a declined command, a patch) only complete
-        name = tool.name(item)
-        state.start_tool(item_id, name)
-        events.append(ToolStart(item_id, name, tool.input(item)))
-    if phase == "item.completed":
-        success, output, error = tool.end(item)
-        state.end_tool(item_id, success)
-        # A failed command's own output says more than "failed, exit code 1".
-        detail = None if success else tool_failure(_PHRASE_TABLE, NAME, output or error)
-        events.append(ToolEnd(item_id, success, output=output, error=error, detail=detail))
-    return events or [Raw(NAME, data)]  # an item started again: nothing is dropped
+    state.text_parts.append(text)
+    return [TextDelta(text)]
+
+
+def _reasoning(
+    data: dict[str, Any], item: dict[str, Any], state: ParseState, completed: bool
+) -> list[Event]:
+    text = item.get("text")
+    if not completed or not isinstance(text, str) or not text:
+        return [Raw(NAME, data)]
+    return [ThinkingDelta(text)]
+
+
+def _error_item(
+    data: dict[str, Any], item: dict[str, Any], state: ParseState, completed: bool
+) -> list[Event]:
+    """Non-fatal, in any phase: model metadata, transport fallback."""
+    message = as_str(item.get("message")) or ""
+    return [Error(_classify_message(message), severity="warning")]
+
+
+def _tool_item(tool: _Tool) -> ItemReader:
+    """The reader of one tool item type (not of its `item.updated` lines: `Raw`)."""
+
+    def read(
+        data: dict[str, Any], item: dict[str, Any], state: ParseState, completed: bool
+    ) -> list[Event]:
+        item_id = item.get("id")
+        if not isinstance(item_id, str):
+            item_id = ""
+        events: list[Event] = []
+        if (
+            item_id not in state.tool_names
+        ):  # some items (a declined command, a patch) only complete
+            name = tool.name(item)
+            state.start_tool(item_id, name)
+            events.append(ToolStart(item_id, name, tool.input(item)))
+        if completed:
+            success, output, error = tool.end(item)
+            state.end_tool(item_id, success)
+            if success:
+                events.append(ToolEnd(item_id, True, output))
+            else:
+                # A failed command's own output says more than "failed, exit code 1".
+                detail = tool_failure(_PHRASE_TABLE, NAME, output or error)
+                events.append(ToolEnd(item_id, False, output, error, detail))
+        return events or [Raw(NAME, data)]  # an item started again: nothing is dropped
+
+    return read
 
 
 # --- tool items ------------------------------------------------------------------------------
@@ -255,8 +304,13 @@ class _Tool(NamedTuple):
 
 
 def _command_end(item: dict[str, Any]) -> End:
-    status, exit_code = as_str(item.get("status")), as_int(item.get("exit_code"))
-    output = as_str(item.get("aggregated_output"))
+    status, exit_code = item.get("status"), item.get("exit_code")
+    output = item.get("aggregated_output")
+    if not isinstance(output, str):
+        output = None
+    if status == "completed" and exit_code == 0 and type(exit_code) is int:  # most commands
+        return True, output, None
+    status, exit_code = as_str(status), as_int(exit_code)
     if status == "completed" and exit_code == 0:
         return True, output, None
     return False, output, f"{status or 'failed'}, exit code {exit_code}"
@@ -304,11 +358,19 @@ _TOOLS = {
     ),
 }
 
+_ITEMS: dict[str, ItemReader] = {
+    "agent_message": _agent_message,
+    "reasoning": _reasoning,
+    "error": _error_item,
+    **{kind: _tool_item(tool) for kind, tool in _TOOLS.items()},
+}
+_EVERY_PHASE = {_agent_message, _reasoning, _error_item}  # tools' updates are `Raw`
+
 _HANDLERS: Handlers[ParseState] = {
     "thread.started": _thread_started,
-    "item.started": _item,
-    "item.updated": _item,
-    "item.completed": _item,
+    "item.started": _item_handler("item.started"),
+    "item.updated": _item_handler("item.updated"),
+    "item.completed": _item_handler("item.completed"),
     "turn.completed": _turn_completed,
     "turn.failed": _turn_failed,
     "error": _top_level_error,

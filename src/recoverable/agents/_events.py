@@ -6,7 +6,8 @@ what no parser maps arrives as `Raw`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 from .._detail import ErrorDetail, RecoverableError
@@ -27,8 +28,19 @@ __all__ = [
 
 Severity = Literal["warning", "error"]
 
+# A frozen event's `__init__` sets its slots through their descriptors (`_slot_setters`):
+# about half the time of the `__init__` dataclass writes, which goes through
+# `object.__setattr__` by name to step around the frozen `__setattr__`. A parser makes an event
+# for most stdout lines, so this is a good part of reading a stream. (Hand-written, with
+# `init=False`: no code generated at import, on the path of `recoverable run`.)
 
-@dataclass(frozen=True, slots=True)
+
+def _slot_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
+    """Each field's slot setter, in field order."""
+    return tuple(vars(cls)[item.name].__set__ for item in fields(cls))
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class TextDelta:
     """A piece of the assistant's answer (concatenate them)."""
 
@@ -36,8 +48,11 @@ class TextDelta:
     """The new text, to append to what came before."""
     type: ClassVar[str] = "text_delta"
 
+    def __init__(self, text: str) -> None:
+        _TEXT_DELTA[0](self, text)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class ThinkingDelta:
     """A piece of the model's visible reasoning."""
 
@@ -45,8 +60,11 @@ class ThinkingDelta:
     """The new reasoning text, to append to what came before."""
     type: ClassVar[str] = "thinking_delta"
 
+    def __init__(self, text: str) -> None:
+        _THINKING_DELTA[0](self, text)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class ToolStart:
     """The agent started a tool."""
 
@@ -58,8 +76,14 @@ class ToolStart:
     """Its arguments as the CLI reports them (JSON data), when it does."""
     type: ClassVar[str] = "tool_start"
 
+    def __init__(self, tool_id: str, name: str, input: Any = None) -> None:
+        setters = _TOOL_START
+        setters[0](self, tool_id)
+        setters[1](self, name)
+        setters[2](self, input)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class ToolEnd:
     """A tool finished; `success` False when it failed."""
 
@@ -77,8 +101,23 @@ class ToolEnd:
     `tool_execution_failed`. None when the tool succeeded."""
     type: ClassVar[str] = "tool_end"
 
+    def __init__(
+        self,
+        tool_id: str,
+        success: bool,
+        output: str | None = None,
+        error: str | None = None,
+        detail: ErrorDetail | None = None,
+    ) -> None:
+        setters = _TOOL_END
+        setters[0](self, tool_id)
+        setters[1](self, success)
+        setters[2](self, output)
+        setters[3](self, error)
+        setters[4](self, detail)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class TurnEnd:
     """A model turn ended (usage as the CLI reports it, when it does)."""
 
@@ -86,12 +125,15 @@ class TurnEnd:
     """Token counts in the CLI's own shape and names; None when it reports none."""
     type: ClassVar[str] = "turn_end"
 
+    def __init__(self, usage: dict[str, Any] | None = None) -> None:
+        _TURN_END[0](self, usage)
+
 
 # The details key of a warning that reports a retry the CLI makes on its own.
 RETRYING = "retrying"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Error:
     """A failure or warning, classified. A `warning` never fails the run; one whose detail
     says `retrying: true` reports a retry the CLI makes on its own (of `detail.code`)."""
@@ -102,12 +144,16 @@ class Error:
     """`error`: it ends or explains the run's failure; `warning`: the run goes on."""
     type: ClassVar[str] = "error"
 
+    def __init__(self, detail: ErrorDetail, severity: Severity = "error") -> None:
+        _ERROR[0](self, detail)
+        _ERROR[1](self, severity)
+
     @property
     def is_retry(self) -> bool:
         return self.severity == "warning" and self.detail.details.get(RETRYING) is True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Raw:
     """Anything no parser maps: the parsed JSON (or the line) and the CLI it came from."""
 
@@ -116,6 +162,10 @@ class Raw:
     event: Any
     """The line's JSON object, or the line itself when it is not JSON."""
     type: ClassVar[str] = "raw"
+
+    def __init__(self, cli: str, event: Any) -> None:
+        _RAW[0](self, cli)
+        _RAW[1](self, event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +237,14 @@ class Done:
     """How the run ended."""
     type: ClassVar[str] = "done"
 
+
+_TEXT_DELTA = _slot_setters(TextDelta)
+_THINKING_DELTA = _slot_setters(ThinkingDelta)
+_TOOL_START = _slot_setters(ToolStart)
+_TOOL_END = _slot_setters(ToolEnd)
+_TURN_END = _slot_setters(TurnEnd)
+_ERROR = _slot_setters(Error)
+_RAW = _slot_setters(Raw)
 
 Event = TextDelta | ThinkingDelta | ToolStart | ToolEnd | TurnEnd | Error | Done | Raw
 

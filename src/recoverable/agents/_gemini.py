@@ -207,10 +207,21 @@ def _init(data: dict[str, Any], state: GeminiState) -> list[Event]:
 
 
 def _message(data: dict[str, Any], state: GeminiState) -> list[Event]:
-    text = as_str(data.get("content"))
-    if data.get("role") != "assistant" or not text:
-        return [*_flush(state, new_segment=data.get("role") == "user"), Raw(NAME, data)]
-    return _assistant_text(state, text)
+    text, role = data.get("content"), data.get("role")
+    if role != "assistant" or not isinstance(text, str) or not text:
+        return [*_flush(state, new_segment=role == "user"), Raw(NAME, data)]
+    segment = state.segment
+    if state.held or (len(segment) >= _MIN_REPLAY_CHUNKS and text == segment[0]):
+        return _assistant_text(state, text)  # maybe a retried stream's repeat
+    # Most lines: the answer's next chunk (`_emit`, inline).
+    room = state.replay_room - len(text) - _CHUNK_COST
+    if room >= 0:
+        segment.append(text)
+    elif segment:
+        segment.clear()
+    state.replay_room = room
+    state.text_parts.append(text)
+    return [TextDelta(text)]
 
 
 def _assistant_text(state: GeminiState, chunk: str) -> list[Event]:
@@ -249,7 +260,7 @@ def _emit(state: GeminiState, text: str) -> TextDelta:
 def _flush(state: GeminiState, *, new_segment: bool) -> list[Event]:
     """Send held-back chunks (they were not a retry); a tool or user turn starts a new answer."""
     held = state.held
-    events: list[Event] = [_emit(state, part) for part in held]
+    events: list[Event] = [_emit(state, part) for part in held] if held else []
     held.clear()
     if new_segment:
         state.segment.clear()

@@ -26,9 +26,9 @@ from ._events import Error, Event, Raw
 from ._options import DEFAULT_MAX_TEXT_CHARS, RunOptions
 
 __all__ = [
+    "HANDLERS",
     "KEPT_ERRORS",
     "KEPT_TOOLS",
-    "TAKES_OBJECTS",
     "CliModule",
     "Handlers",
     "ParseState",
@@ -79,6 +79,7 @@ class ParseState:
         "terminal",
         "text_parts",
         "tool_names",
+        "tool_order",
         "tool_started",
         "usage",
     )
@@ -95,6 +96,9 @@ class ParseState:
         """The terminal event: None until seen; then "success" or the failure it reported."""
         self.tool_names: dict[str, str] = {}
         """Tool id -> name, once started (the last KEPT_TOOLS)."""
+        self.tool_order: deque[str] = deque()
+        """The ids in `tool_names`, oldest first (`next(iter(tool_names))` would walk past
+        every slot the evictions emptied since the dict last resized)."""
         self.tool_started = False
         """A tool ran: a timeout is no longer safe to retry (the tool may have changed things)."""
         self.consecutive_tool_failures = 0
@@ -113,8 +117,10 @@ class ParseState:
 
     def start_tool(self, tool_id: str, name: str) -> None:
         tools = self.tool_names
-        if len(tools) >= KEPT_TOOLS and tool_id not in tools:
-            del tools[next(iter(tools))]  # the oldest
+        if tool_id not in tools:
+            if len(tools) >= KEPT_TOOLS:
+                del tools[self.tool_order.popleft()]  # the oldest
+            self.tool_order.append(tool_id)
         tools[tool_id] = name
         self.tool_started = True
 
@@ -292,30 +298,36 @@ def line_parser(
     types and non-JSON lines are `Raw`, a broken JSON object an error event."""
     handler_for = handlers.get
 
+    def parse_object(data: dict[str, Any], state: StateT) -> list[Event]:
+        """A line's JSON object to events: one lookup of its `type`."""
+        kind: Any = data.get("type")
+        try:
+            handler = handler_for(kind)
+        except TypeError:  # a `type` that is a list or an object: no handler's
+            handler = None
+        return handler(data, state) if handler is not None else [Raw(cli, data)]
+
     def parse_line(line: str | dict[str, Any], state: StateT) -> list[Event]:
         """One stdout line (or the JSON object it holds, already decoded) to events, updating
         `state`."""
         if isinstance(line, dict):
-            data = line
-        else:
-            found = read_json(line)
-            if found is None:
-                if line.lstrip().startswith("{"):
-                    return [bad_line(cli, line, "unparseable JSON line")]
-                state.loose_lines.append(line[:_LOOSE_LINE_CHARS])
-                return [Raw(cli, line)]
-            data = found
-        kind = data.get("type")
-        handler = handler_for(kind) if type(kind) is str else None
-        return handler(data, state) if handler is not None else [Raw(cli, data)]
+            return parse_object(line, state)
+        found = read_json(line)
+        if found is not None:
+            return parse_object(found, state)
+        if line.lstrip().startswith("{"):
+            return [bad_line(cli, line, "unparseable JSON line")]
+        state.loose_lines.append(line[:_LOOSE_LINE_CHARS])
+        return [Raw(cli, line)]
 
-    TAKES_OBJECTS.add(parse_line)
+    HANDLERS[parse_line] = handlers
     return parse_line
 
 
-TAKES_OBJECTS: set[Callable[..., list[Event]]] = set()
-"""The `parse_line`s that also take a line's JSON object already decoded (`line_parser`'s;
-a module written by hand may take only text)."""
+HANDLERS: dict[Callable[..., list[Event]], Handlers[Any]] = {}
+"""`line_parser`'s `parse_line`s -> their handler tables: the reader of stdout (`_replay`)
+dispatches a line's JSON object straight from its bytes (a module written by hand has no
+table and gets its lines as text)."""
 
 
 def phrase_code(table: PhraseTable, text: str) -> str | None:

@@ -17,16 +17,17 @@ from typing import Any, Generic
 
 from .._detail import ErrorDetail, unvalidated
 from .._instrumentation import FailureEvent, report
-from ._events import Done, Error, Event, ToolEnd
+from ._events import Done, Error, Event
 from ._options import KEPT_EVENT_BYTES, RunOptions
 from ._parsing import CliModule, ParseState, StateT, no_stderr_events
 from ._replay import (
+    NO_LIMIT,
     STDERR_TAIL_CHARS,
     EventLog,
     Lines,
     ProcessEnd,
-    decode_line,
     finish,
+    line_reader,
     stderr_tail,
 )
 
@@ -186,6 +187,7 @@ class RunContext(Generic[StateT]):
         "log",
         "module",
         "options",
+        "read",
         "state",
         "stderr",
         "stopped_by",
@@ -201,6 +203,8 @@ class RunContext(Generic[StateT]):
         self.state.text_parts.limit = options.max_text_chars
         self.watch = Watch(options, self.state, clock())
         self.lines = Lines(options.max_line_bytes)
+        self.read = line_reader(module, self.state, options.max_line_bytes)
+        """Stdout lines (from `lines`) to their events, up to the guardrail's stop."""
         self.stderr = StderrTail()
         self.err_line = b""
         """stderr's unfinished last line (bounded: a longer one is not a line we read)."""
@@ -230,28 +234,47 @@ class RunContext(Generic[StateT]):
     def chunk_events(self, chunk: bytes) -> list[Event]:
         """The events of one stdout chunk (b"" at EOF), each added to `log`; ends early at the
         tool-failure guardrail, with the reason in `stopped_by`."""
-        module, state, log = self.module, self.state, self.log
-        max_line_bytes, limit = self.options.max_line_bytes, self.options.max_tool_failures
-        events: list[Event] = []
-        keeps = log.events.maxlen != 0  # streaming keeps none: only failures are noted
-        for line in self.lines.feed(chunk) if chunk else self.lines.close():
-            size = 0 if isinstance(line, int) else len(line)  # an oversize line was not kept
-            for event in decode_line(line, module, state, max_line_bytes):
-                if keeps or type(event) is Error:
-                    log.add(event, size)
-                size = 0
-                events.append(event)
-                if (
-                    isinstance(event, ToolEnd)
-                    and limit is not None
-                    and state.consecutive_tool_failures >= limit
-                ):
-                    self.stopped_by = _tool_failures(state, module.NAME)
-                    return events
+        lines = self.lines.feed(chunk) if chunk else self.lines.close()
+        if self.log.events.maxlen != 0:
+            events = self._kept_events(lines)
+        else:  # streaming keeps none: only failures are noted, once for the whole chunk
+            events = self._passed_events(lines)
+            if Error in map(type, events):
+                for event in events:
+                    if type(event) is Error:
+                        self.log.add(event)
         if events:
             self.watch.event(self.clock())
-            state.text_parts.compact()
+            self.state.text_parts.compact()
         return events
+
+    def _passed_events(self, lines: list[bytes | int]) -> list[Event]:
+        """The events of `lines`, up to the guardrail's stop."""
+        events, stopped = self.read(lines, self._failure_limit())
+        if stopped:
+            self.stopped_by = _tool_failures(self.state, self.module.NAME)
+        return events
+
+    def _kept_events(self, lines: list[bytes | int]) -> list[Event]:
+        """`_passed_events`, each event added to `log` with the size of its line."""
+        log, read, limit = self.log, self.read, self._failure_limit()
+        events: list[Event] = []
+        for line in lines:
+            found, stopped = read([line], limit)
+            size = len(line) if isinstance(line, bytes) else 0  # an oversize line was not kept
+            for event in found:
+                log.add(event, size)
+                size = 0
+            events += found
+            if stopped:
+                self.stopped_by = _tool_failures(self.state, self.module.NAME)
+                break
+        return events
+
+    def _failure_limit(self) -> int:
+        """The guardrail's count of consecutive tool failures (none: one no run reaches)."""
+        limit = self.options.max_tool_failures
+        return NO_LIMIT if limit is None else limit
 
     def stderr_events(self, chunk: bytes) -> list[Event]:
         """A stderr chunk into the tail, and the events its complete lines carry (the CLI

@@ -6,18 +6,20 @@ whole stdout as one chunk. Either way the lines are cut and capped by the same `
 
 from __future__ import annotations
 
+import json
+import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from .._detail import ErrorDetail
 from .._secrets import scrub
 from .._untrusted import valid_unicode
-from ._events import Done, Error, Event, RunResult
+from ._events import Done, Error, Event, Raw, RunResult, ToolEnd
 from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import (
+    HANDLERS,
     KEPT_ERRORS,
-    TAKES_OBJECTS,
     CliModule,
     StateT,
     bad_line,
@@ -26,12 +28,15 @@ from ._parsing import (
 )
 
 __all__ = [
+    "NO_LIMIT",
     "STDERR_TAIL_CHARS",
     "EventLog",
+    "LineReader",
     "Lines",
     "ProcessEnd",
     "decode_line",
     "finish",
+    "line_reader",
     "replay",
     "stderr_tail",
 ]
@@ -55,20 +60,15 @@ class Lines:
         """Complete lines, and for each oversize line its size (an int) instead."""
         out: list[bytes | int] = []
         *lines, rest = chunk.split(b"\n")
-        if (
-            lines
-            and not self.buffer
-            and not self.skipping
-            and b"\r" not in chunk
-            and max(map(len, lines)) <= self.max
-        ):  # the common case: whole lines, none over the cap, nothing to strip
-            out = lines  # type: ignore[assignment]
-            lines = []
-        for line in lines:
-            if not self.buffer and not self.skipping and len(line) <= self.max:
-                out.append(line.rstrip(b"\r"))  # the common case: a whole line in the chunk
+        if lines:
+            if self.buffer or self.skipping:  # the end of the line the last chunk left open
+                self._take(lines[0], out, complete=True)
+                lines = lines[1:]
+            cap = self.max
+            if b"\r" not in chunk and (len(chunk) <= cap or max(map(len, lines), default=0) <= cap):
+                out += lines  # the common case: whole lines, none over the cap, nothing to strip
             else:
-                self._take(line, out, complete=True)
+                out += [line.rstrip(b"\r") if len(line) <= cap else len(line) for line in lines]
         self._take(rest, out, complete=False)
         return out
 
@@ -108,27 +108,84 @@ def decode_line(
 ) -> list[Event]:
     """One line from `Lines` to events: its bytes (without the newline), or the size of an
     oversize line it skipped. A bad line is an error event; the stream goes on."""
-    if isinstance(line, int):
-        why = f"line of {line} bytes over the {max_line_bytes}-byte cap"
-        return [bad_line(module.NAME, "", why)]
+    return line_reader(module, state, max_line_bytes)([line], NO_LIMIT)[0]
+
+
+NO_LIMIT = sys.maxsize
+"""A count of consecutive tool failures no run reaches: `LineReader` without a guardrail."""
+
+LineReader = Callable[[list[bytes | int], int], tuple[list[Event], bool]]
+"""Lines from `Lines` and the guardrail's limit -> (their events, whether the guardrail
+stopped them): a line with a `ToolEnd` that leaves `limit` consecutive tool failures ends the
+events at its first `ToolEnd`, and no line after it is read."""
+
+
+def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -> LineReader:
+    """The `LineReader` of one run, its lookups done once: a line that holds a JSON object
+    goes from its bytes to the module's handler of its `type` (decoded by the accelerator when
+    there is one, else by the standard parser); any other line, and any the fast decoding
+    refuses, takes the general path (text, `parse_line`), which decides. One loop for all the
+    lines of a read: no call a line but the handler's."""
     parse_line = module.parse_line
-    if line[:1] == b"{" and parse_line in TAKES_OBJECTS:
-        # Most lines: a JSON object, decoded from the bytes when an accelerator can.
-        fast = _fast if _fast is not True else _accelerator()
-        if fast is not None:
-            try:
-                data = fast(line)  # type: ignore[operator]
-            except Exception:  # refused (invalid UTF-8 too): the standard path decides
-                data = None
-            if type(data) is dict:
-                return parse_line(data, state)
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return [bad_line(module.NAME, line.decode("utf-8", "replace"), "invalid UTF-8")]
-    if not text or text.isspace():
-        return []
-    return parse_line(text, state)
+    handlers = HANDLERS.get(parse_line)
+    handler_for = handlers.get if handlers is not None else None
+    fast = _fast if _fast is not True else _accelerator()
+    decode: Callable[[bytes], Any] = _standard_object if fast is None else fast  # type: ignore[assignment]
+    cli = module.NAME
+
+    def general(line: bytes | int) -> list[Event]:
+        if isinstance(line, int):
+            why = f"line of {line} bytes over the {max_line_bytes}-byte cap"
+            return [bad_line(cli, "", why)]
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return [bad_line(cli, line.decode("utf-8", "replace"), "invalid UTF-8")]
+        if not text or text.isspace():
+            return []
+        return parse_line(text, state)
+
+    def read_lines(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
+        events: list[Event] = []
+        for line in lines:
+            found = None
+            if handler_for is not None and type(line) is bytes and line[:1] == b"{":
+                try:  # most lines: one JSON object
+                    data = decode(line)
+                except Exception:  # refused (invalid UTF-8 too): the general path decides
+                    data = None
+                if type(data) is dict:
+                    # What `line_parser`'s parse_line does with the object, without its calls.
+                    kind: Any = data.get("type")
+                    try:
+                        handler = handler_for(kind)
+                    except TypeError:  # a `type` that is a list or an object: no handler's
+                        handler = None
+                    found = handler(data, state) if handler is not None else [Raw(cli, data)]
+            if found is None:
+                found = general(line)
+            if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
+                first = next(i for i, event in enumerate(found) if type(event) is ToolEnd)
+                events += found[: first + 1]
+                return events, True
+            events += found
+        return events, False
+
+    return read_lines
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _standard_object(line: bytes) -> Any:
+    """A line that is exactly one JSON value, by the standard parser (raises on any other:
+    invalid UTF-8, trailing whitespace or garbage; the general path then decides). raw_decode,
+    not json.loads: the same parser without its per-call wrapper and whitespace regexes."""
+    text = line.decode("utf-8")
+    data, end = _DECODER.raw_decode(text)
+    if end != len(text):
+        raise ValueError("not one JSON value")
+    return data
 
 
 _fast: Callable[[bytes], Any] | bool | None = True  # True: not looked up yet
@@ -181,6 +238,18 @@ class EventLog:
             while self.size > self.max_bytes and len(events) > 1:
                 events.popleft()
                 self.size -= sizes.popleft()
+
+    @classmethod
+    def holding(cls, events: Iterable[Event]) -> EventLog:
+        """A log of every one of `events` (what `add` would make of them, in one pass)."""
+        log = cls()
+        log.events.extend(events)
+        log.sent_errors.extend(
+            event.detail
+            for event in log.events
+            if type(event) is Error and event.severity == "error"
+        )
+        return log
 
     def sent(self, detail: ErrorDetail) -> bool:
         """Whether `detail` was sent as a failure (lately: the last KEPT_ERRORS)."""
@@ -266,12 +335,12 @@ def replay(  # noqa: PLR0913 -- the public signature: what a finished process le
 
     module = module_for(cli)
     state = module.new_state()
-    log = EventLog()
     data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
     lines = Lines(max_line_bytes)
-    for line in [*lines.feed(data), *lines.close()]:
-        for event in decode_line(line, module, state, max_line_bytes):
-            log.add(event)
+    events, _ = line_reader(module, state, max_line_bytes)(
+        [*lines.feed(data), *lines.close()], NO_LIMIT
+    )
+    log = EventLog.holding(events)
     tail = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     end = ProcessEnd(exit_code, signal, stderr_tail(tail))
     done = finish(module, state, log, end)[-1]

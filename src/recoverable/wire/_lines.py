@@ -1,6 +1,7 @@
-"""Text arriving in pieces, cut into lines: what the NDJSON and SSE readers share. Pure.
+"""Text arriving in pieces, cut into lines and read into chunks: what the NDJSON and SSE
+readers share (their feed loop, `ChunkReader`; each reads its own lines). Pure.
 
-A line longer than MAX_CHUNK_CHARS is not kept: the reader is told once (`overlong`) and the
+A line longer than MAX_CHUNK_CHARS is not kept: the reader is told once (None) and the
 rest of that line is skipped, so a peer that never sends a newline cannot fill our memory.
 """
 
@@ -9,9 +10,40 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterable, Iterator
 
-from ._chunks import MAX_CHUNK_CHARS
+from ._chunks import MAX_CHUNK_CHARS, Chunk
 
-__all__ = ["LineSplitter", "pieces"]
+__all__ = ["ChunkReader", "LineSplitter", "iter_chunks", "pieces"]
+
+
+class ChunkReader:
+    """A stream fed in pieces of any size (text or UTF-8 bytes), read line by line into
+    chunks: a subclass says what one line (None: an overlong one, dropped) makes (`_line`:
+    a chunk, or None while it reads on)."""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self, *, cr: bool) -> None:
+        self._lines = LineSplitter(cr=cr)
+
+    def feed(self, piece: str | bytes) -> list[Chunk]:
+        """The chunks of the lines `piece` completes."""
+        return [chunk for line in self._lines.feed(piece) if (chunk := self._line(line))]
+
+    def close(self) -> list[Chunk]:
+        """The chunk of the last line, when the text did not end with a newline."""
+        return [chunk for line in self._lines.close() if (chunk := self._line(line))]
+
+    def _line(self, line: str | None) -> Chunk | None:
+        raise NotImplementedError
+
+
+def iter_chunks(
+    reader: ChunkReader, text_or_lines: str | bytes | Iterable[str | bytes]
+) -> Iterator[Chunk]:
+    """The chunks `reader` reads from a text (or its lines), as they are read."""
+    for piece in pieces(text_or_lines):
+        yield from reader.feed(piece)
+    yield from reader.close()
 
 
 class LineSplitter:

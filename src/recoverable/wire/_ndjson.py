@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from .._detail import ErrorDetail, RecoverableError
 from ..agents._events import Event
 from ._chunks import MAX_CHUNK_CHARS, Chunk, chunk_dict, chunk_json, load_chunk, malformed
-from ._lines import LineSplitter, pieces
+from ._lines import ChunkReader, iter_chunks
 
 __all__ = ["NdjsonReader", "read_ndjson", "read_ndjson_chunks", "to_ndjson"]
 
@@ -28,37 +28,26 @@ def to_ndjson(
     return "" if data is None else chunk_json(data) + "\n"
 
 
-class NdjsonReader:
-    """Reads NDJSON fed in pieces of any size (text or UTF-8 bytes) as chunks."""
+class NdjsonReader(ChunkReader):
+    """Reads NDJSON fed in pieces of any size (text or UTF-8 bytes) as chunks (`feed`, then
+    `close` for a last line without its newline)."""
 
-    __slots__ = ("_lines",)
+    __slots__ = ()
 
     def __init__(self) -> None:
-        self._lines = LineSplitter(cr=False)
+        super().__init__(cr=False)
 
-    def feed(self, piece: str | bytes) -> list[Chunk]:
-        """The chunks the lines `piece` completes hold."""
-        return [chunk for line in self._lines.feed(piece) if (chunk := _chunk(line))]
-
-    def close(self) -> list[Chunk]:
-        """The last line's chunk, when the text did not end with a newline."""
-        return [chunk for line in self._lines.close() if (chunk := _chunk(line))]
-
-
-def _chunk(line: str | None) -> Chunk | None:
-    if line is None:
-        return malformed(f"a line over {MAX_CHUNK_CHARS} characters")
-    if not line.strip():
-        return None
-    return load_chunk(line)
+    def _line(self, line: str | None) -> Chunk | None:
+        if line is None:
+            return malformed(f"a line over {MAX_CHUNK_CHARS} characters")
+        if not line.strip():
+            return None
+        return load_chunk(line)
 
 
 def iter_ndjson_chunks(text_or_lines: str | bytes | Iterable[str | bytes]) -> Iterator[Chunk]:
     """The chunks of NDJSON text (or of its lines), as they are read."""
-    reader = NdjsonReader()
-    for piece in pieces(text_or_lines):
-        yield from reader.feed(piece)
-    yield from reader.close()
+    return iter_chunks(NdjsonReader(), text_or_lines)
 
 
 def read_ndjson_chunks(text_or_lines: str | bytes | Iterable[str | bytes]) -> list[Chunk]:

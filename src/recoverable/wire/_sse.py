@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from .._detail import ErrorDetail, RecoverableError
 from ..agents._events import Event
 from ._chunks import MAX_CHUNK_CHARS, Chunk, chunk_dict, chunk_json, load_chunk, malformed
-from ._lines import LineSplitter, pieces
+from ._lines import ChunkReader, iter_chunks
 
 __all__ = ["SseReader", "parse_seq", "read_sse", "read_sse_chunks", "to_sse"]
 
@@ -49,13 +49,13 @@ def parse_seq(value: object) -> int | None:
     return int(value)
 
 
-class SseReader:
+class SseReader(ChunkReader):
     """Reads an SSE stream fed in pieces of any size (text or UTF-8 bytes) as chunks."""
 
-    __slots__ = ("_data", "_id", "_lines", "_size", "last_event_id", "retry_ms")
+    __slots__ = ("_data", "_id", "_size", "last_event_id", "retry_ms")
 
     def __init__(self) -> None:
-        self._lines = LineSplitter(cr=True)
+        super().__init__(cr=True)
         self._data: list[str] = []
         self._size = 0
         self._id: str | None = None  # the id field of the event being read
@@ -64,12 +64,9 @@ class SseReader:
         self.retry_ms: int | None = None
         """The reconnection time the stream asked for (`retry:`), if any."""
 
-    def feed(self, piece: str | bytes) -> list[Chunk]:
-        """The chunks of the events `piece` completes."""
-        return [chunk for line in self._lines.feed(piece) if (chunk := self._line(line))]
-
     def close(self) -> list[Chunk]:
-        """Nothing more: an event the stream did not finish with a blank line is dropped."""
+        """Nothing more: an event the stream did not finish with a blank line is dropped, and
+        so is a last line without its line end (its fields are not read)."""
         self._lines.close()
         self._data, self._size, self._id = [], 0, None
         return []
@@ -116,10 +113,7 @@ class SseReader:
 
 def iter_sse_chunks(text_or_lines: str | bytes | Iterable[str | bytes]) -> Iterator[Chunk]:
     """The chunks of an SSE text (or of its lines), as they are read."""
-    reader = SseReader()
-    for piece in pieces(text_or_lines):
-        yield from reader.feed(piece)
-    yield from reader.close()
+    return iter_chunks(SseReader(), text_or_lines)
 
 
 def read_sse_chunks(text_or_lines: str | bytes | Iterable[str | bytes]) -> list[Chunk]:
