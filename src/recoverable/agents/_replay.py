@@ -20,6 +20,7 @@ from ._parsing import (
     TAKES_OBJECTS,
     CliModule,
     StateT,
+    accelerator_pending,
     bad_line,
     json_accelerator,
     killed,
@@ -114,7 +115,7 @@ def decode_line(
     parse_line = module.parse_line
     if line[:1] == b"{" and parse_line in TAKES_OBJECTS:
         # Most lines: a JSON object, decoded from the bytes when an accelerator can.
-        fast = _fast if _fast is not True else _accelerator()
+        fast = _fast if _fast is not True else _accelerator(len(line))
         if fast is not None:
             try:
                 data = fast(line)  # type: ignore[operator]
@@ -134,10 +135,13 @@ def decode_line(
 _fast: Callable[[bytes], Any] | bool | None = True  # True: not looked up yet
 
 
-def _accelerator() -> Callable[[bytes], Any] | None:
+def _accelerator(line_bytes: int) -> Callable[[bytes], Any] | None:
+    """`_parsing`'s accelerator, kept here once it is looked up (after its byte budget)."""
     global _fast  # noqa: PLW0603 -- looked up once
-    _fast = json_accelerator()
-    return _fast
+    fast = json_accelerator(line_bytes)
+    if not accelerator_pending():
+        _fast = fast
+    return fast
 
 
 def stderr_tail(text: str) -> str:
