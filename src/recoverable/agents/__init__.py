@@ -67,6 +67,7 @@ def __getattr__(name: str) -> Any:
         return getattr(_discovery, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 _CANCEL_POLL_S = 0.05  # how often a wait before a CLI looks at a cancel it cannot wait on
 _OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
 
