@@ -9,12 +9,16 @@ costs is measured in benchmarks/bench_run.py, never asserted.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
+
+from recoverable.testing import FakeProvider
 
 DATA = Path(__file__).parent / "data" / "cli"
 
@@ -114,8 +118,15 @@ def test_json_lines_as_a_run_prints_them_load_no_more(tmp_path: Path) -> None:
 def test_the_fake_provider_loads_only_with_fake(tmp_path: Path) -> None:
     modules = set(_loaded(tmp_path, "run", "Say hello", "--cli", "claude", "--fake"))
     assert "recoverable.testing" in modules
-    # Still not: the async runner, the other CLIs' parsers, classify's SDK tables.
-    absent = ("asyncio", "msgspec", "recoverable.agents._codex", "recoverable._classify.sdks")
+    # Still not: the async runner, logging (the server logs lazily), the other CLIs' parsers,
+    # classify's SDK tables.
+    absent = (
+        "asyncio",
+        "msgspec",
+        "logging",
+        "recoverable.agents._codex",
+        "recoverable._classify.sdks",
+    )
     assert [name for name in absent if name in modules] == []
 
 
@@ -131,3 +142,22 @@ def test_classify_loads_its_stages_on_first_use() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert (done.returncode, done.stdout.strip()) == (0, "timeout"), done.stderr
+
+
+def test_the_fake_provider_still_logs_each_request_once_logging_is_in_use(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="recoverable.testing")
+    body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]})
+    with FakeProvider() as fake:
+        request = urllib.request.Request(
+            fake.openai_url + "/chat/completions",
+            data=body.encode(),
+            headers={"content-type": "application/json", "authorization": "Bearer sk-test"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 200
+    served = [r for r in caplog.records if r.levelno == logging.INFO]
+    assert [r.getMessage().split()[:2] for r in served] == [["POST", "/v1/chat/completions"]]
+    assert served[0].name == "recoverable.testing"
+    assert served[0].funcName != "info"  # the server's own line, not the lazy logger's
