@@ -28,6 +28,18 @@ from .test_agents_parsers_properties import CAPTURED, json_values
 CLIS = sorted(MODULES)
 
 
+@pytest.fixture(autouse=True)
+def _accelerated() -> Iterator[None]:
+    """The accelerator in use from the first line (outside tests: after its byte budget)."""
+    saved = _parsing._fast, _replay._fast
+    _parsing._fast = _replay._fast = _parsing._fast_decoder()
+    assert _parsing._fast is not None  # the `test` extra installs msgspec
+    try:
+        yield
+    finally:
+        _parsing._fast, _replay._fast = saved
+
+
 @contextmanager
 def _standard_parser_only() -> Iterator[None]:
     saved = _parsing._fast, _replay._fast

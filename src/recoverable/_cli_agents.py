@@ -1,7 +1,8 @@
 """`recoverable run` and `recoverable doctor`: the agents package, from a terminal.
 
 Imported only when one of them runs. The run goes through the synchronous runner, so the
-command never imports asyncio (~40 ms).
+command never imports asyncio (~40 ms); what only `doctor` or `--fake` needs (the envelope,
+discovery, `recoverable.testing`) is imported inside them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from . import agents
 from ._cli_output import Printer, describe_failure
 from ._codes import codes
 from ._detail import ErrorDetail
-from ._envelope import Envelope
 
 __all__ = ["cmd_doctor", "cmd_run"]
 
@@ -27,6 +27,8 @@ __all__ = ["cmd_doctor", "cmd_run"]
 
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    from ._envelope import Envelope  # doctor's alone: `run` does not load it
+
     started = time.monotonic()
     infos = agents.discover()
     usable = [info for info in infos if info.usable]

@@ -182,15 +182,27 @@ def _version() -> str:
     return f"recoverable {__version__}"
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser. Given the subcommand about to run, only that one gets its
+    arguments (building them all costs every run; `--help` and a mistyped name see all)."""
     parser = UsageParser(prog="recoverable", description="One error model for AI-agent systems.")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
+    for name, add in _SUBCOMMANDS.items():
+        if command is None or command == name:
+            add(sub)
+    return parser
+
+
+def _add_codes_command(sub: Any) -> None:
     p_codes = sub.add_parser("codes", help="print the code table")
     group = p_codes.add_mutually_exclusive_group()
     group.add_argument("--markdown", action="store_true", help="as a Markdown table")
     group.add_argument("--json", action="store_true", help="as JSON")
     p_codes.set_defaults(run=_cmd_codes)
+
+
+def _add_classify_command(sub: Any) -> None:
     p_classify = sub.add_parser(
         "classify", help="classify an error read from stdin (JSON or text); print its detail"
     )
@@ -201,6 +213,9 @@ def _parser() -> argparse.ArgumentParser:
         help="print the agent-tool envelope (cli-agent-spec) and exit with the code's status",
     )
     p_classify.set_defaults(run=_cmd_classify)
+
+
+def _add_fake_provider_command(sub: Any) -> None:
     p_fake = sub.add_parser(
         "fake-provider",
         help="serve a fault-injecting fake LLM API on 127.0.0.1",
@@ -208,9 +223,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_fake.add_argument("rest", nargs=argparse.REMAINDER)
     p_fake.set_defaults(run=_cmd_fake_provider)
-    _add_agent_commands(sub)
-    _add_exec_command(sub)
-    return parser
 
 
 def count_argument(text: str) -> int:
@@ -304,7 +316,7 @@ def _positive_count(text: str) -> int:
     return count
 
 
-def _add_agent_commands(sub: Any) -> None:
+def _add_run_command(sub: Any) -> None:
     p_run = sub.add_parser("run", help="run an AI coding CLI on a prompt; stream its events")
     p_run.add_argument("prompt")
     p_run.add_argument(
@@ -338,9 +350,23 @@ def _add_agent_commands(sub: Any) -> None:
     )  # fmt: skip
     p_run.add_argument("--max-turns", type=_positive_count, metavar="N")
     p_run.set_defaults(run=_lazy("cmd_run"), subparser=p_run)
+
+
+def _add_doctor_command(sub: Any) -> None:
     p_doctor = sub.add_parser("doctor", help="which AI CLIs are installed and usable")
     p_doctor.add_argument("--json", action="store_true", help="print the response envelope")
     p_doctor.set_defaults(run=_lazy("cmd_doctor"))
+
+
+# The subcommands, in the order `--help` lists them.
+_SUBCOMMANDS: dict[str, Callable[[Any], None]] = {
+    "codes": _add_codes_command,
+    "classify": _add_classify_command,
+    "fake-provider": _add_fake_provider_command,
+    "run": _add_run_command,
+    "doctor": _add_doctor_command,
+    "exec": _add_exec_command,
+}
 
 
 def _check_run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -354,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["fake-provider"]:  # its options are its own parser's (argparse would
         return _cmd_fake_provider(argparse.Namespace(rest=given[1:]), sys.stdout)  # eat them)
-    args = _parser().parse_args(given)
+    args = _parser(given[0] if given[:1] and given[0] in _SUBCOMMANDS else None).parse_args(given)
     if args.command == "run":
         _check_run(args.subparser, args)
     try:

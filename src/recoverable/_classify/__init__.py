@@ -14,23 +14,29 @@ The first link that any stage recognises gives the classification. Only when no 
 recognised are anchored phrases tried on the outermost message (`text`). Anything else is
 `unknown`, never guessed. Stages 1 and 2 live in the engine (`_pipeline`); the built-in
 stages 3, 4 and the text stage are set below, and this call is the only place they are set.
+
+The package's names load on first use, and the stages are set then: a module that needs only
+a part (the agents' parsers read HTTP answers, phrases and stderr) imports that part without
+the SDK and Python-error tables. Only these names classify, so no classification runs before
+the stages are set.
 """
 
 from __future__ import annotations
 
-from . import python_errors, sdks
-from ._pipeline import (
-    Handler,
-    Stage,
-    add_classifier,
-    classify,
-    classify_known,
-    register_handler,
-    use_stages,
-)
-from .http_answers import from_http, retry_after_ms, status_attribute
-from .responses import classify_response
-from .text import classify_text
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._pipeline import (
+        Handler,
+        Stage,
+        add_classifier,
+        classify,
+        classify_known,
+        register_handler,
+    )
+    from .http_answers import from_http, retry_after_ms
+    from .responses import classify_response
 
 __all__ = [
     "Handler",
@@ -44,8 +50,31 @@ __all__ = [
     "retry_after_ms",
 ]
 
-use_stages(
-    by_name={**python_errors.HANDLERS, **sdks.HANDLERS},
-    generic=(status_attribute,),
-    text=classify_text,
-)
+_setting = threading.RLock()
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _setting:
+        if name not in globals():
+            _set_stages()
+    return globals()[name]
+
+
+def _set_stages() -> None:
+    """Import the stages, set their order (the one place it is set), bind the names."""
+    from . import _pipeline, python_errors, sdks
+    from .http_answers import from_http, retry_after_ms, status_attribute
+    from .responses import classify_response
+    from .text import classify_text
+
+    _pipeline.use_stages(
+        by_name={**python_errors.HANDLERS, **sdks.HANDLERS},
+        generic=(status_attribute,),
+        text=classify_text,
+    )
+    names = {"from_http": from_http, "retry_after_ms": retry_after_ms}
+    names["classify_response"] = classify_response
+    names.update((name, getattr(_pipeline, name)) for name in __all__ if name not in names)
+    globals().update(names)

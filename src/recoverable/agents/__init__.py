@@ -29,9 +29,9 @@ from .._detail import ErrorDetail
 from . import _events
 from ._cli_modules import CLI_NAMES, module_for
 from ._cooldown_gate import CliCooldowns, acli_gate, cli_gate
-from ._discovery import CliInfo, choose, discover, find_executable, usable_in_order
 from ._events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
 from ._events import Done, Event, RunResult
+from ._executables import find_executable
 from ._fallback import FallbackGate
 from ._options import RUN_KEEP_EVENTS, RunOptions
 from ._parsing import CliModule
@@ -56,6 +56,17 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._cancel import CancelSignal
+    from ._discovery import CliInfo, discover
+
+
+def __getattr__(name: str) -> Any:
+    """`discover` and `CliInfo` (`doctor`'s) load on first use: a run does not need them."""
+    if name in ("CliInfo", "discover"):
+        from . import _discovery
+
+        return getattr(_discovery, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _CANCEL_POLL_S = 0.05  # how often a wait before a CLI looks at a cancel it cannot wait on
 _OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
@@ -96,6 +107,8 @@ def _executables(cli: str | Sequence[str], options: RunOptions) -> list[tuple[st
         module_for(cli)
         executable = options.executable or find_executable(cli) or cli
         return [(cli, executable)]  # a missing binary surfaces as cli_not_found at spawn
+    from ._discovery import choose, usable_in_order  # pathlib and more: not for a named CLI
+
     env = environment(options) or os.environ  # the environment the CLI will get
     if cli == "auto":
         info = choose(CLI_NAMES, env)

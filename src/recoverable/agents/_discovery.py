@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .._detail import ErrorDetail, RecoverableError, unvalidated
 from ._cli_modules import CLI_NAMES, module_for
+from ._executables import find_executable
 
 __all__ = [
     "CliInfo",
@@ -67,30 +67,6 @@ class CliInfo:
             "usable": self.usable,
             "problems": [problem.to_dict() for problem in self.problems],
         }
-
-
-def _usual_places(name: str, home: Path, cwd: Path) -> Iterable[Path]:
-    yield cwd / "node_modules" / ".bin" / name
-    yield home / ".npm-global" / "bin" / name
-    yield home / ".local" / "bin" / name
-    yield home / "node_modules" / ".bin" / name
-    yield home / ".yarn" / "bin" / name
-    yield Path("/usr/local/bin") / name
-    if name == "claude":
-        yield home / ".claude" / "local" / "claude"
-
-
-def find_executable(name: str, env: Mapping[str, str] | None = None) -> str | None:
-    """PATH first, then the usual npm and local install places."""
-    env = os.environ if env is None else env
-    found = shutil.which(name, path=env.get("PATH"))
-    if found:
-        return found
-    home = Path(env.get("HOME") or Path.home())
-    for place in _usual_places(name, home, Path.cwd()):
-        if place.is_file() and os.access(place, os.X_OK):
-            return str(place)
-    return None
 
 
 def _version(path: str) -> str | None:

@@ -26,6 +26,7 @@ from ._events import Error, Event, Raw
 from ._options import DEFAULT_MAX_TEXT_CHARS, RunOptions
 
 __all__ = [
+    "ACCELERATE_AFTER_BYTES",
     "HANDLERS",
     "KEPT_ERRORS",
     "KEPT_TOOLS",
@@ -33,6 +34,7 @@ __all__ = [
     "Handlers",
     "ParseState",
     "StateT",
+    "accelerator_pending",
     "as_dict",
     "as_int",
     "as_number",
@@ -182,7 +184,7 @@ _SAMPLE_CHARS = 203  # what bad_line quotes of a line: 200 characters and "..."
 
 def _fast_decoder() -> Callable[[str | bytes], Any] | None:
     """msgspec's JSON decoder when the `fast` extra is installed (about three times as fast
-    as the standard one), else None. Looked up at the first line, not at import."""
+    as the standard one), else None."""
     try:
         from msgspec.json import Decoder
     except ImportError:
@@ -190,18 +192,38 @@ def _fast_decoder() -> Callable[[str | bytes], Any] | None:
     return Decoder().decode
 
 
+ACCELERATE_AFTER_BYTES = 1 << 20
+"""The JSON lines read with the standard parser before the accelerator is looked up: importing
+msgspec costs ~12 ms, what it saves on about 1 MB, so a short run (`recoverable run "Say
+hello"`) never pays for it and a process reading a long stream switches once, early."""
+
 _fast: Callable[[str | bytes], Any] | bool | None = True  # True: not looked up yet
+_standard_bytes = 0  # read by the standard parser while `_fast` is True
 
 
-def json_accelerator() -> Callable[[str | bytes], Any] | None:
+def json_accelerator(
+    line_bytes: int = ACCELERATE_AFTER_BYTES,
+) -> Callable[[str | bytes], Any] | None:
     """The accelerator (str or UTF-8 bytes to Python data; raises on anything it refuses), or
     None. It reads what it accepts exactly as the standard parser does and refuses the rest
     (NaN and Infinity, lone surrogates, numbers out of range, nesting too deep, trailing
-    garbage, invalid UTF-8): whatever it refuses, the standard parser decides."""
-    global _fast  # noqa: PLW0603 -- looked up once
+    garbage, invalid UTF-8): whatever it refuses, the standard parser decides.
+
+    `line_bytes`: the size of the line about to be read. Until ACCELERATE_AFTER_BYTES have been
+    asked about, None (the standard parser reads them); then it is looked up, once. Called
+    without a size, it is looked up at once."""
+    global _fast, _standard_bytes  # noqa: PLW0603 -- looked up once
     if _fast is True:
+        _standard_bytes += line_bytes
+        if _standard_bytes < ACCELERATE_AFTER_BYTES:
+            return None
         _fast = _fast_decoder()
     return _fast  # type: ignore[return-value]
+
+
+def accelerator_pending() -> bool:
+    """Whether the accelerator is still to be looked up (`json_accelerator`'s budget)."""
+    return _fast is True
 
 
 def read_json(line: str) -> dict[str, Any] | None:
@@ -209,7 +231,7 @@ def read_json(line: str) -> dict[str, Any] | None:
     text = line.strip()
     if text[:1] != "{":
         return None
-    fast = _fast if _fast is not True else json_accelerator()
+    fast = _fast if _fast is not True else json_accelerator(len(text))
     if fast is not None:
         try:
             data = fast(text)  # type: ignore[operator]

@@ -22,6 +22,7 @@ from ._parsing import (
     KEPT_ERRORS,
     CliModule,
     StateT,
+    accelerator_pending,
     bad_line,
     json_accelerator,
     killed,
@@ -129,8 +130,8 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
     parse_line = module.parse_line
     handlers = HANDLERS.get(parse_line)
     handler_for = handlers.get if handlers is not None else None
-    fast = _fast if _fast is not True else _accelerator()
-    decode: Callable[[bytes], Any] = _standard_object if fast is None else fast  # type: ignore[assignment]
+    pending = _fast is True  # the standard parser until the accelerator's byte budget is spent
+    decode: Callable[[bytes], Any] = _standard_object if _fast in (None, True) else _fast  # type: ignore[assignment]
     cli = module.NAME
 
     def general(line: bytes | int) -> list[Event]:
@@ -146,10 +147,16 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
         return parse_line(text, state)
 
     def read_lines(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
+        nonlocal decode, pending
         events: list[Event] = []
         for line in lines:
             found = None
             if handler_for is not None and type(line) is bytes and line[:1] == b"{":
+                if pending:  # ACCELERATE_AFTER_BYTES: counted, then looked up once
+                    fast = _accelerator(len(line))
+                    if fast is not None:
+                        decode = fast
+                    pending = _fast is True
                 try:  # most lines: one JSON object
                     data = decode(line)
                 except Exception:  # refused (invalid UTF-8 too): the general path decides
@@ -191,10 +198,13 @@ def _standard_object(line: bytes) -> Any:
 _fast: Callable[[bytes], Any] | bool | None = True  # True: not looked up yet
 
 
-def _accelerator() -> Callable[[bytes], Any] | None:
+def _accelerator(line_bytes: int) -> Callable[[bytes], Any] | None:
+    """`_parsing`'s accelerator, kept here once it is looked up (after its byte budget)."""
     global _fast  # noqa: PLW0603 -- looked up once
-    _fast = json_accelerator()
-    return _fast
+    fast = json_accelerator(line_bytes)
+    if not accelerator_pending():
+        _fast = fast
+    return fast
 
 
 def stderr_tail(text: str) -> str:

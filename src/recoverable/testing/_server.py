@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import re
 import select
 import socket
@@ -17,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from . import _render
@@ -27,9 +26,40 @@ from ._http import Context, HttpRequest, HttpResponse, Route
 from ._limits import BACKLOG, Limits
 from ._rate_limit import RateLimit, TokenBuckets, api_key
 
+if TYPE_CHECKING:
+    import logging
+
 __all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
 
-log = logging.getLogger("recoverable.testing")
+
+class _Log:
+    """The `recoverable.testing` logger, `logging` imported only when a message could show.
+
+    While nothing has imported `logging`, nothing has configured a handler or a level, so a
+    debug or info message would go nowhere (its defaults show WARNING and above): it is dropped
+    without loading `logging` (~5 ms of `recoverable run --fake`). Failures always log."""
+
+    __slots__ = ()
+
+    def debug(self, msg: str, *args: Any) -> None:
+        if "logging" in sys.modules:
+            _logger().debug(msg, *args, stacklevel=2)
+
+    def info(self, msg: str, *args: Any) -> None:
+        if "logging" in sys.modules:
+            _logger().info(msg, *args, stacklevel=2)
+
+    def exception(self, msg: str, *args: Any) -> None:
+        _logger().exception(msg, *args, stacklevel=2)
+
+
+def _logger() -> logging.Logger:
+    import logging
+
+    return logging.getLogger("recoverable.testing")
+
+
+log = _Log()
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1")
 _JOIN_TIMEOUT = 5.0
