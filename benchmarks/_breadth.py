@@ -1,0 +1,295 @@
+"""The breadth corpus: the same failures from every SDK we support, each the SDK's real exception.
+
+One `Sdk` entry per SDK (adding one is one entry in `SDKS`): how its real client makes one
+generate call against FakeProvider on 127.0.0.1 (retries off, a short timeout), which
+failures its API can say (a failure the fake's answer for that API carries no evidence of is
+left out rather than graded), and what each peer calls its provider. `corpus()` runs every
+SDK through every failure with one FakeProvider and returns the exceptions with the truth.
+
+The truth is our code; what counts as right is the code's family (`FAMILY`), the same rule
+for us and the peers: an overload reported as a server error, or a connection dropped
+reported as one refused, is the right kind (retryable, server side, another provider may do).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must stay offline
+
+from recoverable.testing import FakeProvider, Fault
+
+MESSAGES: Any = [{"role": "user", "content": "hi"}]
+GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:generateContent"
+HANG_S = 2.0  # the fake's hang; each client gives up after TIMEOUT_S
+TIMEOUT_S = 0.3
+
+# failure -> (the fault FakeProvider answers, the truth in our vocabulary)
+FAILURES: dict[str, tuple[Callable[[], Fault], str]] = {
+    "rate limit": (lambda: Fault.rate_limited(retry_after=7), "provider_rate_limited"),
+    "quota": (Fault.insufficient_quota, "provider_quota_exceeded"),
+    "auth": (Fault.unauthorized, "provider_auth_failed"),
+    "context too long": (Fault.context_too_long, "provider_context_too_long"),
+    "content filter": (Fault.content_policy, "provider_content_filtered"),
+    "model not found": (Fault.model_not_found, "provider_model_not_found"),
+    "overloaded": (Fault.unavailable, "provider_overloaded"),
+    "dropped connection": (Fault.drop, "provider_connection_lost"),
+    "timeout": (lambda: Fault.hang(HANG_S), "provider_timeout"),
+}
+
+# Codes that are one kind of failure for a caller (what "right" means, for everyone).
+FAMILY: dict[str, str] = {
+    "provider_overloaded": "server",
+    "provider_server_error": "server",
+    "provider_unreachable": "connection",
+    "provider_connection_lost": "connection",
+}
+
+
+def right(truth: str, got: str) -> bool:
+    return FAMILY.get(got, got) == FAMILY.get(truth, truth)
+
+
+Mapper = Callable[[], AbstractContextManager[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Sdk:
+    """One SDK of the corpus."""
+
+    name: str
+    call: Callable[[FakeProvider, float], object]
+    """One generate call against the fake, with this client timeout in seconds."""
+    litellm_provider: str
+    """LiteLLM's `custom_llm_provider` for this provider."""
+    model: str
+    pydantic_ai: Callable[[], Mapper] | None = None
+    """The error-mapping context manager pydantic-ai wraps this SDK's calls in; None: it has
+    no model class for this SDK."""
+    missing: frozenset[str] = frozenset()
+    """Failures this API's fake answer carries no evidence of (left out, not graded)."""
+    faults: Mapping[str, Callable[[], Fault]] = field(default_factory=dict)
+    """A failure this API says with another fault than `FAILURES` gives."""
+    quick: bool = False
+    """In quick mode's subset (CI)."""
+
+
+# -- the calls ---------------------------------------------------------------------------
+
+
+def _openai(fake: FakeProvider, timeout: float) -> object:
+    import openai
+
+    client = openai.OpenAI(api_key="sk-fake", base_url=fake.openai_url, max_retries=0,
+                           timeout=timeout)  # fmt: skip
+    return client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+
+
+def _azure(fake: FakeProvider, timeout: float) -> object:
+    import openai
+
+    client = openai.AzureOpenAI(api_key="fake", api_version="2024-10-21", azure_endpoint=fake.url,
+                                max_retries=0, timeout=timeout)  # fmt: skip
+    return client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES)
+
+
+def _anthropic(fake: FakeProvider, timeout: float) -> object:
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0,
+                                 timeout=timeout)  # fmt: skip
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=16, messages=MESSAGES)
+
+
+def _google_genai(fake: FakeProvider, timeout: float) -> object:
+    from google import genai
+    from google.genai import types
+
+    options = types.HttpOptions(base_url=fake.url, timeout=int(timeout * 1000))
+    client = genai.Client(api_key="fake", http_options=options)
+    return client.models.generate_content(model="gemini-2.5-flash", contents="hi")
+
+
+def _httpx(fake: FakeProvider, timeout: float) -> object:
+    import httpx
+
+    body = {"model": "gpt-4o", "messages": MESSAGES}
+    with httpx.Client(timeout=timeout) as client:
+        response = client.post(f"{fake.openai_url}/chat/completions", json=body,
+                               headers={"authorization": "Bearer sk-fake"})  # fmt: skip
+        return response.raise_for_status()
+
+
+def _compatible(package: str) -> Callable[[FakeProvider, float], object]:
+    """groq, together, fireworks-ai, cerebras-cloud-sdk: openai's shape, their own classes."""
+
+    def call(fake: FakeProvider, timeout: float) -> object:
+        import importlib
+
+        if package == "cerebras":
+            klass: Any = importlib.import_module("cerebras.cloud.sdk").Cerebras
+            extra = {"warm_tcp_connection": False}
+        else:
+            module = importlib.import_module(package)
+            klass, extra = getattr(module, package.capitalize()), {}
+        client = klass(api_key="fake", base_url=fake.url, max_retries=0, timeout=timeout, **extra)
+        return client.chat.completions.create(model="llama-3.3-70b", messages=MESSAGES)
+
+    return call
+
+
+def _mistral(fake: FakeProvider, timeout: float) -> object:
+    from mistralai.client import Mistral
+
+    client = Mistral(api_key="fake", server_url=fake.url, timeout_ms=int(timeout * 1000))
+    return client.chat.complete(model="mistral-large-latest", messages=MESSAGES)
+
+
+def _ollama(fake: FakeProvider, timeout: float) -> object:
+    import ollama
+
+    return ollama.Client(host=fake.url, timeout=timeout).chat(model="llama3.2", messages=MESSAGES)
+
+
+def _cohere(fake: FakeProvider, timeout: float) -> object:
+    import cohere
+
+    client = cohere.ClientV2(api_key="fake", base_url=fake.url, timeout=timeout)
+    return client.chat(model="command-a-03-2025", messages=MESSAGES,
+                       request_options={"max_retries": 0})  # fmt: skip
+
+
+def _google_api_core(fake: FakeProvider, timeout: float) -> object:
+    """What the Google Cloud REST clients do: google-auth's session, `from_http_response`."""
+    from google.api_core import exceptions
+    from google.auth.credentials import AnonymousCredentials
+    from google.auth.transport.requests import AuthorizedSession
+
+    session_class: Any = AuthorizedSession  # google-auth is untyped
+    anonymous: Any = AnonymousCredentials
+    from_response: Any = exceptions.from_http_response
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    with session_class(anonymous()) as session:
+        response = session.post(fake.url + GEMINI_PATH, json=body, timeout=timeout)
+    if response.status_code >= 400:
+        raise from_response(response)
+    return response
+
+
+def _huggingface(fake: FakeProvider, timeout: float) -> object:
+    from huggingface_hub import InferenceClient
+
+    client = InferenceClient(base_url=fake.openai_url, api_key="hf_fake", timeout=timeout)
+    return client.chat_completion(messages=MESSAGES, model="gpt-4o")
+
+
+def _langchain(fake: FakeProvider, timeout: float) -> object:
+    from langchain_openai import ChatOpenAI
+
+    key: Any = "sk-fake"
+    model = ChatOpenAI(base_url=fake.openai_url, api_key=key, model="gpt-4o", max_retries=0,
+                       timeout=timeout)  # fmt: skip
+    return model.invoke("hi")
+
+
+# -- pydantic-ai's mappers ---------------------------------------------------------------------
+
+
+def _pai_openai(model: str, namespace: str = "openai") -> Callable[[], Mapper]:
+    def mapper() -> Mapper:
+        from pydantic_ai.models.openai._errors import map_api_errors
+
+        return lambda: map_api_errors(model, namespace)
+
+    return mapper
+
+
+def _pai_private(module: str, model: str) -> Callable[[], Mapper]:
+    """A pydantic-ai model module's `_map_api_errors(model_name)`."""
+
+    def mapper() -> Mapper:
+        import importlib
+
+        found = importlib.import_module(f"pydantic_ai.models.{module}")._map_api_errors
+        return lambda: found(model)
+
+    return mapper
+
+
+def _pai_anthropic() -> Mapper:
+    from pydantic_ai.models.anthropic._errors import map_api_errors
+
+    return lambda: map_api_errors("claude-sonnet-4-5", "anthropic")
+
+
+def _pai_google() -> Mapper:
+    from pydantic_ai.models.google import _map_api_errors
+
+    return lambda: _map_api_errors("gemini-2.5-flash", "google-gla")
+
+
+# -- the SDKs ---------------------------------------------------------------------------------
+
+# The fakes of these APIs answer a content-policy fault as a plain 400 (cohere, ollama) or
+# a 200 with a SAFETY finish (Gemini: `classify_response` reads it): nothing to grade.
+_NO_FILTER = frozenset({"content filter"})
+
+SDKS: list[Sdk] = [
+    Sdk("openai", _openai, "openai", "gpt-4o", _pai_openai("gpt-4o"), quick=True),
+    Sdk("anthropic", _anthropic, "anthropic", "claude-sonnet-4-5", _pai_anthropic,
+        quick=True),
+    Sdk("google-genai", _google_genai, "gemini", "gemini-2.5-flash", _pai_google,
+        missing=_NO_FILTER),
+    Sdk("httpx", _httpx, "openai", "gpt-4o"),
+    Sdk("groq", _compatible("groq"), "groq", "llama-3.3-70b",
+        _pai_private("groq", "llama-3.3-70b")),
+    Sdk("together", _compatible("together"), "together_ai", "llama-3.3-70b"),
+    Sdk("fireworks", _compatible("fireworks"), "fireworks_ai", "llama-3.3-70b"),
+    Sdk("cerebras", _compatible("cerebras"), "cerebras", "llama-3.3-70b"),
+    Sdk("azure-openai", _azure, "azure", "gpt-4o-prod", _pai_openai("gpt-4o-prod", "azure")),
+    Sdk("mistralai", _mistral, "mistral", "mistral-large-latest",
+        _pai_private("mistral", "mistral-large-latest")),
+    Sdk("ollama", _ollama, "ollama", "llama3.2", missing=_NO_FILTER,
+        faults={"quota": Fault.payment_required}, quick=True),
+    Sdk("cohere", _cohere, "cohere_chat", "command-a-03-2025",
+        _pai_private("cohere", "command-a-03-2025"), missing=_NO_FILTER),
+    Sdk("google-api-core", _google_api_core, "vertex_ai", "gemini-2.5-flash",
+        missing=_NO_FILTER),
+    Sdk("huggingface-hub", _huggingface, "huggingface", "gpt-4o",
+        _pai_private("huggingface", "gpt-4o")),
+    Sdk("langchain-openai", _langchain, "openai", "gpt-4o"),
+]  # fmt: skip
+
+
+# -- the corpus -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One real exception of the corpus and what it means."""
+
+    sdk: Sdk
+    failure: str
+    truth: str
+    exc: BaseException
+
+
+def corpus(sdks: list[Sdk]) -> Iterator[Sample]:
+    """Every failure each SDK can say, raised by the SDK's real client against one fake."""
+    with FakeProvider() as fake:
+        for sdk in sdks:
+            for failure, (fault, truth) in FAILURES.items():
+                if failure in sdk.missing:
+                    continue
+                fake.reset()
+                fake.fail(sdk.faults.get(failure, fault)())
+                try:
+                    sdk.call(fake, TIMEOUT_S)
+                except Exception as exc:
+                    yield Sample(sdk, failure, truth, exc)
+                else:
+                    raise AssertionError(f"{sdk.name}: {failure} raised nothing")
