@@ -18,6 +18,8 @@ from .._codes import Code, codes
 from .._detail import ErrorDetail, unvalidated
 from .._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ._pipeline import error_message
+from .compatible_bodies import PHRASES as COMPATIBLE_PHRASES
+from .compatible_bodies import read_metadata
 from .phrases import PhraseTable
 
 if TYPE_CHECKING:
@@ -225,6 +227,12 @@ class ProviderBody(NamedTuple):
                 code = inner.get("code") if type(inner) is dict else None
                 if type(code) is not str:
                     code = None
+                    # OpenRouter's metadata (a moderation verdict, an upstream's own body).
+                    metadata = error.get("metadata")
+                    if metadata is not None:
+                        relayed = read_metadata(cls, error, metadata)
+                        if relayed is not None:
+                            return relayed
         message, kind, status = error.get("message"), error.get("type"), error.get("status")
         request_id = data.get("request_id")
         return _new_tuple(  # skips the keyword handling of `__new__` and `_make`'s checks
@@ -407,6 +415,8 @@ MESSAGE_PHRASES = (
     (r"^(?:the )?input length exceeds the context length", "provider_context_too_long"),
     # Cohere's context window wording.
     (r"^too many tokens: ", "provider_context_too_long"),
+    # The services behind the openai SDK's `base_url` (OpenRouter, DeepSeek, vLLM, LM Studio).
+    *COMPATIBLE_PHRASES,
 )
 
 

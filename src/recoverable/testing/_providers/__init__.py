@@ -4,7 +4,19 @@ A new provider is one module here that ends with a `Provider` (see `.._wire_api`
 entry in PROVIDERS.
 """
 
-from . import anthropic, azure, cohere, gemini, groq, ollama, openai
+from . import (
+    anthropic,
+    azure,
+    cohere,
+    deepseek,
+    gemini,
+    groq,
+    lmstudio,
+    ollama,
+    openai,
+    openrouter,
+    vllm,
+)
 
 __all__ = ["PROVIDERS"]
 
@@ -17,4 +29,8 @@ PROVIDERS = (
     azure.PROVIDER,
     ollama.PROVIDER,
     cohere.PROVIDER,
+    openrouter.PROVIDER,
+    deepseek.PROVIDER,
+    vllm.PROVIDER,
+    lmstudio.PROVIDER,
 )
