@@ -194,6 +194,24 @@ PHRASE_EXAMPLES = [
     ("the input length exceeds the context length", "provider_context_too_long"),
     ("too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 4702.",
      "provider_context_too_long"),
+    # the services behind the openai SDK's base_url (_classify/compatible_bodies.py)
+    ("This endpoint's maximum context length is 131072 tokens. However, you requested about "
+     "140000 tokens", "provider_context_too_long"),
+    ("openai/gpt-9 is not a valid model ID", "provider_model_not_found"),
+    ("No endpoints found for openai/gpt-4o.", "provider_model_not_found"),
+    ("Insufficient credits. Add more using https://openrouter.ai/settings/credits",
+     "provider_quota_exceeded"),
+    ("Insufficient Balance", "provider_quota_exceeded"),
+    ("Model Not Exist", "provider_model_not_found"),
+    ("Content Exists Risk", "provider_content_filtered"),
+    ("The decoder prompt (length 5000) is longer than the maximum model length of 4096.",
+     "provider_context_too_long"),
+    ("The number of tokens to keep from the initial prompt is greater than the context length "
+     "(n_keep: 13055>= n_ctx: 4096).", "provider_context_too_long"),
+    ("Trying to keep the first 111490 tokens when context the overflows.",
+     "provider_context_too_long"),
+    ("Context size has been exceeded.", "provider_context_too_long"),
+    ("No models loaded. Please load a model in the developer page.", "provider_model_not_found"),
 ]  # fmt: skip
 
 
