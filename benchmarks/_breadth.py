@@ -97,6 +97,19 @@ def _azure(fake: FakeProvider, timeout: float) -> object:
     return client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES)
 
 
+def _base_url(path: str) -> Callable[[FakeProvider, float], object]:
+    """OpenRouter, DeepSeek, vLLM, LM Studio: the openai SDK with a `base_url`."""
+
+    def call(fake: FakeProvider, timeout: float) -> object:
+        import openai
+
+        client = openai.OpenAI(api_key="sk-fake", base_url=fake.url + path, max_retries=0,
+                               timeout=timeout)  # fmt: skip
+        return client.chat.completions.create(model="some-model", messages=MESSAGES)
+
+    return call
+
+
 def _anthropic(fake: FakeProvider, timeout: float) -> object:
     import anthropic
 
@@ -234,8 +247,10 @@ def _pai_google() -> Mapper:
 
 # -- the SDKs ---------------------------------------------------------------------------------
 
-# The fakes of these APIs answer a content-policy fault as a plain 400 (cohere, ollama) or
-# a 200 with a SAFETY finish (Gemini: `classify_response` reads it): nothing to grade.
+# The fakes of these APIs answer a content-policy fault as a plain 400 (cohere, ollama, a
+# local vLLM or LM Studio has no filter) or a 200 with a SAFETY finish (Gemini:
+# `classify_response` reads it): nothing to grade. LM Studio has no billing either: its
+# quota fault is a bare 429.
 _NO_FILTER = frozenset({"content filter"})
 
 SDKS: list[Sdk] = [
@@ -251,6 +266,14 @@ SDKS: list[Sdk] = [
     Sdk("fireworks", _compatible("fireworks"), "fireworks_ai", "llama-3.3-70b"),
     Sdk("cerebras", _compatible("cerebras"), "cerebras", "llama-3.3-70b"),
     Sdk("azure-openai", _azure, "azure", "gpt-4o-prod", _pai_openai("gpt-4o-prod", "azure")),
+    Sdk("openrouter", _base_url("/api/v1"), "openrouter", "openai/gpt-4o",
+        _pai_openai("openai/gpt-4o", "openrouter")),
+    Sdk("deepseek", _base_url(""), "deepseek", "deepseek-chat",
+        _pai_openai("deepseek-chat", "deepseek")),
+    Sdk("vllm", _base_url("/vllm/v1"), "hosted_vllm", "some-model",
+        _pai_openai("some-model", "vllm"), missing=_NO_FILTER),
+    Sdk("lm studio", _base_url("/lmstudio/v1"), "lm_studio", "some-model",
+        _pai_openai("some-model", "lmstudio"), missing=_NO_FILTER | {"quota"}),
     Sdk("mistralai", _mistral, "mistral", "mistral-large-latest",
         _pai_private("mistral", "mistral-large-latest")),
     Sdk("ollama", _ollama, "ollama", "llama3.2", missing=_NO_FILTER,
@@ -279,9 +302,13 @@ class Sample:
 
 
 def corpus(sdks: list[Sdk]) -> Iterator[Sample]:
-    """Every failure each SDK can say, raised by the SDK's real client against one fake."""
-    with FakeProvider() as fake:
-        for sdk in sdks:
+    """Every failure each SDK can say, raised by the SDK's real client against a fake.
+
+    One fake per SDK: a hung request wakes after HANG_S and must not take the next SDK's
+    fault (the timeout is the last failure of each SDK).
+    """
+    for sdk in sdks:
+        with FakeProvider() as fake:
             for failure, (fault, truth) in FAILURES.items():
                 if failure in sdk.missing:
                     continue
