@@ -11,6 +11,7 @@ import httpx2
 import pytest
 
 import recoverable as rc
+from recoverable._classify.compatible_bodies import PHRASES as COMPATIBLE_PHRASES
 from recoverable._classify.http_answers import MESSAGE_PHRASES, message_code
 from recoverable._classify.phrases import PhraseTable
 
@@ -194,7 +195,11 @@ PHRASE_EXAMPLES = [
     ("the input length exceeds the context length", "provider_context_too_long"),
     ("too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 4702.",
      "provider_context_too_long"),
-    # the services behind the openai SDK's base_url (_classify/compatible_bodies.py)
+]  # fmt: skip
+
+
+# the services behind the openai SDK's base_url (_classify/compatible_bodies.py)
+COMPATIBLE_EXAMPLES = [
     ("This endpoint's maximum context length is 131072 tokens. However, you requested about "
      "140000 tokens", "provider_context_too_long"),
     ("openai/gpt-9 is not a valid model ID", "provider_model_not_found"),
@@ -213,6 +218,13 @@ PHRASE_EXAMPLES = [
     ("Context size has been exceeded.", "provider_context_too_long"),
     ("No models loaded. Please load a model in the developer page.", "provider_model_not_found"),
 ]  # fmt: skip
+
+
+def test_every_service_sentence_names_its_own_code() -> None:
+    assert [code for _, code in COMPATIBLE_EXAMPLES] == [code for _, code in COMPATIBLE_PHRASES]
+    for text, code in COMPATIBLE_EXAMPLES:
+        assert (message_code(text), message_code("  " + text.upper())) == (code, code)
+        assert message_code("The user wrote: " + text) is None
 
 
 def test_every_message_phrase_names_its_own_code() -> None:

@@ -7,7 +7,8 @@ add is read here, so that `http_answers` keeps one cheap path for OpenAI's own b
   names its `reasons` and `flagged_input` (content filtered, whatever the status); an upstream
   provider's failure is relayed as `raw` (the upstream's body as JSON text, a sentence, or an
   object), read as the upstream's own body.
-- Their sentences (`PHRASES`, anchored at the start of the message like the others): DeepSeek's
+- Their sentences (`PHRASES`, anchored at the start of the message like the others, read
+  after the main table misses and behind a cheap gate on the opening words): DeepSeek's
   short titles, OpenRouter's context window and model id, vLLM's and LM Studio's context
   overflows. vLLM's flat `{"object": "error", ...}` and LM Studio's `{"error": "<sentence>"}`
   need nothing else: the envelope reader already takes both.
@@ -21,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .http_answers import ProviderBody
 
-__all__ = ["PHRASES", "read_metadata"]
+from .phrases import PhraseTable
+
+__all__ = ["PHRASES", "compatible_phrase_code", "read_metadata"]
 
 PHRASES = (
     # OpenRouter
@@ -44,6 +47,25 @@ PHRASES = (
     (r"^context size has been exceeded", "provider_context_too_long"),
     (r"^no models loaded\b", "provider_model_not_found"),
 )  # fmt: skip
+
+_TABLE = PhraseTable(PHRASES)
+# A message can only match a phrase above when it opens with one of these words, or holds
+# OpenRouter's model-id sentence: a cheap gate keeps every other message off the table.
+_OPENINGS = ("this endpoint", "no ", "insufficient", "model not", "content ", "context size",
+             "the ", "trying ")  # fmt: skip
+
+
+def compatible_phrase_code(message: str) -> str | None:
+    """The code one of these services' sentences names in `message`'s opening words."""
+    if message[:24].lstrip().lower().startswith(_OPENINGS) or _names_a_model_id(message):
+        return _TABLE.code(message)
+    return None
+
+
+def _names_a_model_id(message: str) -> bool:
+    """OpenRouter's "<model> is not a valid model ID", as written or upper-cased (no copy)."""
+    return message.find("valid model", 0, 300) >= 0 or message.find("VALID MODEL", 0, 300) >= 0
+
 
 # A moderation refusal's code, as we name it in `details["error_code"]` (OpenRouter sends
 # none): the name OpenAI and Azure give a filtered answer.

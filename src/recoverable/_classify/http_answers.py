@@ -18,8 +18,7 @@ from .._codes import Code, codes
 from .._detail import ErrorDetail, unvalidated
 from .._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ._pipeline import error_message
-from .compatible_bodies import PHRASES as COMPATIBLE_PHRASES
-from .compatible_bodies import read_metadata
+from .compatible_bodies import compatible_phrase_code, read_metadata
 from .phrases import PhraseTable
 
 if TYPE_CHECKING:
@@ -415,8 +414,6 @@ MESSAGE_PHRASES = (
     (r"^(?:the )?input length exceeds the context length", "provider_context_too_long"),
     # Cohere's context window wording.
     (r"^too many tokens: ", "provider_context_too_long"),
-    # The services behind the openai SDK's `base_url` (OpenRouter, DeepSeek, vLLM, LM Studio).
-    *COMPATIBLE_PHRASES,
 )
 
 
@@ -424,8 +421,11 @@ _PROVIDER_PHRASES = PhraseTable(MESSAGE_PHRASES)
 
 
 def message_code(message: str | None) -> str | None:
-    """The code an upstream message names in its opening words, if any."""
-    return _PROVIDER_PHRASES.code(message) if message else None
+    """The code an upstream message names in its opening words, if any (the services behind
+    the openai SDK's `base_url` last: their table costs a gate, not a match, on others)."""
+    if not message:
+        return None
+    return _PROVIDER_PHRASES.code(message) or compatible_phrase_code(message)
 
 
 def _decide(status: int | None, body: ProviderBody) -> str:
