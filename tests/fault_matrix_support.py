@@ -192,6 +192,19 @@ def _bedrock(fake: FakeProvider, stream: bool) -> list[Any]:
     return [client.converse(modelId=model, messages=messages)]
 
 
+_BASE_URL_PATHS = {"openrouter": "/api/v1", "deepseek": "", "vllm": "/vllm/v1",
+                   "lm studio": "/lmstudio/v1"}  # fmt: skip
+
+
+def _base_url(path: str, fake: FakeProvider, stream: bool) -> list[Any]:
+    """OpenRouter, DeepSeek, vLLM, LM Studio: the openai SDK with a `base_url`."""
+    client = openai.OpenAI(api_key="sk-fake", base_url=fake.url + path, max_retries=0,
+                           timeout=SDK_TIMEOUT)  # fmt: skip
+    if stream:
+        return list(client.chat.completions.create(model="m", messages=MESSAGES, stream=True))
+    return [client.chat.completions.create(model="m", messages=MESSAGES)]
+
+
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "openai": (_openai, False),
     "openai stream": (_openai, True),
@@ -214,6 +227,10 @@ SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
     "huggingface-hub stream": (_huggingface, True),
     "bedrock": (_bedrock, False),
     "bedrock stream": (_bedrock, True),
+    **{name: (partial(_base_url, path), False) for name, path in _BASE_URL_PATHS.items()},
+    **{
+        f"{name} stream": (partial(_base_url, path), True) for name, path in _BASE_URL_PATHS.items()
+    },
 }
 
 

@@ -1,6 +1,7 @@
 """What the tests that call a provider (real or fake) share: catching what a call raises, a
-loopback port with nothing listening, and clients and helpers for FakeProvider's tests
-(SDK clients, and raw HTTP/1.1 over a socket for what no SDK sends)."""
+loopback port with nothing listening, clients and helpers for FakeProvider's tests (SDK
+clients, and raw HTTP/1.1 over a socket for what no SDK sends), and the case type of the
+provider tests (`SdkCase`: one fault through one SDK, checked by `check_classified`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import socket
 import urllib.request
 from collections.abc import AsyncIterable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from types import EllipsisType
+from typing import Any, BinaryIO, NamedTuple
 
 import anthropic
 import openai
+import pytest
 
-from recoverable.testing import FakeProvider, RecordedRequest
+import recoverable as rc
+from recoverable.testing import FakeProvider, Fault, RecordedRequest
 
 MSGS: Any = [{"role": "user", "content": "What is the weather in Paris?"}]
 HELLO = "Hello from FakeProvider."
@@ -180,3 +184,41 @@ def anthropic_400(message: str, seq: int = 1) -> dict[str, object]:
     """Anthropic's 400 for a body it cannot read, to request number `seq`."""
     error = {"type": "invalid_request_error", "message": message}
     return {"type": "error", "error": error, "request_id": f"req_fake_{seq:04d}"}
+
+
+# -- one SDK's real exception per fault: the case type and its check ---------------------------
+
+
+class SdkCase(NamedTuple):
+    """One fault through one SDK: what the SDK raises and what we make of it."""
+
+    fault: Fault
+    stream: bool
+    raised: str
+    """The class name the SDK raises."""
+    code: str
+    retryable: bool
+    retry_after_ms: int | None
+    status: int | None
+    error_code: str | EllipsisType | None = ...
+    """`details["error_code"]` (`...`: not checked)."""
+
+
+def sdk_cases(rows: Iterable[tuple[Any, ...]]) -> list[Any]:
+    """`rows` as SdkCase parameters, each named by its fault (and `-stream`)."""
+    return [
+        pytest.param(SdkCase(*row), id=f"{row[0].name}{'-stream' if row[1] else ''}")
+        for row in rows
+    ]
+
+
+def check_classified(error: BaseException, case: SdkCase, source: str) -> rc.ErrorDetail:
+    """`error` is the case's class, and classify reads it as the case says; the detail."""
+    assert type(error).__name__ == case.raised
+    detail = rc.classify(error)
+    assert (detail.code, detail.retryable, detail.retry_after_ms, detail.status,
+            detail.source) == (case.code, case.retryable, case.retry_after_ms, case.status,
+                               source)  # fmt: skip
+    if case.error_code is not ...:
+        assert detail.details.get("error_code") == case.error_code
+    return detail

@@ -81,6 +81,26 @@ def test_benchmarks_run_quick_makes_the_report_with_every_goal(tmp_path: Path) -
                  "5. scale"):  # fmt: skip
         assert goal in report
     assert "| 2. classify, right | 13/13 | all | **met** |" in report
+    assert "## Accuracy on the breadth corpus" in report
+
+
+def test_bench_breadth_grades_every_library_on_real_exceptions() -> None:
+    """Quick mode's subset: each failure from each SDK is a real exception of that SDK, and
+    every library gets a verdict (pydantic-ai none for ollama: it has no model for it)."""
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_breadth.py"), "--quick", "--json"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    raised = {(c["sdk"], c["failure"]): c["raised"].split(".")[0] for c in report["cases"]}
+    assert raised[("openai", "quota")] == "openai"
+    assert raised[("anthropic", "content filter")] == "anthropic"
+    assert raised[("ollama", "model not found")] == "ollama"
+    assert len(raised) == 26
+    overall = report["accuracy"]["overall"]
+    assert overall["ours"] == [26, 26]
+    assert overall["pydantic_ai"][1] == 18  # openai and anthropic only
+    assert "| **overall** |" in report["markdown"]
 
 
 def test_bench_stream_runs_every_path_for_every_cli() -> None:

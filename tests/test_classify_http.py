@@ -11,6 +11,7 @@ import httpx2
 import pytest
 
 import recoverable as rc
+from recoverable._classify.compatible_bodies import PHRASES as COMPATIBLE_PHRASES
 from recoverable._classify.http_answers import MESSAGE_PHRASES, message_code
 from recoverable._classify.phrases import PhraseTable
 
@@ -195,6 +196,35 @@ PHRASE_EXAMPLES = [
     ("too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 4702.",
      "provider_context_too_long"),
 ]  # fmt: skip
+
+
+# the services behind the openai SDK's base_url (_classify/compatible_bodies.py)
+COMPATIBLE_EXAMPLES = [
+    ("This endpoint's maximum context length is 131072 tokens. However, you requested about "
+     "140000 tokens", "provider_context_too_long"),
+    ("openai/gpt-9 is not a valid model ID", "provider_model_not_found"),
+    ("No endpoints found for openai/gpt-4o.", "provider_model_not_found"),
+    ("Insufficient credits. Add more using https://openrouter.ai/settings/credits",
+     "provider_quota_exceeded"),
+    ("Insufficient Balance", "provider_quota_exceeded"),
+    ("Model Not Exist", "provider_model_not_found"),
+    ("Content Exists Risk", "provider_content_filtered"),
+    ("The decoder prompt (length 5000) is longer than the maximum model length of 4096.",
+     "provider_context_too_long"),
+    ("The number of tokens to keep from the initial prompt is greater than the context length "
+     "(n_keep: 13055>= n_ctx: 4096).", "provider_context_too_long"),
+    ("Trying to keep the first 111490 tokens when context the overflows.",
+     "provider_context_too_long"),
+    ("Context size has been exceeded.", "provider_context_too_long"),
+    ("No models loaded. Please load a model in the developer page.", "provider_model_not_found"),
+]  # fmt: skip
+
+
+def test_every_service_sentence_names_its_own_code() -> None:
+    assert [code for _, code in COMPATIBLE_EXAMPLES] == [code for _, code in COMPATIBLE_PHRASES]
+    for text, code in COMPATIBLE_EXAMPLES:
+        assert (message_code(text), message_code("  " + text.upper())) == (code, code)
+        assert message_code("The user wrote: " + text) is None
 
 
 def test_every_message_phrase_names_its_own_code() -> None:

@@ -3,7 +3,7 @@
 Its REST transports build a `GoogleAPICallError` subclass by HTTP status with
 `from_http_response` (kept: the response, its JSON `details`, the ErrorInfo); here it reads a
 real `requests` response from FakeProvider's Gemini route. Its gRPC transports build one by
-canonical code with `from_grpc_status` (grpcio absent: the code stays a bare number).
+canonical code with `from_grpc_status` (a `grpc.StatusCode`, or a bare number without grpcio).
 RESOURCE_EXHAUSTED follows google-genai's rule: a PerDay quota is billing, else a rate limit.
 """
 

@@ -16,7 +16,7 @@ from huggingface_hub import InferenceClient
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault
 
-from .provider_support import free_port, raised
+from .provider_support import SdkCase, check_classified, free_port, raised, sdk_cases
 
 MESSAGES: Any = [{"role": "user", "content": "hi"}]
 
@@ -53,27 +53,10 @@ CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("fault", "stream", "raised_class", "code", "retryable", "retry_after_ms", "status"),
-    CASES,
-    ids=[f"{c[0].name}{'-stream' if c[1] else ''}" for c in CASES],
-)
-def test_inference_client_raises_and_we_read_it(
-    fake: FakeProvider,
-    fault: Fault,
-    stream: bool,
-    raised_class: str,
-    code: str,
-    retryable: bool,
-    retry_after_ms: int | None,
-    status: int | None,
-) -> None:
-    fake.fail(fault)
-    error = raised(lambda: _call(fake.openai_url, stream))
-    assert type(error).__name__ == raised_class
-    detail = rc.classify(error)
-    assert (detail.code, detail.retryable, detail.retry_after_ms, detail.status,
-            detail.source) == (code, retryable, retry_after_ms, status, "huggingface")  # fmt: skip
+@pytest.mark.parametrize("case", sdk_cases(CASES))
+def test_inference_client_raises_and_we_read_it(fake: FakeProvider, case: SdkCase) -> None:
+    fake.fail(case.fault)
+    check_classified(raised(lambda: _call(fake.openai_url, case.stream)), case, "huggingface")
     assert len(fake.requests) == 1
 
 

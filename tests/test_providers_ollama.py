@@ -15,7 +15,7 @@ import pytest
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault
 
-from .provider_support import free_port, raised
+from .provider_support import SdkCase, check_classified, free_port, raised, sdk_cases
 
 MESSAGES: Any = [{"role": "user", "content": "hi"}]
 MODEL = "llama3.2"
@@ -28,48 +28,31 @@ def _call(host: str, stream: bool, timeout: float = 10) -> list[Any]:
     return [client.chat(model=MODEL, messages=MESSAGES)]
 
 
-# (fault, stream, class, code, retryable, status)
+# (fault, stream, class, code, retryable, retry_after_ms, status): the SDK keeps no
+# headers, so a retry-after cannot reach us through it.
+_R = "ResponseError"
 CASES = [
-    (Fault.rate_limited(retry_after=6), False, "ResponseError", "provider_rate_limited", True,
-     429),
-    (Fault.payment_required(), False, "ResponseError", "provider_quota_exceeded", False, 402),
-    (Fault.unauthorized(), False, "ResponseError", "provider_auth_failed", False, 401),
-    (Fault.forbidden(), True, "ResponseError", "provider_permission_denied", False, 403),
-    (Fault.model_not_found(), False, "ResponseError", "provider_model_not_found", False, 404),
-    (Fault.model_not_found(), True, "ResponseError", "provider_model_not_found", False, 404),
-    (Fault.context_too_long(), False, "ResponseError", "provider_context_too_long", False, 400),
-    (Fault.content_policy(), False, "ResponseError", "provider_invalid_request", False, 400),
-    (Fault.server_error(), False, "ResponseError", "provider_server_error", True, 500),
-    (Fault.unavailable(), False, "ResponseError", "provider_overloaded", True, 503),
-    (Fault.stream_overloaded(), True, "ResponseError", "provider_overloaded", True, None),
-    (Fault.drop(), False, "RemoteProtocolError", "provider_connection_lost", True, None),
-    (Fault.cut_stream(), True, "RemoteProtocolError", "provider_connection_lost", True, None),
+    (Fault.rate_limited(retry_after=6), False, _R, "provider_rate_limited", True,
+     None, 429),
+    (Fault.payment_required(), False, _R, "provider_quota_exceeded", False, None, 402),
+    (Fault.unauthorized(), False, _R, "provider_auth_failed", False, None, 401),
+    (Fault.forbidden(), True, _R, "provider_permission_denied", False, None, 403),
+    (Fault.model_not_found(), False, _R, "provider_model_not_found", False, None, 404),
+    (Fault.model_not_found(), True, _R, "provider_model_not_found", False, None, 404),
+    (Fault.context_too_long(), False, _R, "provider_context_too_long", False, None, 400),
+    (Fault.content_policy(), False, _R, "provider_invalid_request", False, None, 400),
+    (Fault.server_error(), False, _R, "provider_server_error", True, None, 500),
+    (Fault.unavailable(), False, _R, "provider_overloaded", True, None, 503),
+    (Fault.stream_overloaded(), True, _R, "provider_overloaded", True, None, None),
+    (Fault.drop(), False, "RemoteProtocolError", "provider_connection_lost", True, None, None),
+    (Fault.cut_stream(), True, "RemoteProtocolError", "provider_connection_lost", True, None, None),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("fault", "stream", "raised_class", "code", "retryable", "status"),
-    CASES,
-    ids=[f"{c[0].name}{'-stream' if c[1] else ''}" for c in CASES],
-)
-def test_ollama_raises_and_we_read_it(
-    fake: FakeProvider,
-    fault: Fault,
-    stream: bool,
-    raised_class: str,
-    code: str,
-    retryable: bool,
-    status: int | None,
-) -> None:
-    fake.fail(fault)
-    error = raised(lambda: _call(fake.url, stream))
-    assert type(error).__name__ == raised_class
-    detail = rc.classify(error)
-    assert (detail.code, detail.retryable, detail.status, detail.source) == (
-        code, retryable, status, "ollama",
-    )  # fmt: skip
-    # The SDK keeps no headers: a retry-after cannot reach us through it.
-    assert detail.retry_after_ms is None
+@pytest.mark.parametrize("case", sdk_cases(CASES))
+def test_ollama_raises_and_we_read_it(fake: FakeProvider, case: SdkCase) -> None:
+    fake.fail(case.fault)
+    check_classified(raised(lambda: _call(fake.url, case.stream)), case, "ollama")
 
 
 def test_model_not_found_keeps_ollama_s_sentence(fake: FakeProvider) -> None:

@@ -26,6 +26,8 @@ SURFACES: tuple[str, ...] = (
     "fireworks", "fireworks stream", "cerebras", "cerebras stream",
     "mistralai", "mistralai stream", "ollama", "ollama stream", "cohere", "cohere stream",
     "google-api-core", "huggingface-hub", "huggingface-hub stream", "bedrock", "bedrock stream",
+    "openrouter", "openrouter stream", "deepseek", "deepseek stream",
+    "vllm", "vllm stream", "lm studio", "lm studio stream",
     "http openai", "http anthropic", "http gemini",
 )  # fmt: skip
 """`agents.run` with each real CLI; each SDK's client, non-streaming and streaming (openai's
@@ -34,8 +36,9 @@ together, fireworks-ai, cerebras-cloud-sdk and mistralai speak OpenAI's Chat Com
 under its own path and wording; google-api-core: a Google Cloud REST client's way, google-auth's
 session and `from_http_response`, on Gemini's path; huggingface-hub's `InferenceClient` on
 the OpenAI-compatible route by `base_url`; bedrock: boto3's `bedrock-runtime` Converse and
-ConverseStream); the raw HTTP answer of each API, read by
-`from_http` (by `classify_response` when it is a 200)."""
+ConverseStream; OpenRouter, DeepSeek, vLLM and LM Studio: the openai SDK with a `base_url`,
+each answering in its own words); the raw HTTP answer of each API, read by `from_http` (by
+`classify_response` when it is a 200)."""
 
 
 class Cell(NamedTuple):
@@ -108,6 +111,20 @@ _GUARDRAIL_200 = Cell(
     "guardrail_intervened",
 )
 
+# A local LM Studio has no billing or filter: the reason phrase and the status are all it says.
+_LM_STUDIO_429 = Cell(
+    "provider_rate_limited",
+    True,
+    "LM Studio has no billing: its 429 names nothing else, read as a rate limit",
+    "Error code: 429",
+)
+_LM_STUDIO_400 = Cell(
+    "provider_invalid_request",
+    False,
+    "LM Studio has no content filter: its 400 says only that the request was refused",
+    "Error code: 400",
+)
+
 _COHERE_400 = Cell(
     "provider_invalid_request",
     False,
@@ -121,6 +138,7 @@ FAULTS: tuple[FaultRow, ...] = (
     FaultRow("insufficient_quota", "OpenAI 429 insufficient_quota, Anthropic 400 credit "
              "balance, Gemini 429 with a PerDay quota", "provider_quota_exceeded", {
         "ollama": _OLLAMA_429, "ollama stream": _OLLAMA_429,
+        "lm studio": _LM_STUDIO_429, "lm studio stream": _LM_STUDIO_429,
     }),
     FaultRow("payment_required", "402 (Anthropic billing_error, Gemini BILLING_DISABLED)",
              "provider_quota_exceeded"),
@@ -138,6 +156,7 @@ FAULTS: tuple[FaultRow, ...] = (
              "provider_content_filtered", {
         "ollama": _OLLAMA_400, "ollama stream": _OLLAMA_400,
         "cohere": _COHERE_400, "cohere stream": _COHERE_400,
+        "lm studio": _LM_STUDIO_400, "lm studio stream": _LM_STUDIO_400,
         "claude": Cell("provider_content_filtered", False,
                        "the provider's words after 'API Error: 400' (Claude's literal says "
                        "invalid_request)", "Output blocked by content filtering policy"),

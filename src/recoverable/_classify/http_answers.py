@@ -18,6 +18,7 @@ from .._codes import Code, codes
 from .._detail import ErrorDetail, unvalidated
 from .._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ._pipeline import error_message
+from .compatible_bodies import compatible_phrase_code, read_metadata
 from .phrases import PhraseTable
 
 if TYPE_CHECKING:
@@ -225,6 +226,12 @@ class ProviderBody(NamedTuple):
                 code = inner.get("code") if type(inner) is dict else None
                 if type(code) is not str:
                     code = None
+                    # OpenRouter's metadata (a moderation verdict, an upstream's own body).
+                    metadata = error.get("metadata")
+                    if metadata is not None:
+                        relayed = read_metadata(cls, error, metadata)
+                        if relayed is not None:
+                            return relayed
         message, kind, status = error.get("message"), error.get("type"), error.get("status")
         request_id = data.get("request_id")
         return _new_tuple(  # skips the keyword handling of `__new__` and `_make`'s checks
@@ -414,8 +421,11 @@ _PROVIDER_PHRASES = PhraseTable(MESSAGE_PHRASES)
 
 
 def message_code(message: str | None) -> str | None:
-    """The code an upstream message names in its opening words, if any."""
-    return _PROVIDER_PHRASES.code(message) if message else None
+    """The code an upstream message names in its opening words, if any (the services behind
+    the openai SDK's `base_url` last: their table costs a gate, not a match, on others)."""
+    if not message:
+        return None
+    return _PROVIDER_PHRASES.code(message) or compatible_phrase_code(message)
 
 
 def _decide(status: int | None, body: ProviderBody) -> str:

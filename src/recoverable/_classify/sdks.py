@@ -24,6 +24,7 @@ from ._pipeline import (
     package_of,
 )
 from .bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
+from .grpc_errors import GRPC_CLASSES, RPC_CODES, RPC_STATUS
 from .http_answers import (
     ProviderBody,
     client_status_error,
@@ -230,17 +231,6 @@ def _google_api_error(exc: BaseException) -> ErrorDetail | None:
 
 # --- google-api-core (Vertex AI and the Google Cloud clients) --------------------------------
 
-# gRPC's canonical codes by number (what `from_grpc_status` keeps when grpcio is absent) and
-# the HTTP status google.rpc maps each to: the same tables a Gemini answer goes through.
-_RPC_CODES = {
-    1: ("CANCELLED", 499), 2: ("UNKNOWN", 500), 3: ("INVALID_ARGUMENT", 400),
-    4: ("DEADLINE_EXCEEDED", 504), 5: ("NOT_FOUND", 404), 6: ("ALREADY_EXISTS", 409),
-    7: ("PERMISSION_DENIED", 403), 8: ("RESOURCE_EXHAUSTED", 429),
-    9: ("FAILED_PRECONDITION", 400), 10: ("ABORTED", 409), 11: ("OUT_OF_RANGE", 400),
-    12: ("UNIMPLEMENTED", 501), 13: ("INTERNAL", 500), 14: ("UNAVAILABLE", 503),
-    15: ("DATA_LOSS", 500), 16: ("UNAUTHENTICATED", 401),
-}  # fmt: skip
-_RPC_STATUS = {name: status for name, status in _RPC_CODES.values()}
 # The gRPC classes' canonical names, for when grpcio is absent (their `grpc_status_code` is None).
 _RPC_CLASSES = {
     "ResourceExhausted": "RESOURCE_EXHAUSTED", "ServiceUnavailable": "UNAVAILABLE",
@@ -258,8 +248,8 @@ def _rpc_name(exc: BaseException) -> str | None:
     name = getattr(code, "name", None)  # grpc.StatusCode
     if isinstance(name, str):
         return name
-    if type(code) is int and code in _RPC_CODES:
-        return _RPC_CODES[code][0]
+    if type(code) is int and code in RPC_CODES:
+        return RPC_CODES[code][0]
     names = (klass.__name__ for klass in type(exc).__mro__)
     return next((_RPC_CLASSES[n] for n in names if n in _RPC_CLASSES), None)
 
@@ -273,7 +263,7 @@ def _google_call_error(exc: BaseException) -> ErrorDetail | None:
         return unvalidated("run_cancelled", error_message(exc), source="google")
     status = getattr(exc, "code", None)
     if not isinstance(status, int) or isinstance(status, bool):
-        status = _RPC_STATUS.get(name) if name else None
+        status = RPC_STATUS.get(name) if name else None
     if status is None:
         return None
     data = parse_body(getattr(getattr(exc, "response", None), "_content", None))
@@ -794,6 +784,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     **{package: _openai_family(package) for package in _OPENAI_COMPATIBLE},
     "google.genai": _GOOGLE_CLASSES,
     "google.api_core": {"GoogleAPICallError": _google_call_error},
+    "grpc": GRPC_CLASSES,
     "mistralai": _MISTRAL_CLASSES,
     "ollama": {"ResponseError": _ollama_response_error},
     "cohere": {"ApiError": _cohere_api_error},

@@ -4,7 +4,20 @@ A new provider is one module here that ends with a `Provider` (see `.._wire_api`
 entry in PROVIDERS.
 """
 
-from . import anthropic, azure, bedrock, cohere, gemini, groq, ollama, openai
+from . import (
+    anthropic,
+    azure,
+    bedrock,
+    cohere,
+    deepseek,
+    gemini,
+    groq,
+    lmstudio,
+    ollama,
+    openai,
+    openrouter,
+    vllm,
+)
 
 __all__ = ["PROVIDERS"]
 
@@ -18,4 +31,8 @@ PROVIDERS = (
     ollama.PROVIDER,
     cohere.PROVIDER,
     bedrock.PROVIDER,
+    openrouter.PROVIDER,
+    deepseek.PROVIDER,
+    vllm.PROVIDER,
+    lmstudio.PROVIDER,
 )
