@@ -332,6 +332,30 @@ def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
     return _frozen(draft)
 
 
+def rewrapped(detail: ErrorDetail, message: str, cause: ErrorDetail | str | None) -> ErrorDetail:
+    """`copy_with(detail, message=message).with_cause(cause)`, spelled out: classify runs it
+    on every error recognised behind a wrapper (a quarter of `copy_with`'s cost, twice)."""
+    if isinstance(cause, ErrorDetail):
+        cause = _trim_cause(cause, 1)
+    draft: Any = _new(_Unfrozen)
+    draft.code = detail.code
+    draft.message = message
+    draft.category = detail.category
+    draft.retryable = detail.retryable
+    draft.retry_after_ms = detail.retry_after_ms
+    draft.fix_required = detail.fix_required
+    draft.fix_command = detail.fix_command
+    draft.user_message = detail.user_message
+    draft.status = detail.status
+    draft.source = detail.source
+    draft.cause = cause
+    draft.details = detail.details
+    draft.suggestion = detail.suggestion
+    draft.__class__ = ErrorDetail
+    result: ErrorDetail = draft
+    return result
+
+
 def _summary(detail: ErrorDetail) -> str:
     return f"{detail.code}: {detail.message}"
 

@@ -15,8 +15,8 @@ from .._detail import (
     MAX_CAUSE_DEPTH,
     ErrorDetail,
     PayloadError,
-    copy_with,
     foreign_detail,
+    rewrapped,
     unvalidated,
 )
 from .._untrusted import clean_text, clip, safe_str
@@ -262,10 +262,10 @@ def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
             continue
         rest = links[index + 1 :]
         if rest and detail.cause is None:
-            detail = detail.with_cause(_as_cause(rest))
+            detail = rewrapped(detail, detail.message, _as_cause(rest))
         if index:
             # Recognised as a cause: keep the outer message, record the wrapped failure.
-            detail = copy_with(detail, message=error_message(exc)).with_cause(detail)
+            detail = rewrapped(detail, error_message(exc), detail)
         return detail
     return None
 
@@ -328,7 +328,11 @@ def classify(obj: object) -> ErrorDetail:
     try:
         if isinstance(obj, BaseException):  # the common case: `resolve_exception`, inlined
             if obj.__cause__ is None and (obj.__context__ is None or obj.__suppress_context__):
-                detail = _classify_link(obj)
+                kind = type(obj)  # `_classify_link`, inlined: one route lookup, one loop
+                route = _routes.get(kind) or _route_for(kind)
+                detail = foreign_detail(obj) if route.own else None
+                if detail is None:
+                    detail = _first_answer(route.stages, obj)
             else:
                 detail = _resolve_chain(obj)
             if detail is None:

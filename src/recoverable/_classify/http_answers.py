@@ -10,12 +10,14 @@ only then the HTTP status. Quota is never a rate limit.
 from __future__ import annotations
 
 import math
+import operator
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._codes import Code, codes
 from .._detail import ErrorDetail, unvalidated
+from .._secrets import scrub
 from .._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ._pipeline import error_message
 from .phrases import PhraseTable
@@ -135,32 +137,48 @@ def retry_after_ms(
     return hint_ms(headers, ProviderBody.read(body) if body is not None else None, now)
 
 
-def _httpx_retry_headers(headers: object) -> tuple[str | None, str | None] | None:
-    """Both retry headers in one pass over httpx/httpx2's own list, whose `get` costs about
-    a microsecond a call; None when the headers are not shaped that way (any other version).
-    """
+_LOWER_AND_VALUE = operator.itemgetter(1, 2)
+
+
+def httpx_header_map(headers: object) -> dict[object, object] | None:
+    """httpx/httpx2's headers as {lower-case name: value} (bytes), built in C from their own
+    list of (name, lower-case name, value): one pass instead of a `get` per header at about a
+    microsecond each. None when the headers are not shaped that way (any other version)."""
     entries = getattr(headers, "_list", None)
     if type(entries) is not list:
         return None
-    ms = seconds = None
     try:
-        for _, lower, value in entries:
-            if lower == b"retry-after-ms":
-                ms = value.decode("latin-1")
-            elif lower == b"retry-after":
-                seconds = value.decode("latin-1")
-    except (TypeError, ValueError, AttributeError):
+        return dict(map(_LOWER_AND_VALUE, entries))
+    except (TypeError, IndexError, KeyError, ValueError):
         return None
-    return ms, seconds
 
 
-def hint_ms(headers: object, body: ProviderBody | None, now: float | datetime | None) -> int | None:
-    """`retry_after_ms` over a body already read."""
+def latin1(value: object) -> str | None:
+    """A header value as text (httpx keeps bytes)."""
+    if value is None:
+        return None
+    return value.decode("latin-1") if type(value) is bytes else str(value)
+
+
+def hint_ms(
+    headers: object,
+    body: ProviderBody | None,
+    now: float | datetime | None,
+    found: dict[object, object] | None = None,
+) -> int | None:
+    """`retry_after_ms` over a body already read (and httpx's headers as `httpx_header_map`
+    gives them, when the caller has read them already)."""
     if headers is not None:
-        pair = _httpx_retry_headers(headers)
-        if pair is None:
-            pair = (header_value(headers, "retry-after-ms"), header_value(headers, "retry-after"))
-        ms_text, seconds_text = pair
+        if found is None:
+            found = httpx_header_map(headers)
+        if found is not None:
+            ms_text, seconds_text = (
+                latin1(found.get(b"retry-after-ms")),
+                latin1(found.get(b"retry-after")),
+            )
+        else:
+            ms_text = header_value(headers, "retry-after-ms")
+            seconds_text = header_value(headers, "retry-after")
         if ms_text is not None:
             number = _parse_number(ms_text)
             ms = _to_ms(number / 1000) if number is not None else None
@@ -207,10 +225,10 @@ class ProviderBody(NamedTuple):
                 error = data  # already the inner object (openai's `APIError.body`)
             else:
                 error = _inner_error(error)
-        details = error.get("details")
+        # Every member read at once, in C (a `get` each in Python costs five bytecodes).
+        message, code, kind, status, details, error_code, inner = map(error.get, _MEMBERS)
         reason = retry_delay = None
         quota_ids: tuple[str, ...] = ()
-        code = error.get("code")
         if details is None:  # the usual body: no details
             pass
         elif type(details) is list:
@@ -218,14 +236,12 @@ class ProviderBody(NamedTuple):
         elif type(details) is dict and type(details.get("error_code")) is str:
             code = details["error_code"]  # Anthropic nests its finer code here
         if type(code) is not str:
-            code = error.get("error_code")
+            code = error_code
             if type(code) is not str:
                 # Azure names a content filter's verdict in `innererror` when `code` is absent.
-                inner = error.get("innererror")
                 code = inner.get("code") if type(inner) is dict else None
                 if type(code) is not str:
                     code = None
-        message, kind, status = error.get("message"), error.get("type"), error.get("status")
         request_id = data.get("request_id")
         return _new_tuple(  # skips the keyword handling of `__new__` and `_make`'s checks
             cls,
@@ -241,6 +257,9 @@ class ProviderBody(NamedTuple):
                 bool(error),
             ),
         )
+
+
+_MEMBERS = ("message", "code", "type", "status", "details", "error_code", "innererror")
 
 
 def _inner_error(error: object) -> Mapping[str, Any]:
@@ -418,17 +437,9 @@ def message_code(message: str | None) -> str | None:
     return _PROVIDER_PHRASES.code(message) if message else None
 
 
-def _decide(status: int | None, body: ProviderBody) -> str:
-    """The code of an LLM API's answer: what the body names first, the status last."""
-    return (
-        _billing_or_rate(body)
-        or _GOOGLE_REASONS.get(body.reason)
-        or _BODY_CODES.get(body.code)
-        or _BODY_TYPES.get(body.type)
-        or message_code(body.message)
-        or _GOOGLE_STATUS.get(body.google_status)
-        or _by_status(status, body)
-    )
+# The decision (`decide`) reads what the body names first, the status last: quota before
+# rate, then Google's ErrorInfo reason, the body's code, its type, the message's opening words,
+# Google's status, and only then the HTTP status.
 
 
 def _billing_or_rate(body: ProviderBody) -> str | None:
@@ -486,9 +497,21 @@ def parsed_http(
 
 def decide(status: int | None, body: ProviderBody) -> Code:
     """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has)."""
-    if status is not None and not _is_status(status):
+    if (
+        status is not None
+        and (type(status) is not int or not 100 <= status <= 599)  # the usual int: no call
+        and not _is_status(status)
+    ):
         return codes["unknown"]  # a bool, a float, a forged 999: no HTTP answer has it
-    return codes[_decide(status, body)]
+    return codes[
+        _billing_or_rate(body)
+        or _GOOGLE_REASONS.get(body.reason)
+        or _BODY_CODES.get(body.code)
+        or _BODY_TYPES.get(body.type)
+        or message_code(body.message)
+        or _GOOGLE_STATUS.get(body.google_status)
+        or _by_status(status, body)
+    ]
 
 
 def _is_status(status: object) -> bool:
@@ -519,7 +542,11 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
         details["reason"] = reason
     if quota_ids:
         details["quota_ids"] = list(quota_ids)
-    if status is not None and not _is_status(status):
+    if (
+        status is not None
+        and (type(status) is not int or not 100 <= status <= 599)
+        and not _is_status(status)
+    ):
         status = None  # not an HTTP status: it is not kept as one
         message = message or "an HTTP status outside 100-599"
     elif not message:
@@ -532,7 +559,13 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     upstream = f"{message}\n{kind}\n{code}\n{google_status}\n{reason}"
     if quota_ids:
         upstream += "\n" + "\n".join(quota_ids)
-    if not is_clean(upstream) or (request_id is not None and not is_clean(request_id)):
+    # `is_clean`, inlined (on both texts): the scrubber leaves a clean text as it is.
+    if (
+        len(upstream) > MAX_MESSAGE_CHARS
+        or not upstream.isascii()
+        or scrub(upstream) is not upstream
+        or (request_id is not None and not is_clean(request_id))
+    ):
         message, details = clean_text(message), json_safe_dict(details)
     return unvalidated(
         row, message, retry_after_ms=hint, status=status, source=source, details=details
