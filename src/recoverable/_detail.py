@@ -283,6 +283,19 @@ def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
     """A detail with the table's defaults for `code` (a name or its row), skipping `create`'s
     checks and copies: `details` must already be JSON-safe and is kept as given."""
     row = code if type(code) is Code else codes.resolve(code)  # type: ignore[arg-type]
+    return from_row(row, message, retry_after_ms, status, source, details=details or {})
+
+
+def from_row(  # noqa: PLR0913 -- the fields a decided answer sets, positional: the hot path
+    row: Code,
+    message: str,
+    retry_after_ms: int | None,
+    status: int | None,
+    source: str | None,
+    *,
+    details: dict[str, Any],
+) -> ErrorDetail:
+    """`unvalidated` for a row already found and details already made (a dict, JSON-safe)."""
     draft: Any = _new(_Unfrozen)  # `_draft`, inlined: this runs on every classification
     draft.code = row.code
     draft.message = message
@@ -291,7 +304,7 @@ def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
     draft.status = status
     draft.source = source
     draft.cause = None
-    draft.details = details or {}
+    draft.details = details
     draft.suggestion = row.suggestion
     if row.retryable:
         draft.retryable = True

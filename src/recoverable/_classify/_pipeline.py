@@ -19,7 +19,8 @@ from .._detail import (
     rewrapped,
     unvalidated,
 )
-from .._untrusted import clean_text, clip, safe_str
+from .._secrets import scrub
+from .._untrusted import MAX_MESSAGE_CHARS, clean_text, clip, safe_str
 
 __all__ = [
     "Handler",
@@ -147,6 +148,12 @@ def _route_for(kind: type) -> _Route:
 
 def error_message(exc: BaseException) -> str:
     """The developer text of an exception: never raising, bounded, credentials scrubbed."""
+    if type(exc).__str__ is _BASE_STR:  # the usual error: one short ASCII text as argument
+        args = exc.args
+        if len(args) == 1:
+            text = args[0]
+            if type(text) is str and text and len(text) <= MAX_MESSAGE_CHARS and text.isascii():
+                return clip(scrub(text))  # `clean_text`, with what it checks known already
     return clean_text(_text_of(exc) or type(exc).__name__)
 
 
@@ -239,7 +246,8 @@ def _as_cause(links: list[BaseException]) -> ErrorDetail | str:
     """The rest of a chain behind a recognised error: our own detail when it is ours, else
     the evidence as text ("Type: message <- Type: message"), which costs no classification.
     """
-    own = foreign_detail(links[0]) if _route_for(type(links[0])).own else None
+    kind = type(links[0])
+    own = foreign_detail(links[0]) if (_routes.get(kind) or _route_for(kind)).own else None
     if own is not None:
         return own
     if len(links) == 1:  # the usual chain: one error wrapped once

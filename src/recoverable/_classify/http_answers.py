@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._codes import Code, codes
-from .._detail import ErrorDetail, unvalidated
+from .._detail import ErrorDetail, from_row, unvalidated
 from .._secrets import scrub
 from .._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ._pipeline import error_message
@@ -567,9 +567,7 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
         or (request_id is not None and not is_clean(request_id))
     ):
         message, details = clean_text(message), json_safe_dict(details)
-    return unvalidated(
-        row, message, retry_after_ms=hint, status=status, source=source, details=details
-    )
+    return from_row(row, message, hint, status, source, details=details)
 
 
 # --- error statuses from HTTP client libraries (httpx, requests, urllib) ---------------------
