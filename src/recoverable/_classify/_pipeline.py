@@ -152,8 +152,10 @@ def error_message(exc: BaseException) -> str:
         args = exc.args
         if len(args) == 1:
             text = args[0]
-            if type(text) is str and text and len(text) <= MAX_MESSAGE_CHARS and text.isascii():
-                return clip(scrub(text))  # `clean_text`, with what it checks known already
+            if type(text) is str and 0 < len(text) <= MAX_MESSAGE_CHARS and text.isascii():
+                # `clean_text`, with what it checks known already (a redaction may lengthen it)
+                text = scrub(text)
+                return text if len(text) <= MAX_MESSAGE_CHARS else clip(text)
     return clean_text(_text_of(exc) or type(exc).__name__)
 
 

@@ -110,20 +110,35 @@ def _retry_after_header(value: str, now: float | datetime | None) -> int | None:
     return _to_ms(max(0.0, when.timestamp() - _now_seconds(now)))
 
 
+_durations: dict[str, int | None] = {}  # "38s" -> 38000: the delays a server gives recur
+
+
 def _duration_ms(delay: object) -> int | None:
     """A protobuf Duration (`RetryInfo.retryDelay`) in ms: "38s" / "0.5s" or {seconds, nanos}."""
     if type(delay) is str:
-        text = delay.strip()
-        digits = text[:-1] if text.endswith("s") else ""
-        if digits.replace(".", "", 1).isdigit() and digits.isascii():
-            return _to_ms(float(digits))
-    elif isinstance(delay, Mapping):
+        if delay in _durations:
+            return _durations[delay]
+        ms = _text_duration_ms(delay)
+        if len(delay) <= 32:  # bounded twice: short texts, and emptied when full
+            if len(_durations) >= 256:
+                _durations.clear()
+            _durations[delay] = ms
+        return ms
+    if isinstance(delay, Mapping):
         seconds = delay.get("seconds", 0)
         nanos = delay.get("nanos", 0)
         if isinstance(seconds, (int, float, str)) and isinstance(nanos, (int, float)):
             number = _parse_number(str(seconds))
             if number is not None:
                 return _to_ms(number + nanos / 1e9)
+    return None
+
+
+def _text_duration_ms(delay: str) -> int | None:
+    text = delay.strip()
+    digits = text[:-1] if text.endswith("s") else ""
+    if digits.replace(".", "", 1).isdigit() and digits.isascii():
+        return _to_ms(float(digits))
     return None
 
 
@@ -172,10 +187,11 @@ def hint_ms(
         if found is None:
             found = httpx_header_map(headers)
         if found is not None:
-            ms_text, seconds_text = (
-                latin1(found.get(b"retry-after-ms")),
-                latin1(found.get(b"retry-after")),
-            )
+            ms_text, seconds_text = found.get(b"retry-after-ms"), found.get(b"retry-after")
+            if ms_text is not None:
+                ms_text = latin1(ms_text)
+            if seconds_text is not None:
+                seconds_text = latin1(seconds_text)
         else:
             ms_text = header_value(headers, "retry-after-ms")
             seconds_text = header_value(headers, "retry-after")
@@ -499,7 +515,7 @@ def decide(status: int | None, body: ProviderBody) -> Code:
     """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has)."""
     if (
         status is not None
-        and (type(status) is not int or not 100 <= status <= 599)  # the usual int: no call
+        and (type(status) is not int or status not in _HTTP_STATUSES)  # the usual: no call
         and not _is_status(status)
     ):
         return codes["unknown"]  # a bool, a float, a forged 999: no HTTP answer has it
@@ -512,6 +528,9 @@ def decide(status: int | None, body: ProviderBody) -> Code:
         or _GOOGLE_STATUS.get(body.google_status)
         or _by_status(status, body)
     ]
+
+
+_HTTP_STATUSES = frozenset(range(100, 600))  # for a plain int: one lookup, not a chained compare
 
 
 def _is_status(status: object) -> bool:
@@ -544,7 +563,7 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
         details["quota_ids"] = list(quota_ids)
     if (
         status is not None
-        and (type(status) is not int or not 100 <= status <= 599)
+        and (type(status) is not int or status not in _HTTP_STATUSES)
         and not _is_status(status)
     ):
         status = None  # not an HTTP status: it is not kept as one
