@@ -453,32 +453,13 @@ def message_code(message: str | None) -> str | None:
     return _PROVIDER_PHRASES.code(message) if message else None
 
 
-# The decision (`decide`) reads what the body names first, the status last: quota before
-# rate, then Google's ErrorInfo reason, the body's code, its type, the message's opening words,
-# Google's status, and only then the HTTP status.
-
-
-def _billing_or_rate(body: ProviderBody) -> str | None:
-    """Quota (billing) and Google's RESOURCE_EXHAUSTED: quota is never a rate limit."""
-    if body.code in _QUOTA_CODES or body.type in _QUOTA_CODES:
-        return "provider_quota_exceeded"
-    if body.google_status == "RESOURCE_EXHAUSTED":
-        # Gemini words a per-minute limit "You exceeded your current quota" too: only a
-        # PerDay quota is billing.
-        daily = "perday" in " ".join(body.quota_ids).lower()
-        return "provider_quota_exceeded" if daily else "provider_rate_limited"
-    if body.google_status == "FAILED_PRECONDITION" and "billing" in (body.message or "").lower():
-        return "provider_quota_exceeded"
-    return None
-
-
-def _by_status(status: int | None, body: ProviderBody) -> str:
+def _by_status(status: int | None, has_error: bool) -> str:
     if status is not None and status >= 400:
         return _STATUS.get(status) or (
             "provider_server_error" if status >= 500 else "provider_invalid_request"
         )
     # An error event inside a stream (a 2xx or no status) that names nothing we know.
-    return "provider_server_error" if body.has_error else "provider_bad_response"
+    return "provider_server_error" if has_error else "provider_bad_response"
 
 
 def from_http(
@@ -512,22 +493,36 @@ def parsed_http(
 
 
 def decide(status: int | None, body: ProviderBody) -> Code:
-    """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has)."""
+    """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has):
+    what the body names first, the status last. Quota (billing) and Google's
+    RESOURCE_EXHAUSTED first (quota is never a rate limit), then Google's ErrorInfo reason,
+    the body's code, its type, the message's opening words, Google's status, the status."""
     if (
         status is not None
         and (type(status) is not int or status not in _HTTP_STATUSES)  # the usual: no call
         and not _is_status(status)
     ):
         return codes["unknown"]  # a bool, a float, a forged 999: no HTTP answer has it
-    return codes[
-        _billing_or_rate(body)
-        or _GOOGLE_REASONS.get(body.reason)
-        or _BODY_CODES.get(body.code)
-        or _BODY_TYPES.get(body.type)
-        or message_code(body.message)
-        or _GOOGLE_STATUS.get(body.google_status)
-        or _by_status(status, body)
-    ]
+    message, code, kind, google_status, reason, quota_ids, _, _, has_error = body  # one read
+    if code in _QUOTA_CODES or kind in _QUOTA_CODES:
+        name = "provider_quota_exceeded"
+    elif google_status == "RESOURCE_EXHAUSTED":
+        # Gemini words a per-minute limit "You exceeded your current quota" too: only a
+        # PerDay quota is billing.
+        daily = "perday" in " ".join(quota_ids).lower()
+        name = "provider_quota_exceeded" if daily else "provider_rate_limited"
+    elif google_status == "FAILED_PRECONDITION" and "billing" in (message or "").lower():
+        name = "provider_quota_exceeded"
+    else:
+        name = (
+            _GOOGLE_REASONS.get(reason)
+            or _BODY_CODES.get(code)
+            or _BODY_TYPES.get(kind)
+            or message_code(message)
+            or _GOOGLE_STATUS.get(google_status)
+            or _by_status(status, has_error)
+        )
+    return codes[name]
 
 
 _HTTP_STATUSES = frozenset(range(100, 600))  # for a plain int: one lookup, not a chained compare
