@@ -103,7 +103,9 @@ def _sdk_status_detail(
     # The headers are read only when needed: for a wait hint, or a request id that neither the
     # SDK nor the body has (groq, together, ...); httpx's in one pass over its own list.
     if row.retryable or request_id is None:
-        headers = _headers_of(exc)
+        headers = getattr(getattr(exc, "response", None), "headers", None)  # `_headers_of`
+        if headers is None:
+            headers = getattr(exc, "headers", None)
         found = httpx_header_map(headers)
         hint = hint_ms(headers, body, None, found) if row.retryable else None
         if request_id is None and headers is not None:
