@@ -15,11 +15,12 @@ from .._detail import (
     MAX_CAUSE_DEPTH,
     ErrorDetail,
     PayloadError,
-    copy_with,
     foreign_detail,
+    rewrapped,
     unvalidated,
 )
-from .._untrusted import clean_text, clip, safe_str
+from .._secrets import scrub
+from .._untrusted import MAX_MESSAGE_CHARS, clean_text, clip, safe_str
 
 __all__ = [
     "Handler",
@@ -147,6 +148,14 @@ def _route_for(kind: type) -> _Route:
 
 def error_message(exc: BaseException) -> str:
     """The developer text of an exception: never raising, bounded, credentials scrubbed."""
+    if type(exc).__str__ is _BASE_STR:  # the usual error: one short ASCII text as argument
+        args = exc.args
+        if len(args) == 1:
+            text = args[0]
+            if type(text) is str and 0 < len(text) <= MAX_MESSAGE_CHARS and text.isascii():
+                # `clean_text`, with what it checks known already (a redaction may lengthen it)
+                text = scrub(text)
+                return text if len(text) <= MAX_MESSAGE_CHARS else clip(text)
     return clean_text(_text_of(exc) or type(exc).__name__)
 
 
@@ -239,7 +248,8 @@ def _as_cause(links: list[BaseException]) -> ErrorDetail | str:
     """The rest of a chain behind a recognised error: our own detail when it is ours, else
     the evidence as text ("Type: message <- Type: message"), which costs no classification.
     """
-    own = foreign_detail(links[0]) if _route_for(type(links[0])).own else None
+    kind = type(links[0])
+    own = foreign_detail(links[0]) if (_routes.get(kind) or _route_for(kind)).own else None
     if own is not None:
         return own
     if len(links) == 1:  # the usual chain: one error wrapped once
@@ -262,10 +272,10 @@ def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
             continue
         rest = links[index + 1 :]
         if rest and detail.cause is None:
-            detail = detail.with_cause(_as_cause(rest))
+            detail = rewrapped(detail, detail.message, _as_cause(rest))
         if index:
             # Recognised as a cause: keep the outer message, record the wrapped failure.
-            detail = copy_with(detail, message=error_message(exc)).with_cause(detail)
+            detail = rewrapped(detail, error_message(exc), detail)
         return detail
     return None
 
@@ -328,7 +338,11 @@ def classify(obj: object) -> ErrorDetail:
     try:
         if isinstance(obj, BaseException):  # the common case: `resolve_exception`, inlined
             if obj.__cause__ is None and (obj.__context__ is None or obj.__suppress_context__):
-                detail = _classify_link(obj)
+                kind = type(obj)  # `_classify_link`, inlined: one route lookup, one loop
+                route = _routes.get(kind) or _route_for(kind)
+                detail = foreign_detail(obj) if route.own else None
+                if detail is None:
+                    detail = _first_answer(route.stages, obj)
             else:
                 detail = _resolve_chain(obj)
             if detail is None:

@@ -10,12 +10,14 @@ only then the HTTP status. Quota is never a rate limit.
 from __future__ import annotations
 
 import math
+import operator
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._codes import Code, codes
-from .._detail import ErrorDetail, unvalidated
+from .._detail import ErrorDetail, from_row, unvalidated
+from .._secrets import scrub
 from .._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ._pipeline import error_message
 from .compatible_bodies import compatible_phrase_code, read_metadata
@@ -109,20 +111,35 @@ def _retry_after_header(value: str, now: float | datetime | None) -> int | None:
     return _to_ms(max(0.0, when.timestamp() - _now_seconds(now)))
 
 
+_durations: dict[str, int | None] = {}  # "38s" -> 38000: the delays a server gives recur
+
+
 def _duration_ms(delay: object) -> int | None:
     """A protobuf Duration (`RetryInfo.retryDelay`) in ms: "38s" / "0.5s" or {seconds, nanos}."""
     if type(delay) is str:
-        text = delay.strip()
-        digits = text[:-1] if text.endswith("s") else ""
-        if digits.replace(".", "", 1).isdigit() and digits.isascii():
-            return _to_ms(float(digits))
-    elif isinstance(delay, Mapping):
+        if delay in _durations:
+            return _durations[delay]
+        ms = _text_duration_ms(delay)
+        if len(delay) <= 32:  # bounded twice: short texts, and emptied when full
+            if len(_durations) >= 256:
+                _durations.clear()
+            _durations[delay] = ms
+        return ms
+    if isinstance(delay, Mapping):
         seconds = delay.get("seconds", 0)
         nanos = delay.get("nanos", 0)
         if isinstance(seconds, (int, float, str)) and isinstance(nanos, (int, float)):
             number = _parse_number(str(seconds))
             if number is not None:
                 return _to_ms(number + nanos / 1e9)
+    return None
+
+
+def _text_duration_ms(delay: str) -> int | None:
+    text = delay.strip()
+    digits = text[:-1] if text.endswith("s") else ""
+    if digits.replace(".", "", 1).isdigit() and digits.isascii():
+        return _to_ms(float(digits))
     return None
 
 
@@ -136,32 +153,49 @@ def retry_after_ms(
     return hint_ms(headers, ProviderBody.read(body) if body is not None else None, now)
 
 
-def _httpx_retry_headers(headers: object) -> tuple[str | None, str | None] | None:
-    """Both retry headers in one pass over httpx/httpx2's own list, whose `get` costs about
-    a microsecond a call; None when the headers are not shaped that way (any other version).
-    """
+_LOWER_AND_VALUE = operator.itemgetter(1, 2)
+
+
+def httpx_header_map(headers: object) -> dict[object, object] | None:
+    """httpx/httpx2's headers as {lower-case name: value} (bytes), built in C from their own
+    list of (name, lower-case name, value): one pass instead of a `get` per header at about a
+    microsecond each. None when the headers are not shaped that way (any other version)."""
     entries = getattr(headers, "_list", None)
     if type(entries) is not list:
         return None
-    ms = seconds = None
     try:
-        for _, lower, value in entries:
-            if lower == b"retry-after-ms":
-                ms = value.decode("latin-1")
-            elif lower == b"retry-after":
-                seconds = value.decode("latin-1")
-    except (TypeError, ValueError, AttributeError):
+        return dict(map(_LOWER_AND_VALUE, entries))
+    except (TypeError, IndexError, KeyError, ValueError):
         return None
-    return ms, seconds
 
 
-def hint_ms(headers: object, body: ProviderBody | None, now: float | datetime | None) -> int | None:
-    """`retry_after_ms` over a body already read."""
+def latin1(value: object) -> str | None:
+    """A header value as text (httpx keeps bytes)."""
+    if value is None:
+        return None
+    return value.decode("latin-1") if type(value) is bytes else str(value)
+
+
+def hint_ms(
+    headers: object,
+    body: ProviderBody | None,
+    now: float | datetime | None,
+    found: dict[object, object] | None = None,
+) -> int | None:
+    """`retry_after_ms` over a body already read (and httpx's headers as `httpx_header_map`
+    gives them, when the caller has read them already)."""
     if headers is not None:
-        pair = _httpx_retry_headers(headers)
-        if pair is None:
-            pair = (header_value(headers, "retry-after-ms"), header_value(headers, "retry-after"))
-        ms_text, seconds_text = pair
+        if found is None:
+            found = httpx_header_map(headers)
+        if found is not None:
+            ms_text, seconds_text = found.get(b"retry-after-ms"), found.get(b"retry-after")
+            if ms_text is not None:
+                ms_text = latin1(ms_text)
+            if seconds_text is not None:
+                seconds_text = latin1(seconds_text)
+        else:
+            ms_text = header_value(headers, "retry-after-ms")
+            seconds_text = header_value(headers, "retry-after")
         if ms_text is not None:
             number = _parse_number(ms_text)
             ms = _to_ms(number / 1000) if number is not None else None
@@ -208,10 +242,10 @@ class ProviderBody(NamedTuple):
                 error = data  # already the inner object (openai's `APIError.body`)
             else:
                 error = _inner_error(error)
-        details = error.get("details")
+        # Every member read at once, in C (a `get` each in Python costs five bytecodes).
+        message, code, kind, status, details, error_code, inner = map(error.get, _MEMBERS)
         reason = retry_delay = None
         quota_ids: tuple[str, ...] = ()
-        code = error.get("code")
         if details is None:  # the usual body: no details
             pass
         elif type(details) is list:
@@ -219,10 +253,9 @@ class ProviderBody(NamedTuple):
         elif type(details) is dict and type(details.get("error_code")) is str:
             code = details["error_code"]  # Anthropic nests its finer code here
         if type(code) is not str:
-            code = error.get("error_code")
+            code = error_code
             if type(code) is not str:
                 # Azure names a content filter's verdict in `innererror` when `code` is absent.
-                inner = error.get("innererror")
                 code = inner.get("code") if type(inner) is dict else None
                 if type(code) is not str:
                     code = None
@@ -232,7 +265,6 @@ class ProviderBody(NamedTuple):
                         relayed = read_metadata(cls, error, metadata)
                         if relayed is not None:
                             return relayed
-        message, kind, status = error.get("message"), error.get("type"), error.get("status")
         request_id = data.get("request_id")
         return _new_tuple(  # skips the keyword handling of `__new__` and `_make`'s checks
             cls,
@@ -248,6 +280,9 @@ class ProviderBody(NamedTuple):
                 bool(error),
             ),
         )
+
+
+_MEMBERS = ("message", "code", "type", "status", "details", "error_code", "innererror")
 
 
 def _inner_error(error: object) -> Mapping[str, Any]:
@@ -428,40 +463,13 @@ def message_code(message: str | None) -> str | None:
     return _PROVIDER_PHRASES.code(message) or compatible_phrase_code(message)
 
 
-def _decide(status: int | None, body: ProviderBody) -> str:
-    """The code of an LLM API's answer: what the body names first, the status last."""
-    return (
-        _billing_or_rate(body)
-        or _GOOGLE_REASONS.get(body.reason)
-        or _BODY_CODES.get(body.code)
-        or _BODY_TYPES.get(body.type)
-        or message_code(body.message)
-        or _GOOGLE_STATUS.get(body.google_status)
-        or _by_status(status, body)
-    )
-
-
-def _billing_or_rate(body: ProviderBody) -> str | None:
-    """Quota (billing) and Google's RESOURCE_EXHAUSTED: quota is never a rate limit."""
-    if body.code in _QUOTA_CODES or body.type in _QUOTA_CODES:
-        return "provider_quota_exceeded"
-    if body.google_status == "RESOURCE_EXHAUSTED":
-        # Gemini words a per-minute limit "You exceeded your current quota" too: only a
-        # PerDay quota is billing.
-        daily = "perday" in " ".join(body.quota_ids).lower()
-        return "provider_quota_exceeded" if daily else "provider_rate_limited"
-    if body.google_status == "FAILED_PRECONDITION" and "billing" in (body.message or "").lower():
-        return "provider_quota_exceeded"
-    return None
-
-
-def _by_status(status: int | None, body: ProviderBody) -> str:
+def _by_status(status: int | None, has_error: bool) -> str:
     if status is not None and status >= 400:
         return _STATUS.get(status) or (
             "provider_server_error" if status >= 500 else "provider_invalid_request"
         )
     # An error event inside a stream (a 2xx or no status) that names nothing we know.
-    return "provider_server_error" if body.has_error else "provider_bad_response"
+    return "provider_server_error" if has_error else "provider_bad_response"
 
 
 def from_http(
@@ -495,10 +503,39 @@ def parsed_http(
 
 
 def decide(status: int | None, body: ProviderBody) -> Code:
-    """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has)."""
-    if status is not None and not _is_status(status):
+    """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has):
+    what the body names first, the status last. Quota (billing) and Google's
+    RESOURCE_EXHAUSTED first (quota is never a rate limit), then Google's ErrorInfo reason,
+    the body's code, its type, the message's opening words, Google's status, the status."""
+    if (
+        status is not None
+        and (type(status) is not int or status not in _HTTP_STATUSES)  # the usual: no call
+        and not _is_status(status)
+    ):
         return codes["unknown"]  # a bool, a float, a forged 999: no HTTP answer has it
-    return codes[_decide(status, body)]
+    message, code, kind, google_status, reason, quota_ids, _, _, has_error = body  # one read
+    if code in _QUOTA_CODES or kind in _QUOTA_CODES:
+        name = "provider_quota_exceeded"
+    elif google_status == "RESOURCE_EXHAUSTED":
+        # Gemini words a per-minute limit "You exceeded your current quota" too: only a
+        # PerDay quota is billing.
+        daily = "perday" in " ".join(quota_ids).lower()
+        name = "provider_quota_exceeded" if daily else "provider_rate_limited"
+    elif google_status == "FAILED_PRECONDITION" and "billing" in (message or "").lower():
+        name = "provider_quota_exceeded"
+    else:
+        name = (
+            _GOOGLE_REASONS.get(reason)
+            or _BODY_CODES.get(code)
+            or _BODY_TYPES.get(kind)
+            or message_code(message)
+            or _GOOGLE_STATUS.get(google_status)
+            or _by_status(status, has_error)
+        )
+    return codes[name]
+
+
+_HTTP_STATUSES = frozenset(range(100, 600))  # for a plain int: one lookup, not a chained compare
 
 
 def _is_status(status: object) -> bool:
@@ -529,7 +566,11 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
         details["reason"] = reason
     if quota_ids:
         details["quota_ids"] = list(quota_ids)
-    if status is not None and not _is_status(status):
+    if (
+        status is not None
+        and (type(status) is not int or status not in _HTTP_STATUSES)
+        and not _is_status(status)
+    ):
         status = None  # not an HTTP status: it is not kept as one
         message = message or "an HTTP status outside 100-599"
     elif not message:
@@ -542,11 +583,15 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     upstream = f"{message}\n{kind}\n{code}\n{google_status}\n{reason}"
     if quota_ids:
         upstream += "\n" + "\n".join(quota_ids)
-    if not is_clean(upstream) or (request_id is not None and not is_clean(request_id)):
+    # `is_clean`, inlined (on both texts): the scrubber leaves a clean text as it is.
+    if (
+        len(upstream) > MAX_MESSAGE_CHARS
+        or not upstream.isascii()
+        or scrub(upstream) is not upstream
+        or (request_id is not None and not is_clean(request_id))
+    ):
         message, details = clean_text(message), json_safe_dict(details)
-    return unvalidated(
-        row, message, retry_after_ms=hint, status=status, source=source, details=details
-    )
+    return from_row(row, message, hint, status, source, details=details)
 
 
 # --- error statuses from HTTP client libraries (httpx, requests, urllib) ---------------------

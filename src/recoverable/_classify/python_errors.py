@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import threading
 
-from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted
+from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted, unvalidated
 from ._pipeline import Handler, always, error_message, resolve_exception
 from .http_answers import client_status_error
 
@@ -32,10 +32,13 @@ _ERRNO_CODES = {
 
 
 def _os_error(exc: BaseException) -> ErrorDetail | None:
-    code = _ERRNO_CODES.get(getattr(exc, "errno", None) or 0)
+    number = getattr(exc, "errno", None)
+    code = _ERRNO_CODES.get(number or 0)
     if code is None:
         return None
-    return ErrorDetail.create(code, error_message(exc), details={"errno": exc.errno})  # type: ignore[attr-defined]
+    if type(number) is int:  # the usual errno: details JSON-safe as they are, no copy
+        return unvalidated(code, error_message(exc), details={"errno": number})
+    return ErrorDetail.create(code, error_message(exc), details={"errno": number})
 
 
 def _timeout_expired(exc: BaseException) -> ErrorDetail:
@@ -172,7 +175,7 @@ def _connection_error(exc: BaseException) -> ErrorDetail:
         return ErrorDetail.create("provider_unreachable", message, retryable=False,
                                   source="ollama", fix_required=_START_OLLAMA,
                                   details={"phase": "connect"})  # fmt: skip
-    return ErrorDetail.create("network_error", message)
+    return unvalidated("network_error", message)  # the message is clean: no checks again
 
 
 HANDLERS: dict[tuple[str, str], Handler] = {

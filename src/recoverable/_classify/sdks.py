@@ -32,6 +32,8 @@ from .http_answers import (
     from_http,
     header_value,
     hint_ms,
+    httpx_header_map,
+    latin1,
     message_code,
     parse_body,
     parsed_http,
@@ -84,8 +86,9 @@ def _phase_of(exc: BaseException) -> str | None:
 
 
 def _headers_of(exc: BaseException) -> object:
-    response = getattr(exc, "response", None)
-    return getattr(response, "headers", None) or getattr(exc, "headers", None)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    # `is None`, not `or`: the truth of httpx's Headers is a Python-level `__len__` call.
+    return getattr(exc, "headers", None) if headers is None else headers
 
 
 # --- openai and anthropic (one shape: APIStatusError / APIConnectionError / APITimeoutError) -----
@@ -96,12 +99,25 @@ def _sdk_status_detail(
 ) -> ErrorDetail:
     """An SDK's HTTP error: the shared decision, with the SDK's own request id."""
     row = decide(status, body)
-    # The headers are read only for a wait hint (reading them costs a property call).
-    hint = hint_ms(_headers_of(exc), body, None) if row.retryable else None
     request_id = getattr(exc, "request_id", None)  # the SDK's, from the headers
     if type(request_id) is not str:
-        # SDKs without the attribute (groq, together, ...): the body's, else the header.
-        request_id = body.request_id or header_value(_headers_of(exc), "x-request-id")
+        request_id = body.request_id or None
+    # The headers are read only when needed: for a wait hint, or a request id that neither the
+    # SDK nor the body has (groq, together, ...); httpx's in one pass over its own list.
+    if row.retryable or request_id is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)  # `_headers_of`
+        if headers is None:
+            headers = getattr(exc, "headers", None)
+        found = httpx_header_map(headers)
+        hint = hint_ms(headers, body, None, found) if row.retryable else None
+        if request_id is None and headers is not None:
+            request_id = (
+                header_value(headers, "x-request-id")
+                if found is None
+                else latin1(found.get(b"x-request-id"))
+            )
+    else:
+        hint = None
     return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
 
 
