@@ -178,6 +178,7 @@ PHRASE_EXAMPLES = [
      "provider_context_too_long"),
     ("The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
      "provider_context_too_long"),
+    ("Input is too long for requested model.", "provider_context_too_long"),
     ("Your credit balance is too low to access the Anthropic API.", "provider_quota_exceeded"),
     ("You exceeded your current quota, please check your plan and billing details.",
      "provider_quota_exceeded"),

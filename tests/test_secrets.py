@@ -36,6 +36,11 @@ CREDENTIALS = [
     ("retry with token=ephemeral-token-value", "ephemeral-token-value"),
     ("password=correcthorsebattery", "correcthorsebattery"),
     ("aws AKIAIOSFODNN7EXAMPLE denied", "IOSFODNN7EXAMPLE"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG"),
+    ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG"),
+    ('{"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}', "wJalrXUtnFEMI/K7MDENG"),
+    ("aws_session_token=IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQ", "IQoJb3JpZ2lu"),
+    ('"SessionToken": "FwoGZXIvYXdzEBYaDHhBTEXAMPLEtokenvalue+/="', "FwoGZXIvYXdz"),
     ("ghp_16C7e42F292c6912E7710c838347Ae178B4a", "16C7e42F292c6912E7710c838347Ae178B4a"),
     ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv", "11ABCDEFG0123456789_abcdefghij"),
     (

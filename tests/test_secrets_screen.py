@@ -39,11 +39,19 @@ _HEADER = (
     rf"""(?:(?:bearer|basic|token){_SPACE}+)?[^\s"',;}}]+""",
     re.IGNORECASE,
 )
+_AWS_SECRET = (
+    r"((?i:secret_?access_?key|session_?token)(?:[\"']|%22)?(?:\s|%20)*(?:[:=]|%3[AaDd])"
+    r"(?:\s|%20)*(?:[\"']|%22)?)[A-Za-z0-9/+=%]{16,}",
+    0,
+)
 _URL_PASSWORD = (r"(://[^/\s:@]+:)[^/\s@]+(?=@)", 0)
 _PARAMETER = (rf"((?<![A-Za-z_])(?:{_LABELS})=)[^&\s#\"',;}}]+", re.IGNORECASE)
 _FIRST_TABLE = (
     ("-", "sk-", _KEY), ("-", "-key", _HEADER), ("I", "AIza", _GOOGLE), ("I", "AKIA", _AWS),
-    ("I", "ASIA", _AWS), ("_", "gh", _GITHUB), ("_", "github_pat_", _GITHUB),
+    ("I", "ASIA", _AWS), ("_", "ecret_access_key", _AWS_SECRET),
+    ("_", "ECRET_ACCESS_KEY", _AWS_SECRET), ("_", "ession_token", _AWS_SECRET),
+    ("_", "ESSION_TOKEN", _AWS_SECRET), ("K", "ecretAccessKey", _AWS_SECRET),
+    ("T", "essionToken", _AWS_SECRET), ("_", "gh", _GITHUB), ("_", "github_pat_", _GITHUB),
     ("J", "eyJ", _JWT), ("B", "Bearer", _SCHEME), ("B", "BEARER", _SCHEME),
     ("B", "Basic", _SCHEME), ("B", "BASIC", _SCHEME), ("z", "uthorization", _HEADER),
     ("Z", "UTHORIZATION", _HEADER), ("K", "-Key", _HEADER), ("K", "-KEY", _HEADER),
@@ -77,7 +85,8 @@ _PIECES = [
     "api-keys", "://", "https://", "user:pass@", "@", ":", "=", "key", "KEY", "token", "Token",
     "api_key", "API-KEY", "apikey", "access_token", "refresh-token", "idtoken", "auth_token",
     "client_secret", "secret", "password", "passwd", "pwd", "signature", "sig",
-    "x-amz-security-token", "monkey", "_", "-", "%20", " ", "\t", "\n", "'", '"', ",", ";",
+    "x-amz-security-token", "aws_secret_access_key", "SecretAccessKey", "session_token",
+    "SessionToken", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY", "monkey", "_", "-", "%20", " ", "\t", "\n", "'", '"', ",", ";",
     "}", "&", "#", "/", ".", "0123456789", "ABCDEFGHIJKLMNOP", "abcdefghijklmnopqrstuvwxyz",
     "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz", "\u212a", "\u017f", "é", "ü", "\u00a0",
 ]  # fmt: skip

@@ -72,6 +72,13 @@ _HEADER = (
     rf"""(?:(?i:bearer|basic|token){_SPACE}+)?[^\s"',;}}]+""",
     0,
 )
+# AWS's secret access key and session token carry no prefix of their own: only their name says
+# what they are (`aws_secret_access_key = ...` in a config, `"SecretAccessKey": "..."` in JSON).
+_AWS_SECRET = (
+    r"((?i:secret_?access_?key|session_?token)(?:[\"']|%22)?(?:\s|%20)*(?:[:=]|%3[AaDd])"
+    r"(?:\s|%20)*(?:[\"']|%22)?)[A-Za-z0-9/+=%]{16,}",
+    0,
+)
 _URL_PASSWORD = (r"(://[^/\s:@]+:)[^/\s@]+(?=@)", 0)
 _PARAMETER = (rf"(=)(?:{_after_label()})[^&\s#\"',;}}]+", 0)
 
@@ -85,6 +92,12 @@ _BUILT_IN = (
     ("I", "AIza", _GOOGLE),                  # Google API keys
     ("I", "AKIA", _AWS),                     # AWS access key ids
     ("I", "ASIA", _AWS),
+    ("_", "ecret_access_key", _AWS_SECRET),  # AWS secret keys and session tokens, by name
+    ("_", "ECRET_ACCESS_KEY", _AWS_SECRET),
+    ("_", "ession_token", _AWS_SECRET),
+    ("_", "ESSION_TOKEN", _AWS_SECRET),
+    ("K", "ecretAccessKey", _AWS_SECRET),
+    ("T", "essionToken", _AWS_SECRET),
     ("_", "gh", _GITHUB),                    # GitHub tokens
     ("_", "github_pat_", _GITHUB),
     ("J", "eyJ", _JWT),                      # JSON Web Tokens

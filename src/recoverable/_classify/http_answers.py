@@ -429,6 +429,8 @@ MESSAGE_PHRASES = (
     (r"^this model's maximum context length is \d+", "provider_context_too_long"),
     (r"^input length and `?max_tokens`? exceed context limit", "provider_context_too_long"),
     (r"^the input token count \(\d+\) exceeds the maximum", "provider_context_too_long"),
+    # Anthropic's models on Bedrock (anthropic's AnthropicBedrock client).
+    (r"^input is too long for requested model", "provider_context_too_long"),
     (r"^your credit balance is too low", "provider_quota_exceeded"),
     (r"^you exceeded your current quota", "provider_quota_exceeded"),
     (r"^your request was rejected as a result of our safety system", "provider_content_filtered"),
