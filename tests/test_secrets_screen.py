@@ -86,7 +86,8 @@ _PIECES = [
     "api_key", "API-KEY", "apikey", "access_token", "refresh-token", "idtoken", "auth_token",
     "client_secret", "secret", "password", "passwd", "pwd", "signature", "sig",
     "x-amz-security-token", "aws_secret_access_key", "SecretAccessKey", "session_token",
-    "SessionToken", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY", "monkey", "_", "-", "%20", " ", "\t", "\n", "'", '"', ",", ";",
+    "SessionToken", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY", "monkey",
+    "_", "-", "%20", " ", "\t", "\n", "'", '"', ",", ";",
     "}", "&", "#", "/", ".", "0123456789", "ABCDEFGHIJKLMNOP", "abcdefghijklmnopqrstuvwxyz",
     "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz", "\u212a", "\u017f", "é", "ü", "\u00a0",
 ]  # fmt: skip
