@@ -40,6 +40,7 @@ from typing import Any
 from ._codes import FixCommandRejected, codes, validate_fix_command
 from ._detail import MAX_CAUSE_DEPTH, ErrorDetail, PayloadError, copy_with, unvalidated
 from ._ladder import DEFAULT_WAIT_MS
+from ._strict_json import STRICT_JSON
 from ._untrusted import clean_text, json_safe_dict, safe_str
 
 __all__ = [
@@ -262,7 +263,7 @@ def load_json_object(value: object) -> tuple[Mapping[str, Any] | None, str]:
         return None, why
     assert isinstance(value, str)
     try:
-        parsed = _DECODER.decode(value)
+        parsed = STRICT_JSON.decode(value)
     except RecursionError:
         return None, "nested too deep"
     except ValueError:
@@ -270,22 +271,6 @@ def load_json_object(value: object) -> tuple[Mapping[str, Any] | None, str]:
     if not isinstance(parsed, Mapping):
         return None, "not a JSON object"
     return parsed, ""
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError("a number too large for a float")
-    return number
-
-
-# Built once (json.loads with hooks builds a decoder per call); a few microseconds at import.
-# It reads as json.loads does, but for a leading BOM, which is "not JSON" either way.
-_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
 
 
 def _read(value: object, exit_code: int | None) -> Envelope:

@@ -15,7 +15,6 @@ stream goes on. An unknown `type` comes back as `Raw` (cli "wire"), never droppe
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 from .._codes import codes
 from .._detail import ErrorDetail, PayloadError, RecoverableError, unvalidated
 from .._ladder import DEFAULT_WAIT_MS
+from .._strict_json import STRICT_JSON
 from .._untrusted import clean_text, safe_str, valid_unicode
 from ..agents._events import (
     Done,
@@ -187,7 +187,7 @@ def load_chunk(text: str, seq: int | None = None) -> Chunk:
     if not text.isascii():
         text = valid_unicode(text)
     try:
-        data = _DECODER.decode(text)
+        data = STRICT_JSON.decode(text)
     except RecursionError:
         return malformed("nested too deep", text)
     except ValueError:
@@ -210,21 +210,6 @@ def _valid_strings(value: Any) -> Any:
     if isinstance(value, dict):
         return {valid_unicode(key): _valid_strings(item) for key, item in value.items()}
     return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError("a number too large for a float")
-    return number
-
-
-# One decoder for every chunk: `json.loads` with hooks builds a new one each call.
-_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
 
 
 def read_chunk(data: object, seq: int | None = None) -> Chunk:
