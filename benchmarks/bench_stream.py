@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_parse import _WORDS, CHUNK, build_stream
 from recoverable import agents
-from recoverable.agents import _parsing, _replay
+from recoverable.agents import _parsing
 from recoverable.agents._cli_modules import module_for
 from recoverable.agents._process import RunContext
 
@@ -118,13 +118,13 @@ def corpus(cli: str, target_bytes: int) -> bytes:
 @contextmanager
 def _parser(standard: bool) -> Iterator[None]:
     """The standard JSON parser alone while inside, when `standard` (as without `fast`)."""
-    saved = _parsing._fast, _replay._fast
+    saved = _parsing._fast
     if standard:
-        _parsing._fast = _replay._fast = None
+        _parsing._fast = None
     try:
         yield
     finally:
-        _parsing._fast, _replay._fast = saved
+        _parsing._fast = saved
 
 
 def path_stream(cli: str, chunks: list[bytes], *, standard: bool = False) -> Pass:

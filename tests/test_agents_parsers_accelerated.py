@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recoverable import agents
-from recoverable.agents import _parsing, _replay
+from recoverable.agents import _parsing
 from recoverable.agents._events import Done, Event
 from recoverable.agents._options import RunOptions
 from recoverable.agents._process import RunContext
@@ -31,23 +31,23 @@ CLIS = sorted(MODULES)
 @pytest.fixture(autouse=True)
 def _accelerated() -> Iterator[None]:
     """The accelerator in use from the first line (outside tests: after its byte budget)."""
-    saved = _parsing._fast, _replay._fast
-    _parsing._fast = _replay._fast = _parsing._fast_decoder()
+    saved = _parsing._fast
+    _parsing._fast = _parsing._fast_decoder()
     assert _parsing._fast is not None  # the `test` extra installs msgspec
     try:
         yield
     finally:
-        _parsing._fast, _replay._fast = saved
+        _parsing._fast = saved
 
 
 @contextmanager
 def _standard_parser_only() -> Iterator[None]:
-    saved = _parsing._fast, _replay._fast
-    _parsing._fast = _replay._fast = None
+    saved = _parsing._fast
+    _parsing._fast = None
     try:
         yield
     finally:
-        _parsing._fast, _replay._fast = saved
+        _parsing._fast = saved
 
 
 def _both(cli: str, stdout: bytes) -> tuple[agents.RunResult, agents.RunResult]:

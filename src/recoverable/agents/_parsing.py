@@ -49,6 +49,7 @@ __all__ = [
     "phrase_code",
     "read_json",
     "signal_name",
+    "standard_object",
     "stderr_phrase",
     "tool_failure",
     "unexplained_exit",
@@ -249,6 +250,16 @@ def read_json(line: str) -> dict[str, Any] | None:
         return None
     if end != len(text) or not isinstance(data, dict):
         return None  # trailing garbage, or not an object
+    return data
+
+
+def standard_object(line: bytes) -> Any:
+    """A line that is exactly one JSON value, by the standard parser (raises on any other:
+    invalid UTF-8, trailing whitespace or garbage; the caller's general path then decides)."""
+    text = line.decode("utf-8")
+    data, end = _DECODER.raw_decode(text)  # raw_decode: see read_json
+    if end != len(text):
+        raise ValueError("not one JSON value")
     return data
 
 

@@ -6,7 +6,6 @@ whole stdout as one chunk. Either way the lines are cut and capped by the same `
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -26,6 +25,7 @@ from ._parsing import (
     bad_line,
     json_accelerator,
     killed,
+    standard_object,
 )
 
 __all__ = [
@@ -130,8 +130,10 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
     parse_line = module.parse_line
     handlers = HANDLERS.get(parse_line)
     handler_for = handlers.get if handlers is not None else None
-    pending = _fast is True  # the standard parser until the accelerator's byte budget is spent
-    decode: Callable[[bytes], Any] = _standard_object if _fast in (None, True) else _fast  # type: ignore[assignment]
+    # The standard parser until the accelerator's byte budget is spent (then looked up once).
+    pending = accelerator_pending()
+    fast = None if pending else json_accelerator()
+    decode: Callable[[bytes], Any] = standard_object if fast is None else fast
     cli = module.NAME
 
     def general(line: bytes | int) -> list[Event]:
@@ -153,10 +155,10 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
             found = None
             if handler_for is not None and type(line) is bytes and line[:1] == b"{":
                 if pending:  # ACCELERATE_AFTER_BYTES: counted, then looked up once
-                    fast = _accelerator(len(line))
-                    if fast is not None:
-                        decode = fast
-                    pending = _fast is True
+                    found_fast = json_accelerator(len(line))
+                    if found_fast is not None:
+                        decode = found_fast
+                    pending = accelerator_pending()
                 try:  # most lines: one JSON object
                     data = decode(line)
                 except Exception:  # refused (invalid UTF-8 too): the general path decides
@@ -179,32 +181,6 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
         return events, False
 
     return read_lines
-
-
-_DECODER = json.JSONDecoder()
-
-
-def _standard_object(line: bytes) -> Any:
-    """A line that is exactly one JSON value, by the standard parser (raises on any other:
-    invalid UTF-8, trailing whitespace or garbage; the general path then decides). raw_decode,
-    not json.loads: the same parser without its per-call wrapper and whitespace regexes."""
-    text = line.decode("utf-8")
-    data, end = _DECODER.raw_decode(text)
-    if end != len(text):
-        raise ValueError("not one JSON value")
-    return data
-
-
-_fast: Callable[[bytes], Any] | bool | None = True  # True: not looked up yet
-
-
-def _accelerator(line_bytes: int) -> Callable[[bytes], Any] | None:
-    """`_parsing`'s accelerator, kept here once it is looked up (after its byte budget)."""
-    global _fast  # noqa: PLW0603 -- looked up once
-    fast = json_accelerator(line_bytes)
-    if not accelerator_pending():
-        _fast = fast
-    return fast
 
 
 def stderr_tail(text: str) -> str:
