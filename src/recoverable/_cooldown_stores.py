@@ -252,11 +252,7 @@ class RedisStore:
                     pipe.watch(name)  # type: ignore[no-untyped-call]
                     old: Any = pipe.get(name)
                     new, result = change(None if old is None else bytes(old).decode())
-                    pipe.multi()
-                    if new is None:
-                        pipe.delete(name)
-                    else:
-                        pipe.set(name, new, px=ttl_ms)
+                    _queue_write(pipe, name, new, ttl_ms)
                     pipe.execute()
                     return result
                 except self._watch_error:
@@ -286,11 +282,7 @@ class RedisStore:
                     await pipe.watch(name)
                     old: Any = await pipe.get(name)
                     new, result = change(None if old is None else bytes(old).decode())
-                    pipe.multi()
-                    if new is None:
-                        pipe.delete(name)
-                    else:
-                        pipe.set(name, new, px=ttl_ms)
+                    _queue_write(pipe, name, new, ttl_ms)
                     await pipe.execute()
                     return result
                 except self._watch_error:
@@ -367,3 +359,13 @@ class FallibleStore:
             self.shared.close()
         except Exception as exc:  # closing a broken connection is not the caller's problem
             logger.debug("closing the %s cooldown store failed: %r", self._name, exc)
+
+
+def _queue_write(pipe: Any, name: str, new: str | None, ttl_ms: int) -> None:
+    """The transaction's write, queued (the same for redis-py's sync and asyncio pipelines):
+    the new value with its TTL, or the key deleted when the change leaves nothing."""
+    pipe.multi()
+    if new is None:
+        pipe.delete(name)
+    else:
+        pipe.set(name, new, px=ttl_ms)
