@@ -12,18 +12,14 @@ is one case's N calls. Per call = (the interval's count less an empty loop's) / 
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
+from _callgrind import marked_counts
+
 HERE = Path(__file__).resolve().parent
-MARKER = "os_getppid"  # CPython's C function behind os.getppid()
 
 
 def child(calls: int) -> None:
@@ -61,26 +57,7 @@ def child(calls: int) -> None:
 
 
 def measure(calls: int) -> list[tuple[str, float]]:
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is needed (apt-get install valgrind)")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "cg.out")
-        proc = subprocess.run(
-            [
-                "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                f"--dump-before={MARKER}", "--collect-jumps=no",
-                sys.executable, __file__, "--child", "--calls", str(calls),
-            ],
-            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
-        )  # fmt: skip
-        names = json.loads(proc.stdout.strip().splitlines()[-1])
-        totals = []
-        for path in sorted(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1])):
-            text = Path(path).read_text()
-            found = re.search(r"^summary:\s*(\d+)", text, re.M) or re.search(
-                r"^totals:\s*(\d+)", text, re.M
-            )
-            totals.append(int(found.group(1)) if found else 0)
+    names, totals = marked_counts(__file__, ["--calls", str(calls)])
     # Dump k (1-based) holds what ran before the k-th marker call: dump 1 is the start-up.
     intervals = totals[1 : 1 + len(names)]
     empty = intervals[0]

@@ -13,19 +13,15 @@ msgspec, then with the standard `json` alone); more than 1 means fewer instructi
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from _callgrind import marked_counts
+
 HERE = Path(__file__).resolve().parent
-MARKER = "os_getppid"  # CPython's C function behind os.getppid()
 CLIS = ("claude", "codex", "gemini")
 
 
@@ -57,26 +53,7 @@ def child(kb: int) -> None:
 
 
 def measure(kb: int) -> dict[str, Any]:
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is needed (apt-get install valgrind)")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "cg.out")
-        proc = subprocess.run(
-            [
-                "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                f"--dump-before={MARKER}", "--collect-jumps=no",
-                sys.executable, __file__, "--child", "--kb", str(kb),
-            ],
-            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
-        )  # fmt: skip
-        names = json.loads(proc.stdout.strip().splitlines()[-1])
-        totals = []
-        for path in sorted(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1])):
-            text = Path(path).read_text()
-            found = re.search(r"^summary:\s*(\d+)", text, re.M) or re.search(
-                r"^totals:\s*(\d+)", text, re.M
-            )
-            totals.append(int(found.group(1)) if found else 0)
+    names, totals = marked_counts(__file__, ["--kb", str(kb)])
     # Dump 1 holds the start-up and the warm-up; dump k + 1 the k-th pass.
     counts: dict[str, dict[str, int]] = {cli: {} for cli in CLIS}
     for (cli, key), total in zip(names, totals[1:], strict=False):
