@@ -23,6 +23,31 @@ MAX_EXIT_CODE = 125
 CANCELLED_EXIT_CODE = 130
 """The one exception: a caller's cancel exits as a shell reports Ctrl-C (128 + SIGINT)."""
 
+# The sentence a person reads for a code this process does not know (registered only in the
+# process that sent it): its category's, never the sender's own words (principle 6).
+CATEGORY_SENTENCES: Mapping[str, str] = MappingProxyType(
+    {
+        "provider": "The AI service could not complete the request.",
+        "cli": "The AI assistant tool could not complete the request.",
+        "run": "The request could not be completed.",
+        "tool": "A tool the assistant used did not work.",
+        "caller": "The request could not be completed as given.",
+        "auth": "You are not allowed to do this right now.",
+        "billing": "This needs an active plan or more credit.",
+        "rate": "Too many requests right now. Please wait a moment and try again.",
+        "service": "The service could not complete the request. Please try again later.",
+        "network": "A network problem interrupted the request. Please try again.",
+    }
+)
+
+
+def category_sentence(category: object) -> str:
+    """The generic sentence of a category (of a code this process does not know); the generic
+    sentence of all for a category it does not know either."""
+    if isinstance(category, str):
+        return CATEGORY_SENTENCES.get(category, GENERIC_USER_MESSAGE)
+    return GENERIC_USER_MESSAGE
+
 
 class FixCommandRejected(ValueError):
     """A `fix_command` that is not safe to run blindly; raised at registration time."""
@@ -60,6 +85,10 @@ class Code:
     `"quiet"` (retry later: nobody calls until the hint, or a short default, has passed),
     `"stop"` (out for a long time, a quota: nobody spends a call to learn it), None (about
     this call only). `Cooldowns` reads it."""
+    fix_contract: str | None = None
+    """What the author of the row's `fix_commands` stated at registration: `"idempotent"`
+    (safe to run twice) or `"read_only"` (changes nothing but a login or a cache); None for a
+    row without commands. The built-in rows' commands are idempotent."""
 
     def __post_init__(self) -> None:
         # A row is shared by every detail of its code: its commands must not be changed.
@@ -399,6 +428,7 @@ class CodeRegistry:
         when: str = "",
         suggestion: str | None = None,
         cooldown: str | None = None,
+        fix_contract: str | None = None,
         replace: bool = False,
     ) -> Code:
         """Add a code (validating it and its `fix_command`) and return its row."""
@@ -416,6 +446,7 @@ class CodeRegistry:
             when=when,
             suggestion=suggestion,
             cooldown=cooldown,
+            fix_contract=fix_contract,
         )
         check_row(row)
         with self._lock:
