@@ -468,3 +468,17 @@ def test_no_payload_makes_next_action_run_a_command_this_process_did_not_allow(
         assert action.suggested_command is None or not _may_run(
             detail.code, action.suggested_command, allowed
         )
+
+
+def test_the_library_runs_a_fix_in_one_place_only_after_the_gate() -> None:
+    # `run_fix` is the caller naming a command; inside the library only `_Ladder._fix` calls
+    # it, and only after `fix_refusal` said this process may run that command.
+    calls = {
+        str(path.relative_to(SRC)): path.read_text().count("run_fix(")
+        for path in (SRC / "recoverable").rglob("*.py")
+        if "run_fix(" in path.read_text()
+    }
+    assert calls == {"recoverable/_recover.py": 2}  # its definition and the ladder's one call
+    source = (SRC / "recoverable" / "_recover.py").read_text()
+    fix = source[source.index("    def _fix(") : source.index("    def _stop(")]
+    assert fix.index("fix_refusal(") < fix.index("run_fix(")
