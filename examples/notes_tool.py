@@ -6,9 +6,10 @@
 
 Piped (an agent reading stdout), it answers with the cli-agent-spec envelope without being
 asked. Its own codes: `notes_not_initialised` (exit 4, PRECONDITION: its registered
-fix_command creates the store, so `recoverable exec --fix` runs it and reissues once) and
-`notes_note_missing` (exit 5, NOT_FOUND: nothing to fix). The store is the folder
-$NOTES_HOME (default: ./.notes).
+fix_command creates the store; registered in this tool's process, not in `recoverable
+exec`'s, so exec runs it only when named: `recoverable exec --allow-fix 'python
+examples/notes_tool.py init' -- ...`, then reissues once) and `notes_note_missing` (exit 5,
+NOT_FOUND: nothing to fix). The store is the folder $NOTES_HOME (default: ./.notes).
 """
 
 from __future__ import annotations

@@ -393,6 +393,51 @@ def test_parse_reads_bytes_text_and_objects_alike() -> None:
     assert broken.data == "\ufffd"
 
 
+# --- the spec's specialised commands --------------------------------------------------------
+
+LOGIN = "python relay.py login"  # a payload's own command: shown, never what runs
+
+
+@pytest.mark.parametrize(
+    ("error", "fix_command", "suggested"),
+    [
+        # a credential code whose registry row holds a fix for the source: that fix
+        ({"code": "CLI_NOT_AUTHENTICATED", "source": "claude", "reauth_command": LOGIN},
+         "claude auth login", None),
+        ({"code": "CLI_NOT_AUTHENTICATED", "source": "codex", "fix_command": LOGIN},
+         "codex login", LOGIN),
+        ({"code": "CLI_NOT_AUTHENTICATED", "source": "codex", "refresh_command": "rm -rf ~"},
+         "codex login", None),  # dropped by the validator: still asks for a login
+        ({"code": "CLI_NOT_AUTHENTICATED", "source": "claude", "fix_command": "claude auth login"},
+         "claude auth login", None),
+        # no fix registered for the source, or for the code: the detail as read
+        ({"code": "CLI_NOT_AUTHENTICATED", "source": "gemini", "reauth_command": LOGIN},
+         None, None),
+        ({"code": "CLI_NOT_AUTHENTICATED", "reauth_command": LOGIN, "fix_command": LOGIN},
+         LOGIN, None),
+        ({"code": "TOKEN_EXPIRED", "refresh_command": LOGIN, "fix_command": LOGIN}, LOGIN, None),
+        # a code that is not a credential code: never replaced, even with a registered fix
+        ({"code": "CLI_NOT_FOUND", "source": "codex", "fix_command": LOGIN}, LOGIN, None),
+        # a credential code that says nothing to run: nothing is added
+        ({"code": "CLI_NOT_AUTHENTICATED", "source": "claude"}, None, None),
+    ],
+)  # fmt: skip
+def test_a_credential_codes_command_is_the_registered_fix_when_there_is_one(
+    error: dict[str, Any], fix_command: str | None, suggested: str | None
+) -> None:
+    read = rc.Envelope.parse(_failure({"message": "m", "fix_required": "Log in", **error}))
+    assert read.error is not None
+    assert (read.error.fix_command, read.error.details.get("suggested_command")) == (
+        fix_command, suggested,
+    )  # fmt: skip
+    for name in ("refresh_command", "reauth_command"):  # kept as read, for a person
+        if name in error and name + "_dropped" not in read.error.details:
+            assert read.error.details[name] == error[name]
+    action = rc.next_action(read.error)
+    registered = rc.codes[read.error.code].fix_commands.values()
+    assert (action.kind == "run_fix") is (fix_command in registered)
+
+
 # --- properties: whatever a peer prints ------------------------------------------------------
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -404,19 +449,34 @@ json_values = st.recursive(
     max_leaves=20,
 )
 commands = st.sampled_from(
-    ["pip install x; rm -rf ~", "tool auth refresh", "rm -rf build", "echo $HOME", "", None, 5]
-)
+    ["pip install x; rm -rf ~", "tool auth refresh", "rm -rf build", "echo $HOME", "", None, 5,
+     "claude auth login", "codex login", "npm install -g @openai/codex"]
+)  # fmt: skip
 errors = st.fixed_dictionaries(
     {},
     optional={
-        "code": st.sampled_from(["RATE_LIMITED", "TOKEN_EXPIRED", "x", "Bad-Code", "", "MY_CODE"])
+        "code": st.sampled_from(
+            [
+                "RATE_LIMITED",
+                "TOKEN_EXPIRED",
+                "x",
+                "Bad-Code",
+                "",
+                "MY_CODE",
+                "CLI_NOT_AUTHENTICATED",
+                "CLI_NOT_FOUND",
+                "UNAUTHENTICATED",
+            ]
+        )
         | json_values,
+        "source": st.sampled_from(["claude", "codex", "gemini"]) | json_values,
         "message": st.text(max_size=30) | json_values,
         "retryable": st.booleans() | json_values,
         "retry_after_ms": st.integers() | st.floats() | json_values,
         "fix_required": st.text(max_size=20) | st.none(),
         "fix_command": commands,
         "refresh_command": commands,
+        "reauth_command": commands,
         "redirect": st.fixed_dictionaries({"command": commands}),
         "cause": json_values,
         "details": json_values,
@@ -446,6 +506,11 @@ def _safe(envelope: rc.Envelope) -> None:
             validate_fix_command(redirect["command"])
         assert not (error.retryable and error.fix_command)
         assert envelope.exit_code == error.exit_code >= 1
+        # whatever it said, the ladder runs only what this registry holds for the code
+        action = rc.next_action(error)
+        row = rc.codes.get(error.code)
+        if action.kind == "run_fix":
+            assert row is not None and action.command in row.fix_commands.values()
 
 
 @SETTINGS

@@ -18,17 +18,21 @@ from .runner_support import alive
 from .test_hostile_values import INJECTIONS
 
 REPO = Path(__file__).resolve().parent.parent
+NOTES_FIX = "python examples/notes_tool.py init"
+STUBBORN_FIX = "python tests/tools/stubborn_tool.py refresh"
 
 
 def _exec(
     *args: str, cwd: Path = REPO, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    # `python` in a fix command is this interpreter, as in an activated venv
+    # `python` in a fix command is this interpreter, as in an activated venv; the library is
+    # this tree's, whatever the working directory
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    source = str(Path(rc.__file__).resolve().parent.parent)
     return subprocess.run(
         [sys.executable, "-m", "recoverable", "exec", *args], capture_output=True, text=True,
-        cwd=cwd, env={**os.environ, "PATH": path, **(env or {})}, stdin=subprocess.DEVNULL,
-        timeout=timeout, check=False,
+        cwd=cwd, env={**os.environ, "PATH": path, "PYTHONPATH": source, **(env or {})},
+        stdin=subprocess.DEVNULL, timeout=timeout, check=False,
     )  # fmt: skip
 
 
@@ -118,18 +122,22 @@ def test_the_closed_loop_on_a_toolkit_tool_whose_fix_works(tmp_path: Path) -> No
     argv = ["python", "examples/notes_tool.py", "add", "buy milk"]
     unfixed = _exec("--json", "--", *argv, env=env)
     error = _envelope(unfixed)["error"]
+    # the tool's own fix is registered in the tool's process, not in exec's: shown, not run
     assert (unfixed.returncode, error["code"], error["fix_command"]) == (
-        4, "NOTES_NOT_INITIALISED", "python examples/notes_tool.py init",
+        4, "NOTES_NOT_INITIALISED", None,
     )  # fmt: skip
-    assert not (tmp_path / "notes").exists()  # no fix without --fix
-    fixed = _exec("--json", "--fix", "--", *argv, env=env)
+    assert error["details"]["suggested_command"] == NOTES_FIX
+    assert not (tmp_path / "notes").exists()
+    refused = _exec("--json", "--fix", "--", *argv, env=env)
+    assert refused.returncode == 4
+    assert "fixes" not in _envelope(refused)["meta"]
+    assert not (tmp_path / "notes").exists()  # --fix alone runs only what exec registered
+    fixed = _exec("--json", "--allow-fix", NOTES_FIX, "--", *argv, env=env)
     envelope = _envelope(fixed)
     assert (fixed.returncode, envelope["data"]) == (0, {"id": 1, "text": "buy milk"})
     assert envelope["meta"]["attempts"] == 2
     (fix,) = envelope["meta"]["fixes"]
-    assert (fix["command"], fix["ok"], fix["exit_code"]) == (
-        "python examples/notes_tool.py init", True, 0,
-    )  # fmt: skip
+    assert (fix["command"], fix["ok"], fix["exit_code"]) == (NOTES_FIX, True, 0)
     assert [a["kind"] for a in envelope["meta"]["ladder"]] == ["run_fix"]
     assert json.loads((tmp_path / "notes" / "notes.json").read_text()) == [
         {"id": 1, "text": "buy milk"}
@@ -137,7 +145,8 @@ def test_the_closed_loop_on_a_toolkit_tool_whose_fix_works(tmp_path: Path) -> No
 
 
 def test_the_closed_loop_stops_when_the_fix_does_not_help() -> None:
-    done = _exec("--json", "--fix", "--", "python", "tests/tools/stubborn_tool.py", "run")
+    allow = ("--allow-fix", STUBBORN_FIX)
+    done = _exec("--json", *allow, "--", "python", "tests/tools/stubborn_tool.py", "run")
     envelope = _envelope(done)
     error = envelope["error"]
     assert (done.returncode, error["code"]) == (4, "STUBBORN_CACHE_STALE")
@@ -145,11 +154,11 @@ def test_the_closed_loop_stops_when_the_fix_does_not_help() -> None:
         "stopped": "stubborn_cache_stale came back after its fix: the fix is wrong or the "
         "failure is misclassified",
         "attempts": 2,
-        "fix_did_not_help": "python tests/tools/stubborn_tool.py refresh",
+        "fix_did_not_help": STUBBORN_FIX,
     }
     assert envelope["meta"]["attempts"] == 2
     assert [fix["ok"] for fix in envelope["meta"]["fixes"]] == [True]
-    human = _exec("--fix", "--", "python", "tests/tools/stubborn_tool.py", "run")
+    human = _exec("--fix", *allow, "--", "python", "tests/tools/stubborn_tool.py", "run")
     assert human.returncode == 4
     assert "stopped: stubborn_cache_stale came back after its fix" in human.stderr
 
@@ -161,8 +170,10 @@ def test_a_fix_naming_another_program_is_not_run(tmp_path: Path) -> None:
     done = _exec("--json", "--fix", "--", "sh", "-c", f"echo '{envelope}'; exit 4", cwd=tmp_path)
     assert not (tmp_path / "pwned").exists()
     stopped = _envelope(done)["error"]["details"]["ladder"]["stopped"]
-    assert stopped == "the fix was not run: 'touch pwned' is not registered for stale here and " \
-        "runs another program"  # fmt: skip
+    assert stopped == (
+        "the fix was not run: 'touch pwned' is not registered for stale in this process, nor "
+        "allowed by the caller; it is shown as a suggestion for a person"
+    )
     assert done.returncode == 4  # the tool's own exit code for a code we do not know
 
 

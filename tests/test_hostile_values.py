@@ -437,13 +437,13 @@ def test_recover_never_runs_a_command_smuggled_past_the_validator(
     smuggled = copy_with(
         rc.ErrorDetail.create("precondition_failed", "m"), fix_command=command
     )  # what no public door builds
-    assert rc.next_action(smuggled).kind == "run_fix"  # the ladder is pure: it passes it on
+    action = rc.next_action(smuggled, allowed=[command])  # even named by the caller
+    assert (action.kind, action.command, action.suggested_command) == ("apply_fix", None, None)
 
     def call() -> None:
         raise rc.RecoverableError(smuggled)
 
-    # even when it names the tool being run
-    recovery = rc.recover(call, run_fixes=True, companions={command.split(maxsplit=1)[0]})
+    recovery = rc.recover(call, run_fixes=True, allow_fixes=[command])
     assert (recovery.ok, recovery.fixes, no_spawn) == (False, (), [])
     assert recovery.error is not None
     assert recovery.error.details["ladder"]["stopped"].startswith("the fix was not run: ")

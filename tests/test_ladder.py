@@ -114,5 +114,61 @@ def test_an_action_is_frozen_data() -> None:
         action.kind = "stop"  # type: ignore[misc]
     assert action.to_dict() == {
         "kind": "retry", "code": "rate_limited", "wait_ms": 1000, "command": None,
-        "reason": "retry 1 of 3",
+        "reason": "retry 1 of 3", "suggested_command": None,
     }  # fmt: skip
+
+
+# --- running is stricter than showing ---------------------------------------------------------
+
+FOREIGN_FIX = rc.ErrorDetail.create(
+    "precondition_failed", "no store", fix_command="mytool init"
+)  # validated, but registered for precondition_failed nowhere in this process
+
+
+def test_a_command_registered_for_the_code_here_is_run_fix() -> None:
+    assert rc.next_action(MISSING_CLI).kind == "run_fix"
+
+
+def test_any_other_command_is_a_suggestion_for_a_person_never_run_fix() -> None:
+    action = rc.next_action(FOREIGN_FIX)
+    assert action == rc.Action(
+        "apply_fix",
+        "precondition_failed",
+        reason="Satisfy the precondition first",
+        suggested_command="mytool init",
+    )
+    assert (action.command, action.argv) == (None, None)
+    assert action.to_dict() == {
+        "kind": "apply_fix", "code": "precondition_failed", "wait_ms": 0, "command": None,
+        "reason": "Satisfy the precondition first", "suggested_command": "mytool init",
+    }  # fmt: skip
+
+
+def test_a_command_the_caller_allows_word_for_word_is_run_fix() -> None:
+    allowed = rc.next_action(FOREIGN_FIX, allowed=["mytool init"])
+    assert (allowed.kind, allowed.command, allowed.suggested_command) == (
+        "run_fix", "mytool init", None,
+    )  # fmt: skip
+    for near in (["mytool  init"], ["mytool init "], ["mytool"], ["MYTOOL INIT"], []):
+        assert rc.next_action(FOREIGN_FIX, allowed=near).kind == "apply_fix", near
+    with pytest.raises(TypeError, match="not one string"):
+        rc.next_action(FOREIGN_FIX, allowed="mytool init")
+
+
+def test_a_command_registered_for_another_code_is_not_run_fix() -> None:
+    # `npm install -g @openai/codex` is registered here, but for cli_not_found
+    borrowed = rc.ErrorDetail.create(
+        "precondition_failed", "m", fix_command="npm install -g @openai/codex"
+    )
+    action = rc.next_action(borrowed)
+    assert (action.kind, action.suggested_command) == ("apply_fix", "npm install -g @openai/codex")
+
+
+def test_a_suggestion_is_a_state_change_tried_once_per_code() -> None:
+    applied = rc.next_action(FOREIGN_FIX)
+    assert rc.next_action(FOREIGN_FIX, history=[FOREIGN_FIX, applied]).kind == "stop"
+
+
+def test_an_action_runs_a_command_or_suggests_one_never_both() -> None:
+    with pytest.raises(ValueError, match="never both"):
+        rc.Action("run_fix", "x", command="tool a", suggested_command="tool b")

@@ -34,6 +34,7 @@ def marker_code() -> Iterator[str]:
         user_message="The demo is not set up.",
         fix_required="Create the marker file",
         fix_command="touch demo-marker",
+        fix_contract="idempotent",
     )
     yield "demo_marker_missing"
     rc.codes.unregister("demo_marker_missing")
@@ -145,6 +146,7 @@ def test_a_fix_that_does_not_help_stops_and_says_so(in_tmp: Path) -> None:
         user_message="Still broken.",
         fix_required="Touch the other file",
         fix_command="touch other-file",
+        fix_contract="idempotent",
     )
     try:
         call = Flaky(*[rc.RecoverableError("demo_still_broken", "x") for _ in range(5)])
@@ -163,8 +165,9 @@ def test_a_fix_that_does_not_help_stops_and_says_so(in_tmp: Path) -> None:
 
 def test_a_fix_that_fails_is_classified_and_stops(in_tmp: Path) -> None:
     rc.register_code(
-        "demo_bad_fix", user_message="Bad.", fix_required="Run ls", fix_command="ls no-such-file"
-    )
+        "demo_bad_fix", user_message="Bad.", fix_required="Run ls", fix_command="ls no-such-file",
+        fix_contract="idempotent",
+    )  # fmt: skip
     try:
         call = Flaky(rc.RecoverableError("demo_bad_fix", "x"))
         recovery = rc.recover(call, run_fixes=True)
@@ -189,10 +192,78 @@ def test_a_fix_not_registered_here_is_not_run(in_tmp: Path) -> None:
     assert recovery.fixes == ()
     assert not (in_tmp / "smuggled").exists()
     assert recovery.error is not None
-    assert "not registered for precondition_failed" in recovery.error.details["ladder"]["stopped"]
-    # ... unless it runs the tool being run (the spec's "same tool")
-    again = rc.recover(Flaky(rc.RecoverableError(detail)), run_fixes=True, companions={"touch"})
-    assert [fix.command for fix in again.fixes] == ["touch smuggled"]
+    assert recovery.error.details["ladder"]["stopped"] == (
+        "the fix was not run: 'touch smuggled' is not registered for precondition_failed in "
+        "this process, nor allowed by the caller; it is shown as a suggestion for a person"
+    )
+    # the answer tells an agent to run nothing: the command is a suggestion, in details
+    assert (recovery.error.fix_command, recovery.error.details["suggested_command"]) == (
+        None, "touch smuggled",
+    )  # fmt: skip
+    (stop,) = [item for item in recovery.history if isinstance(item, rc.Action)]
+    assert (stop.kind, stop.command, stop.suggested_command) == ("stop", None, "touch smuggled")
+
+
+def test_a_fix_the_caller_names_runs_once(in_tmp: Path) -> None:
+    detail = rc.ErrorDetail.create("precondition_failed", "x", fix_command="touch named")
+    call = Flaky(rc.RecoverableError(detail))
+    recovery = rc.recover(call, run_fixes=True, allow_fixes=["touch named"])
+    assert (recovery.ok, call.calls, [fix.command for fix in recovery.fixes]) == (
+        True, 2, ["touch named"],
+    )  # fmt: skip
+    assert (in_tmp / "named").exists()
+    # named, but fixes are off: not run
+    off = rc.recover(Flaky(rc.RecoverableError(detail)), allow_fixes=["touch named"])
+    assert off.fixes == ()
+    assert off.error is not None and off.error.fix_command == "touch named"  # the caller's
+
+
+def test_companions_is_deprecated_and_ignored(in_tmp: Path) -> None:
+    detail = rc.ErrorDetail.create("precondition_failed", "x", fix_command="touch smuggled")
+    with pytest.warns(DeprecationWarning, match="companions"):
+        recovery = rc.recover(
+            Flaky(rc.RecoverableError(detail)), run_fixes=True, companions={"touch"}
+        )
+    assert recovery.fixes == ()
+    assert not (in_tmp / "smuggled").exists()
+
+
+def test_a_fix_is_checked_again_right_before_it_runs(in_tmp: Path, marker_code: str) -> None:
+    # on_step sees the decision before it is acted on, and may change the registry
+    def unregister(failure: rc.ErrorDetail, action: rc.Action) -> None:
+        rc.codes.unregister(marker_code)
+
+    try:
+        recovery = rc.recover(MarkerCall(marker_code), run_fixes=True, on_step=unregister)
+    finally:
+        rc.register_code(
+            marker_code, exit_code=4, user_message="The demo is not set up.",
+            fix_required="Create the marker file", fix_command="touch demo-marker",
+            fix_contract="idempotent", replace=True,
+        )  # fmt: skip
+    assert recovery.fixes == ()
+    assert not (in_tmp / "demo-marker").exists()
+    assert recovery.error is not None
+    assert recovery.error.details["ladder"]["stopped"] == (
+        "the fix was not run: 'touch demo-marker' is not registered for demo_marker_missing "
+        "in this process, nor allowed by the caller"
+    )
+    kinds = [(a.kind, a.command) for a in recovery.history if isinstance(a, rc.Action)]
+    assert kinds == [("run_fix", "touch demo-marker"), ("stop", None)]
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), -1, 0, -0.0])
+def test_a_timeout_that_is_not_seconds_is_refused_before_anything_runs(
+    timeout: float, in_tmp: Path
+) -> None:
+    with pytest.raises(ValueError, match="finite number of seconds > 0"):
+        rc.run_fix("touch too-early", timeout=timeout)
+    call = Flaky()
+    with pytest.raises(ValueError, match="fix_timeout must be a finite number of seconds > 0"):
+        rc.recover(call, fix_timeout=timeout)
+    assert (call.calls, list(in_tmp.iterdir())) == (0, [])
+    with pytest.raises(TypeError, match="number of seconds"):
+        rc.run_fix("true", timeout="5")  # type: ignore[arg-type]
 
 
 def test_apply_fix_stops_with_what_must_change() -> None:

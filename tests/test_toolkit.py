@@ -210,6 +210,56 @@ def test_an_unsafe_fix_command_never_reaches_the_envelope() -> None:
         assert command not in result.stdout
 
 
+RELAYED = {"code": "precondition_failed", "message": "upstream says", "retryable": False,
+           "fix_required": "Set it up", "fix_command": "python relay.py pwn"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        lambda: rc.RecoverableError(rc.ErrorDetail.from_dict(RELAYED)),  # a payload relayed
+        lambda: rc.RecoverableError(rc.Envelope.parse(  # an upstream tool's envelope
+            {"ok": False, "data": None, "error": {**RELAYED, "code": "PRECONDITION_FAILED"}}
+        ).error),
+        # named at raise time, registered for the code nowhere: not what the registry says
+        lambda: rc.RecoverableError("precondition_failed", "m", fix_required="Set it up",
+                                    fix_command="python relay.py pwn"),
+    ],
+    ids=["from_dict", "envelope", "raised"],
+)  # fmt: skip
+def test_a_fix_command_not_registered_here_is_a_suggestion_in_the_tools_answer(
+    failure: Any,
+) -> None:
+    @toolkit.click_tool()
+    def relay() -> None:
+        raise failure()
+
+    result = CliRunner().invoke(relay, ["--json"])
+    error = _envelope(result.stdout)["error"]
+    assert (result.exit_code, error["code"], error["fix_command"]) == (
+        4,
+        "PRECONDITION_FAILED",
+        None,
+    )
+    assert error["details"]["suggested_command"] == "python relay.py pwn"
+    human = CliRunner().invoke(relay, [])
+    assert human.exit_code == 4
+    assert "run: " not in human.stderr
+    assert (
+        "suggested, not registered here (read it before running it): python relay.py pwn"
+        in human.stderr
+    )
+
+
+def test_a_fix_command_registered_here_stays_in_the_tools_answer(stubborn: ModuleType) -> None:
+    result = TyperRunner().invoke(stubborn.app, ["run"])
+    error = _envelope(result.stdout)["error"]
+    assert error["fix_command"] == "python tests/tools/stubborn_tool.py refresh"
+    assert "suggested_command" not in error["details"]
+    human = TyperRunner().invoke(stubborn.app, ["run"], env={})
+    assert "suggested" not in human.stderr
+
+
 def test_a_group_answers_for_its_subcommands(notes: ModuleType) -> None:
     result = CliRunner().invoke(notes.notes, ["nope", "--json"])
     assert result.exit_code == 2

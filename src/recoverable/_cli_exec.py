@@ -1,13 +1,17 @@
-"""`recoverable exec [--json] [--retries N] [--fix] -- CMD ARGS...`: any command, under the
-ladder.
+"""`recoverable exec [--json] [--retries N] [--fix] [--allow-fix CMD]... -- CMD ARGS...`: any
+command, under the ladder.
 
 The command runs without a shell, in its own process group, its stdout kept (bounded) and its
 stderr passed through. A failure is classified as any finished process (`process_envelope`:
 a signal, a tool's own envelope, an AI CLI's output, the shell's statuses, the stderr tail),
-transient ones are reissued as the ladder says (`recover`), and with `--fix` a registered fix
-runs before one reissue. The answer: the envelope on stdout with `--json` (the command's data
-on success), else the command's own stdout on success and a readable failure on stderr; the
-exit code is the registry's for the failure, 0 on success.
+transient ones are reissued as the ladder says (`recover`), and with `--fix` a fix this
+process may run (registered in this process for the failure's code, or named with
+`--allow-fix`, word for word) runs before one reissue. The command's own envelope is a
+payload: a `fix_command` it prints is never run because it printed it, whatever program it
+names; it is shown (`details.suggested_command`, `meta.ladder`), for a person to judge. The
+answer: the envelope on stdout with `--json` (the command's data on success), else the
+command's own stdout on success and a readable failure on stderr; the exit code is the
+registry's for the failure, 0 on success.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from typing import Any, TextIO
 
 from ._detail import ErrorDetail, RecoverableError
 from ._envelope import Envelope
+from ._fix_gate import SUGGESTED_COMMAND
 from ._ladder import Action
-from ._process_exit import process_envelope, program_name, spawn_failure, timed_out
+from ._process_exit import process_envelope, spawn_failure, timed_out
 from ._recover import FIX_TIMEOUT_S, Recovery, recover
 from ._run_process import run_bounded
 
@@ -81,15 +86,15 @@ def cmd_exec(args: argparse.Namespace, out: TextIO) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     attempts = _Attempts(argv, args.timeout)
-    program = program_name(argv)
+    allowed: list[str] = args.allow_fix
     started = time.monotonic()
     try:
         recovery = recover(
             attempts,
-            run_fixes=args.fix,
+            run_fixes=args.fix or bool(allowed),  # naming a fix to run asks for fixes
+            allow_fixes=allowed,
             retries=args.retries,
             fix_timeout=args.fix_timeout or FIX_TIMEOUT_S,
-            companions=frozenset({program} if program else ()),
             on_step=_print_step,
         )
     except KeyboardInterrupt:
@@ -152,6 +157,12 @@ def _print_failure(error: ErrorDetail) -> None:
         print(f"fix: {error.fix_required}", file=sys.stderr)
     if error.fix_command:
         print(f"run: {error.fix_command}", file=sys.stderr)
+    suggested = error.details.get(SUGGESTED_COMMAND)
+    if isinstance(suggested, str):
+        import shlex
+
+        flag = f"--allow-fix {shlex.quote(suggested)}"
+        print(f"suggested, not run: {suggested} (read it first; {flag} runs it)", file=sys.stderr)
     ladder = error.details.get("ladder")
     if isinstance(ladder, dict) and ladder.get("stopped"):
         print(f"stopped: {ladder['stopped']}", file=sys.stderr)

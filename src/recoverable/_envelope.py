@@ -13,7 +13,13 @@ not a registered code; the spelling read is kept in `details["envelope_code"]`.
 
 `Envelope.parse` applies the spec's reading rules to what another process printed, under the
 payload rules of `ErrorDetail.from_dict` (a refused `fix_command`, `refresh_command`,
-`reauth_command` or `redirect.command` is dropped, texts cleaned, hints capped):
+`reauth_command` or `redirect.command` is dropped, texts cleaned, hints capped). Every
+command read is a payload's: shown, never run because it arrived (`_fix_gate`). The spec's
+`refresh_command` and `reauth_command` are read as what they are, the credential codes'
+fix (`CREDENTIAL_CODES`): where this registry holds a fix for that code (and source), that
+registered command becomes `fix_command`, the one that may run; the payload's own strings
+stay in `details` (`refresh_command`, `reauth_command`, `suggested_command` for a replaced
+`fix_command`), for a person.
 
 | what was read                                    | the envelope                         |
 |--------------------------------------------------|--------------------------------------|
@@ -39,12 +45,14 @@ from typing import Any
 
 from ._codes import FixCommandRejected, codes, validate_fix_command
 from ._detail import MAX_CAUSE_DEPTH, ErrorDetail, PayloadError, copy_with, unvalidated
+from ._fix_gate import SUGGESTED_COMMAND
 from ._ladder import DEFAULT_WAIT_MS
 from ._strict_json import STRICT_JSON
 from ._untrusted import clean_text, json_safe_dict, safe_str
 
 __all__ = [
     "ALIASES",
+    "CREDENTIAL_CODES",
     "MAX_ENVELOPE_CHARS",
     "SPEC_EXIT_CODES",
     "Envelope",
@@ -92,6 +100,13 @@ SPEC_EXIT_CODES: Mapping[int, str] = {
 the spec) and exited non-zero without saying which error. Other statuses are `unknown`."""
 
 _COMMAND_FIELDS = ("refresh_command", "reauth_command")  # the spec's specialised fix commands
+
+CREDENTIAL_CODES = frozenset(
+    {"credentials_expired", "unauthenticated", "cli_not_authenticated", "provider_auth_failed"}
+)
+"""The codes whose fix is getting credentials again: what the spec's `refresh_command`
+(F-063) and `reauth_command` (section 53) are for. For these, a command an envelope names is
+replaced by the one this registry holds for the code, when it holds one."""
 
 
 def envelope_code(code: str) -> str:
@@ -342,19 +357,44 @@ def _lowered_chain(error: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _checked_commands(detail: ErrorDetail) -> ErrorDetail:
-    """The spec's specialised commands obey `fix_command`'s rules: a refused one is dropped."""
+    """The spec's specialised commands obey `fix_command`'s rules (a refused one is dropped),
+    and a credential code's command is the one registered here (`_registered_reauth`)."""
     details = detail.details
     found = [name for name in _COMMAND_FIELDS if name in details]
     redirect = details.get("redirect")
     if not found and not (isinstance(redirect, Mapping) and "command" in redirect):
-        return detail
+        return _registered_reauth(detail)
     kept = dict(details)
     for name in found:
         _keep_if_safe(kept, name, kept, name)
     if isinstance(redirect, Mapping) and "command" in redirect:
         kept["redirect"] = dict(redirect)
         _keep_if_safe(kept["redirect"], "command", kept, "redirect_command")
-    return copy_with(detail, details=kept)
+    return _registered_reauth(copy_with(detail, details=kept))
+
+
+def _registered_reauth(detail: ErrorDetail) -> ErrorDetail:
+    """A credential code whose envelope names a command (`fix_command`, `refresh_command`,
+    `reauth_command`, kept or dropped): the fix this registry holds for the code and source
+    is `fix_command`; the envelope's own `fix_command`, when it differs, is only
+    `details["suggested_command"]`. Without a registered fix, the detail as read."""
+    if detail.code not in CREDENTIAL_CODES or detail.retryable:
+        return detail
+    row = codes.get(detail.code)
+    registered = None if row is None else row.fix_command_for(detail.source)
+    if row is None or registered is None or registered == detail.fix_command:
+        return detail
+    names = ("fix_command", *_COMMAND_FIELDS)
+    named = detail.fix_command is not None or any(
+        name in detail.details or f"{name}_dropped" in detail.details for name in names
+    )
+    if not named:
+        return detail
+    details = dict(detail.details)
+    if detail.fix_command is not None:
+        details[SUGGESTED_COMMAND] = detail.fix_command
+    fix_required = detail.fix_required or row.fix_required
+    return copy_with(detail, fix_command=registered, fix_required=fix_required, details=details)
 
 
 def _keep_if_safe(holder: dict[str, Any], key: str, details: dict[str, Any], name: str) -> None:

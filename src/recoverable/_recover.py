@@ -2,29 +2,35 @@
 (wait and reissue, run the fix and reissue once, or stop): `recover`. The I/O edge of
 `_ladder`: it sleeps and runs fix commands.
 
-A fix runs only when asked (`run_fixes=True`), only a command registered for the failure's
-code here or one of the tool being run (`companions`), validated again just before it runs,
-never built from failure text (principle 7). It runs without a shell (argv by shlex), stdin
-closed, under a deadline, its output bounded; a fix that fails is classified and ends the
-ladder. The same code coming back after its fix ends it too, saying so, instead of looping.
+A fix runs only when asked (`run_fixes=True`), and only a command this process may run
+(`_fix_gate`): registered here for the failure's code, or named by the caller
+(`allow_fixes`), checked again just before it runs, never built from failure text and never
+run because a payload carried it (principle 7). It runs without a shell (argv by shlex),
+stdin closed, under a deadline, its output bounded; a fix that fails is classified and ends
+the ladder. The same code coming back after its fix ends it too, saying so, instead of
+looping. The failure `recover` stops on carries in `fix_command` only what this process
+would run; another command is in `details["suggested_command"]`, for a person.
 """
 
 from __future__ import annotations
 
+import math
 import shlex
 import subprocess
 import time
-from collections.abc import Callable, Collection
+import warnings
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ._codes import FixCommandRejected, codes, validate_fix_command
+from ._codes import FixCommandRejected, validate_fix_command
 from ._detail import ErrorDetail, RecoverableError, mark_exhausted, unvalidated, with_details
+from ._fix_gate import allowed_commands, fix_refusal, runnable_fix_only, unsafe_reason
 from ._ladder import Action, next_action
 from ._policy import DEFAULT_MAX_RETRY_AFTER_MS
 from ._untrusted import clean_text
 
-__all__ = ["FIX_TIMEOUT_S", "FixRun", "Recovery", "fix_refusal", "recover", "run_fix"]
+__all__ = ["FIX_TIMEOUT_S", "FixRun", "Recovery", "recover", "run_fix"]
 
 T = TypeVar("T")
 
@@ -40,7 +46,8 @@ class FixRun:
     """One run of a fix command."""
 
     command: str
-    """The command, as registered."""
+    """The command, verbatim (registered here for the failure's code, or named by the
+    caller)."""
     ok: bool
     """Whether it exited 0 within its deadline."""
     error: ErrorDetail | None = None
@@ -95,11 +102,21 @@ class Recovery(Generic[T]):
 
 
 def run_fix(command: str, *, timeout: float = FIX_TIMEOUT_S) -> FixRun:
-    """Run a fix command: validated again, split by shlex, no shell, stdin closed, stopped at
-    `timeout` seconds, its output bounded. Its own failure is classified as any process's."""
+    """Run `command`, a fix the CALLER names: validated again, split by shlex, no shell,
+    stdin closed, stopped at `timeout` seconds, its output bounded. Its own failure is
+    classified as any process's; a command the validator refuses never starts.
+
+    Calling it is naming the command explicitly, so it runs any command the validator
+    accepts: pass one you chose, or one `next_action` returned as `run_fix`; never a
+    `fix_command` read from a failure (an envelope, a payload, the wire) nor an
+    `Action.suggested_command`. The library calls it only through `recover`'s gate.
+    Raises ValueError when `timeout` is not a finite number of seconds > 0 (NaN, infinite,
+    <= 0), TypeError when it is not a number.
+    """
     from ._process_exit import from_process, spawn_failure, timed_out
     from ._run_process import run_bounded
 
+    _check_timeout(timeout, "timeout")
     try:
         argv = shlex.split(validate_fix_command(command))
     except FixCommandRejected as refused:
@@ -115,47 +132,59 @@ def run_fix(command: str, *, timeout: float = FIX_TIMEOUT_S) -> FixRun:
     if done.returncode is None:
         error = timed_out(argv, timeout, done.stderr_tail)
     else:
-        error = from_process(done.returncode, stderr=done.stderr_tail, stdout=done.stdout,
-                             argv=argv)  # fmt: skip
+        stderr_tail = done.stderr_tail
+        error = from_process(done.returncode, stderr=stderr_tail, stdout=done.stdout, argv=argv)
     exit_code = done.returncode if done.returncode is not None and done.returncode > 0 else None
     return FixRun(command, False, error, exit_code, stdout, stderr, done.duration_ms)
 
 
-def fix_refusal(detail: ErrorDetail, command: str, companions: Collection[str] = ()) -> str | None:
-    """Why `command` may not run as the fix of `detail`; None when it may: it passes the
-    validator and is registered for the code here, or runs one of `companions` (the tool
-    being run, whose own envelope named it: the spec's "same tool")."""
-    try:
-        argv = shlex.split(validate_fix_command(command))
-    except FixCommandRejected as refused:
-        return str(refused)
-    row = codes.get(detail.code)
-    if row is not None and command in row.fix_commands.values():
-        return None
-    if argv[0] in companions:
-        return None
-    return f"{command!r} is not registered for {detail.code} here and runs another program"
+def _check_timeout(value: object, name: str) -> None:
+    """A deadline is a finite number of seconds > 0: NaN, inf or 0 would never or always
+    stop a fix."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number of seconds > 0, not {value!r}")
 
 
 def recover(  # noqa: PLR0913 -- one keyword per setting of the ladder
     call: Callable[[], T],
     *,
     run_fixes: bool = False,
+    allow_fixes: Iterable[str] = (),
     retries: int = 3,
     fix_timeout: float = FIX_TIMEOUT_S,
-    companions: Collection[str] = (),
     on_step: Callable[[ErrorDetail, Action], None] | None = None,
+    companions: Collection[str] | None = None,
 ) -> Recovery[T]:
     """Call `call()` until it succeeds or the ladder says stop (`next_action`).
 
     A failure (any exception, classified) is retried after its wait, at most `retries` times
     in all and 3 times a code without a state change; a wait over 60 s stops instead. With
-    `run_fixes`, a `fix_command` (see `fix_refusal`) runs and the call is reissued once; the
-    same code after it stops. `apply_fix` (a change only a person or an agent can make) stops
-    with the `fix_required`. `on_step(failure, action)` sees each decision before it is acted
-    on. A KeyboardInterrupt propagates. Never raises otherwise: see `Recovery.result()`.
+    `run_fixes`, a `fix_command` this process may run (registered here for the failure's
+    code, or word for word one of `allow_fixes`) runs, checked again just before, and the
+    call is reissued once; the same code after it stops. Any other command, however it
+    arrived, is not run: the ladder stops and the final error keeps it in
+    `details["suggested_command"]` for a person. `apply_fix` (a change only a person or an
+    agent can make) stops with the `fix_required`. `on_step(failure, action)` sees each
+    decision before it is acted on. A KeyboardInterrupt propagates. Raises ValueError for a
+    `fix_timeout` that is not a number of seconds > 0 (and TypeError for `allow_fixes` given
+    as one string), before calling; never otherwise: see `Recovery.result()`.
+
+    `companions` is deprecated and ignored (a DeprecationWarning): a fix running "the same
+    program as the tool" is no longer trusted, since any tool can print any envelope. Name
+    such a fix in `allow_fixes`.
     """
-    ladder = _Ladder(run_fixes, retries, fix_timeout, frozenset(companions), on_step)
+    if companions is not None:
+        warnings.warn(
+            "recover(companions=...) is ignored: a fix runs only when it is registered for its "
+            "code in this process or named in allow_fixes",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    _check_timeout(fix_timeout, "fix_timeout")
+    settings = _Settings(run_fixes, allowed_commands(allow_fixes), retries, fix_timeout, on_step)
+    ladder = _Ladder(settings)
     while True:
         try:
             value = call()
@@ -166,19 +195,23 @@ def recover(  # noqa: PLR0913 -- one keyword per setting of the ladder
         return Recovery(value, None, ladder.attempts + 1, *ladder.record())
 
 
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """One `recover`'s settings, as given."""
+
+    run_fixes: bool
+    allowed: frozenset[str]
+    retries: int
+    fix_timeout: float
+    on_step: Callable[[ErrorDetail, Action], None] | None
+
+
 class _Ladder:
     """One `recover`: its settings, what happened so far, and why it stopped."""
 
-    def __init__(
-        self,
-        run_fixes: bool,
-        retries: int,
-        fix_timeout: float,
-        companions: frozenset[str],
-        on_step: Callable[[ErrorDetail, Action], None] | None,
-    ) -> None:
-        self.run_fixes, self.retries_left, self.fix_timeout = run_fixes, retries, fix_timeout
-        self.companions, self.on_step = companions, on_step
+    def __init__(self, settings: _Settings) -> None:
+        self.settings = settings
+        self.retries_left = settings.retries
         self.attempts = 0
         self.history: list[ErrorDetail | Action] = []
         self.fixes: list[FixRun] = []
@@ -194,10 +227,11 @@ class _Ladder:
 
         self.attempts += 1
         detail = classify(exc)
-        action = self._bounded(detail, next_action(detail, history=self.history))
+        allowed = self.settings.allowed
+        action = self._bounded(detail, next_action(detail, history=self.history, allowed=allowed))
         self.history += [detail, action]
-        if self.on_step is not None:
-            self.on_step(detail, action)
+        if self.settings.on_step is not None:
+            self.settings.on_step(detail, action)
         if action.kind == "retry":
             self.retries_left -= 1
             _sleep(action.wait_ms)
@@ -208,25 +242,39 @@ class _Ladder:
         return False
 
     def _bounded(self, detail: ErrorDetail, action: Action) -> Action:
-        """The ladder's action, or `stop` where this run's own limits say so."""
+        """The ladder's action, or `stop` where this run's own limits say so (a suggested
+        command stays on the stop, to be shown)."""
         why = ""
         if action.kind == "retry" and self.retries_left <= 0:
             why = "the retry budget is spent"
         elif action.kind == "retry" and action.wait_ms > DEFAULT_MAX_RETRY_AFTER_MS:
             why = f"the wait of {action.wait_ms} ms is too long to wait here"
-        elif action.kind == "run_fix" and not self.run_fixes:
+        elif action.kind == "run_fix" and not self.settings.run_fixes:
             why = f"a fix exists but fixes are off: run {action.command!r}, then reissue once"
         elif action.kind == "run_fix" and len(self.fixes) >= _MAX_FIXES:
             why = f"{_MAX_FIXES} fixes ran already"
-        elif action.kind == "run_fix":
-            refused = fix_refusal(detail, action.command or "", self.companions)
-            why = f"the fix was not run: {refused}" if refused else ""
+        elif action.kind == "apply_fix" and detail.fix_command:
+            refused = fix_refusal(detail.code, detail.fix_command, self.settings.allowed)
+            shown = "; it is shown as a suggestion for a person" if action.suggested_command else ""
+            why = f"the fix was not run: {refused}{shown}"
         elif action.kind == "apply_fix":
             why = f"needs a change this cannot make: {action.reason}; then reissue once"
-        return Action("stop", detail.code, reason=why) if why else action
+        if not why:
+            return action
+        return Action("stop", detail.code, reason=why, suggested_command=action.suggested_command)
 
     def _fix(self, detail: ErrorDetail, command: str) -> bool:
-        fix = run_fix(command, timeout=self.fix_timeout)
+        # Checked again right before it runs: `on_step` may have changed the registry.
+        refused = fix_refusal(detail.code, command, self.settings.allowed)
+        if refused is not None:
+            why = f"the fix was not run: {refused}"
+            suggested = None if unsafe_reason(command) else command
+            self.history.append(
+                Action("stop", detail.code, reason=why, suggested_command=suggested)
+            )
+            self._stop(detail, why, None)
+            return False
+        fix = run_fix(command, timeout=self.settings.fix_timeout)
         self.fixes.append(fix)
         if fix.ok:
             self.fixed[detail.code] = command
@@ -243,7 +291,9 @@ class _Ladder:
         ladder: dict[str, Any] = {"stopped": why, "attempts": self.attempts}
         if fix_did_not_help is not None:
             ladder["fix_did_not_help"] = fix_did_not_help
-        self.final = with_details(detail, ladder=ladder)
+        # The answer's fix_command is one this process would run; another is a suggestion.
+        answer = runnable_fix_only(detail, self.settings.allowed)
+        self.final = with_details(answer, ladder=ladder)
 
 
 def _refused(command: str, why: str) -> ErrorDetail:

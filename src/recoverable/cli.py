@@ -6,7 +6,7 @@ recoverable fake-provider [...]             a fault-injecting fake LLM API on 12
 recoverable run PROMPT [--cli NAME] [...]   an AI coding CLI on a prompt, its events streamed
                                             (`--fake [FAULT]`: against a built-in fake provider)
 recoverable doctor [--json]                 which AI CLIs are installed and usable
-recoverable exec [--json] [--retries N] [--fix] -- CMD ARGS...
+recoverable exec [--json] [--retries N] [--fix] [--allow-fix CMD]... -- CMD ARGS...
                                             any command under the recovery ladder
 
 `run` and `doctor` live in `_cli_agents`, `exec` in `_cli_exec`, each imported only when it
@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TextIO
 
-from ._codes import Code, codes
+from ._codes import Code, FixCommandRejected, codes, validate_fix_command
 from ._detail import ErrorDetail, PayloadError
 
 __all__ = [
@@ -236,6 +236,14 @@ def count_argument(text: str) -> int:
     return count
 
 
+def fix_command_argument(text: str) -> str:
+    """A fix command the validator accepts; argparse shows why not as a usage message."""
+    try:
+        return validate_fix_command(text)
+    except FixCommandRejected as refused:
+        raise argparse.ArgumentTypeError(str(refused)) from None
+
+
 def seconds_argument(text: str) -> float:
     """A number of seconds > 0; argparse shows the error as a usage message."""
     try:
@@ -264,8 +272,9 @@ def _add_exec_command(sub: Any) -> None:
         "exec",
         help="run a command under the recovery ladder; print its envelope",
         description="Run CMD without a shell. On failure: classify it, reissue transient "
-        "failures as the recovery ladder says, run a registered fix with --fix, and exit "
-        "with the code's exit status.",
+        "failures as the recovery ladder says, run a fix with --fix (only one registered in "
+        "this process for the failure's code, or named with --allow-fix: never one because "
+        "CMD printed it), and exit with the code's exit status.",
     )
     p_exec.add_argument("--json", action="store_true", help="print the envelope on stdout")
     p_exec.add_argument(
@@ -274,7 +283,18 @@ def _add_exec_command(sub: Any) -> None:
         "stops after 3 in a row of one code)",
     )  # fmt: skip
     p_exec.add_argument(
-        "--fix", action="store_true", help="run a failure's registered fix_command, reissue once"
+        "--fix",
+        action="store_true",
+        help="run a fix registered in this process for the failure's code, reissue once",
+    )
+    p_exec.add_argument(
+        "--allow-fix",
+        action="append",
+        default=[],
+        type=fix_command_argument,
+        metavar="CMD",
+        help="also run CMD, word for word, when a failure names it as its fix (repeatable; "
+        "implies --fix); a fix named only in the command's own output never runs",
     )
     p_exec.add_argument("--timeout", type=seconds_argument, metavar="S", help="seconds per attempt")
     p_exec.add_argument(

@@ -1,6 +1,7 @@
 """A typer tool whose registered fix does not help: `run` always fails with
 `stubborn_cache_stale`, and its fix_command (`refresh`) exits 0 without changing anything.
-`recoverable exec --fix` must run the fix once, see the same code come back, and stop.
+`recoverable exec --allow-fix 'python tests/tools/stubborn_tool.py refresh'` must run
+the fix once, see the same code come back, and stop.
 
     python tests/tools/stubborn_tool.py run          # exit 4, STUBBORN_CACHE_STALE
     python tests/tools/stubborn_tool.py refresh      # exit 0, changes nothing
@@ -21,6 +22,7 @@ rc.register_code(
     user_message="The cache is out of date.",
     fix_required="Refresh the cache",
     fix_command="python tests/tools/stubborn_tool.py refresh",
+    fix_contract="idempotent",
     replace=True,
 )
 

@@ -1,6 +1,12 @@
 """One run of a tool command, whichever framework parsed it: the outcome to the envelope or
 to a readable message, and the exit code. click and typer differ only in their exception
-classes (`Framework`)."""
+classes (`Framework`).
+
+The toolkit never runs a fix. What it answers, an agent pastes: its envelope's `fix_command`
+is one registered in this process for the code (`_fix_gate.runnable_fix_only`); any other a
+command raised or relayed (an upstream envelope, a payload) is in
+`details["suggested_command"]`, for a person.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from typing import Any
 
 from .._detail import ErrorDetail, unvalidated
 from .._envelope import Envelope
+from .._fix_gate import SUGGESTED_COMMAND, runnable_fix_only
 from .._untrusted import clean_text, safe_str
 
 __all__ = ["DEBUG_FLAG", "DEBUG_HELP", "JSON_FLAG", "JSON_HELP", "Framework", "ToolMain"]
@@ -142,6 +149,10 @@ def _detail(exc: BaseException, framework: Framework) -> ErrorDetail:
 
 
 def _emit(envelope: Envelope, value: Any, *, as_json: bool) -> int:
+    if envelope.error is not None:
+        error = runnable_fix_only(envelope.error)
+        if error is not envelope.error:
+            envelope = Envelope(False, None, error, envelope.warnings, envelope.meta)
     if as_json:
         try:
             text = envelope.to_json()
@@ -177,6 +188,12 @@ def _print_failure(error: ErrorDetail) -> None:
         print(f"fix: {error.fix_required}", file=sys.stderr)
     if error.fix_command:
         print(f"run: {error.fix_command}", file=sys.stderr)
+    suggested = error.details.get(SUGGESTED_COMMAND)
+    if isinstance(suggested, str):
+        print(
+            f"suggested, not registered here (read it before running it): {suggested}",
+            file=sys.stderr,
+        )
 
 
 def _ms(started: float) -> int:
