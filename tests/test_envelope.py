@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable._codes import validate_fix_command
-from recoverable._envelope import MAX_ENVELOPE_CHARS
+from recoverable._envelope import MAX_ENVELOPE_CHARS, Envelope, written
 from recoverable._untrusted import MAX_HINT_MS
 
 KEYS = ["ok", "data", "error", "warnings", "meta"]
@@ -168,8 +168,10 @@ def test_duration_is_a_whole_number_of_ms() -> None:
 
 
 def test_a_result_json_cannot_hold_is_refused_not_written_as_nan() -> None:
-    with pytest.raises(ValueError, match="JSON"):
-        rc.Envelope.success({"x": float("nan")}).to_json()
+    answer = json.loads(rc.Envelope.success({"x": float("nan")}).to_json())
+    assert (answer["ok"], answer["data"], answer["error"]["code"]) == (
+        False, None, "TOOL_OUTPUT_INVALID"
+    )  # fmt: skip
     assert json.loads(rc.Envelope.success({"when": object}).to_json())["data"]["when"]
 
 
@@ -524,3 +526,56 @@ def test_parse_never_raises_and_never_yields_an_unsafe_fix(value: Any, exit_code
 @given(st.text(max_size=200) | st.binary(max_size=200))
 def test_parse_reads_any_text_or_bytes(value: str | bytes) -> None:
     _safe(rc.Envelope.parse(value))
+
+
+# -- the writer never raises: what JSON cannot write answers as a typed failure ---------------
+
+
+def _deep() -> list[object]:
+    nested: list[object] = []
+    for _ in range(100_000):
+        nested = [nested]
+    return nested
+
+
+def _cycle() -> list[object]:
+    loop: list[object] = []
+    loop.append(loop)
+    return loop
+
+
+UNWRITABLE = {
+    "NaN data": lambda: Envelope.success(float("nan")),
+    "infinity in meta": lambda: Envelope.success(1, meta={"ratio": float("inf")}),
+    "a tuple key": lambda: Envelope.success({(1, 2): "x"}),
+    "nesting past the recursion limit": lambda: Envelope.success(_deep()),
+    "a cycle": lambda: Envelope.success(_cycle()),
+    "an integer past 4300 digits": lambda: Envelope.success(10**5000),
+    "NaN in a warning": lambda: Envelope.success(1, warnings=[{"x": float("nan")}]),
+}
+
+
+@pytest.mark.parametrize("build", UNWRITABLE.values(), ids=UNWRITABLE.keys())
+def test_an_envelope_json_cannot_write_is_written_as_a_typed_failure(build: Any) -> None:
+    envelope = build()
+    text, answered = written(envelope, None)
+    assert json.loads(text) == json.loads(envelope.to_json())
+    assert answered.exit_code == 1
+    assert answered.error is not None
+    assert (answered.error.code, answered.error.retryable) == ("tool_output_invalid", False)
+    parsed = Envelope.parse(text)
+    assert parsed.error is not None
+    assert parsed.error.code == "tool_output_invalid"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.recursive(
+        st.none() | st.booleans() | st.floats() | st.integers() | st.text(),
+        lambda inner: st.lists(inner) | st.dictionaries(st.text() | st.integers(), inner),
+        max_leaves=30,
+    )
+)
+def test_any_data_is_written_as_json_an_envelope_reads(data: object) -> None:
+    text, answered = written(Envelope.success(data))
+    assert Envelope.parse(text).ok is answered.ok

@@ -93,7 +93,9 @@ def test_click_tool_answers_with_the_envelope_when_piped_if_the_author_opted_in(
 
 @toolkit.click_tool()
 @click.argument("count", type=int)
-@click.option("--fail", type=click.Choice(["rate", "crash", "exit", "abort", "nan"]))
+@click.option(
+    "--fail", type=click.Choice(["rate", "crash", "exit", "abort", "nan", "keys", "deep", "cycle"])
+)
 @click.pass_context
 def counter(ctx: click.Context, count: int, fail: str | None) -> object:
     """A tool without json_when_piped: human output unless --json. Counts its side effects."""
@@ -106,9 +108,23 @@ def counter(ctx: click.Context, count: int, fail: str | None) -> object:
         sys.exit(3)
     if fail == "abort":
         raise KeyboardInterrupt
+    return _unwritable(fail) if fail else ({"count": count} if count else None)
+
+
+def _unwritable(fail: str) -> object:
+    """Results JSON cannot write: each must answer as a typed failure, never a traceback."""
     if fail == "nan":
         return {"ratio": float("nan")}
-    return {"count": count} if count else None
+    if fail == "keys":
+        return {(1, 2): "a tuple key", 3: "an int key is fine"}
+    if fail == "deep":
+        deep: list[object] = []
+        for _ in range(sys.getrecursionlimit() * 2):
+            deep = [deep]
+        return deep
+    cycle: list[object] = []
+    cycle.append(cycle)
+    return cycle
 
 
 def _count(*args: str) -> tuple[Any, list[int]]:
@@ -177,7 +193,7 @@ def test_click_tool_ends_and_cancels() -> None:
     assert _envelope(result.stdout)["error"]["code"] == "RUN_CANCELLED"
     result, _ = _count("1", "--fail", "nan", "--json")
     assert result.exit_code == 1
-    assert _envelope(result.stdout)["error"]["code"] == "INTERNAL_ERROR"
+    assert _envelope(result.stdout)["error"]["code"] == "TOOL_OUTPUT_INVALID"
 
 
 def test_help_lists_the_flags_and_prints_no_envelope() -> None:
@@ -351,3 +367,22 @@ def test_import_recoverable_loads_no_framework() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)  # fmt: skip
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("fail", ["nan", "keys", "deep", "cycle"])
+@pytest.mark.parametrize("as_json", [True, False])
+def test_a_result_json_cannot_write_is_a_typed_failure_in_both_modes(
+    fail: str, as_json: bool
+) -> None:
+    result, effects = _count("1", "--fail", fail, *(["--json"] if as_json else []))
+    assert result.exit_code == 1  # tool_output_invalid's exit code, not a traceback's
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert effects == [1]
+    if as_json:
+        error = _envelope(result.stdout)["error"]
+        assert (error["code"], error["retryable"]) == ("TOOL_OUTPUT_INVALID", False)
+        assert error["message"].startswith("the answer could not be written as JSON (")
+    else:
+        assert result.stdout == ""
+        assert result.stderr.startswith("Error: the answer could not be written as JSON (")
+        assert "Traceback" not in result.stderr

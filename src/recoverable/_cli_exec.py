@@ -22,7 +22,7 @@ import time
 from typing import Any, TextIO
 
 from ._detail import ErrorDetail, RecoverableError
-from ._envelope import Envelope
+from ._envelope import Envelope, written
 from ._fix_gate import SUGGESTED_COMMAND
 from ._ladder import Action
 from ._process_exit import process_envelope, spawn_failure, timed_out
@@ -100,8 +100,9 @@ def cmd_exec(args: argparse.Namespace, out: TextIO) -> int:
     except KeyboardInterrupt:
         recovery = Recovery(None, _cancelled(), 1)
     envelope = _answer(recovery, attempts, round((time.monotonic() - started) * 1000))
+    text, envelope = written(envelope)
     if args.json:
-        print(envelope.to_json(), file=out)
+        print(text, file=out)
     elif envelope.error is not None:
         _print_failure(envelope.error)
     else:

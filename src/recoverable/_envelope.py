@@ -215,8 +215,11 @@ class Envelope:
         }
 
     def to_json(self, *, indent: int | None = None) -> str:
-        """`to_dict` as JSON (what a value JSON cannot hold becomes its text; NaN refused)."""
-        return json.dumps(self.to_dict(), indent=indent, default=safe_str, allow_nan=False)
+        """`to_dict` as JSON (what a value JSON cannot hold becomes its text). Never raises:
+        data, warnings or meta that JSON cannot write at all (NaN, a cycle, keys that are not
+        text, nesting past the recursion limit, an integer past 4300 digits) make the answer
+        the typed failure `tool_output_invalid`, saying why, with `duration_ms` kept."""
+        return written(self, indent)[0]
 
     @classmethod
     def parse(cls, value: object, *, exit_code: int | None = None) -> Envelope:
@@ -227,6 +230,23 @@ class Envelope:
             return _read(value, exit_code)
         except Exception as exc:  # a bug of ours must not become the caller's exception
             return _malformed(f"could not be read ({type(exc).__name__})", exit_code)
+
+
+def written(envelope: Envelope, indent: int | None = None) -> tuple[str, Envelope]:
+    """(the JSON text, the envelope it says): `envelope` itself, or, when JSON cannot write
+    its data, warnings or meta, the typed failure that replaces it (whose `exit_code` is then
+    the one to exit with)."""
+    try:
+        text = json.dumps(envelope.to_dict(), indent=indent, default=safe_str, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        unwritable = unvalidated(
+            "tool_output_invalid",
+            f"the answer could not be written as JSON ({type(exc).__name__})",
+            details={"unwritable": clean_text(str(exc), 200)},
+        )
+        failure = Envelope(False, None, unwritable, (), {"duration_ms": envelope.duration_ms})
+        return json.dumps(failure.to_dict(), indent=indent, default=safe_str), failure
+    return text, envelope
 
 
 def _duration(value: object) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._detail import ErrorDetail, unvalidated
-from .._envelope import Envelope
+from .._envelope import Envelope, written
 from .._fix_gate import SUGGESTED_COMMAND, runnable_fix_only
 from .._untrusted import clean_text, safe_str
 
@@ -153,13 +153,10 @@ def _emit(envelope: Envelope, value: Any, *, as_json: bool) -> int:
         error = runnable_fix_only(envelope.error)
         if error is not envelope.error:
             envelope = Envelope(False, None, error, envelope.warnings, envelope.meta)
+    # A result JSON cannot write (NaN, a cycle, a tuple key, nesting past the recursion
+    # limit) answers as the typed failure in both modes, never as a traceback.
+    text, envelope = written(envelope)
     if as_json:
-        try:
-            text = envelope.to_json()
-        except ValueError as exc:  # NaN or infinity in the result
-            failure = unvalidated("internal_error", f"the result is not JSON: {exc}")
-            envelope = Envelope.failure(failure, duration_ms=envelope.duration_ms)
-            text = envelope.to_json()
         print(text)
     elif envelope.error is not None:
         _print_failure(envelope.error)
