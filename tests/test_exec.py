@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -226,9 +228,6 @@ def test_no_command_is_an_argument_error() -> None:
 
 
 def test_a_cancel_stops_the_command_and_exits_130(tmp_path: Path) -> None:
-    import signal
-    import time
-
     process = subprocess.Popen(
         [sys.executable, "-m", "recoverable", "exec", "--json", "--", "sh", "-c",
          "echo $$ > pid; sleep 30"],
@@ -242,6 +241,65 @@ def test_a_cancel_stops_the_command_and_exits_130(tmp_path: Path) -> None:
     assert process.returncode == 130
     assert json.loads(out)["error"]["code"] == "RUN_CANCELLED"
     assert not alive(int((tmp_path / "pid").read_text()))
+
+
+# --- under a supervisor: every way exec ends stops the command's group ---------------------
+
+
+def _pids_of(tmp_path: Path) -> list[int]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        text = (tmp_path / "pids").read_text() if (tmp_path / "pids").exists() else ""
+        if text.count("\n") >= 2:
+            return [int(line) for line in text.split()]
+        time.sleep(0.05)
+    raise AssertionError("the command never wrote its pids")
+
+
+# The command and a background job of its own, both writing their pids, both running on.
+_TWO_PROCESSES = "echo $$ > pids; sleep 61 & echo $! >> pids; wait"
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_supervisors_stop_stops_the_group_prints_the_envelope_and_exits_128_n(
+    tmp_path: Path, signame: str
+) -> None:
+    source = str(Path(rc.__file__).resolve().parent.parent)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recoverable", "exec", "--json", "--", "sh", "-c", _TWO_PROCESSES],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": source},
+    )  # fmt: skip
+    pids = _pids_of(tmp_path)
+    sig = signal.Signals[signame]
+    process.send_signal(sig)
+    out, _ = process.communicate(timeout=30)
+    assert process.returncode == 128 + sig.value
+    error = json.loads(out)["error"]
+    assert (error["code"], error["details"]) == ("RUN_CANCELLED", {"signal": signame})
+    assert error["message"] == f"{signame} stopped the command"
+    assert [pid for pid in pids if alive(pid)] == []
+
+
+def test_timeout_1_around_exec_gets_the_envelope_and_no_survivor(tmp_path: Path) -> None:
+    source = str(Path(rc.__file__).resolve().parent.parent)
+    done = subprocess.run(
+        ["timeout", "2", sys.executable, "-m", "recoverable", "exec", "--json", "--", "sh", "-c",
+         _TWO_PROCESSES],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "PYTHONPATH": source},
+    )  # fmt: skip
+    assert done.returncode == 124  # timeout(1)'s own status for a command it had to stop
+    assert json.loads(done.stdout)["error"]["details"] == {"signal": "SIGTERM"}
+    assert [pid for pid in _pids_of(tmp_path) if alive(pid)] == []
+
+
+def test_a_background_job_that_closed_its_pipes_ends_with_the_command(tmp_path: Path) -> None:
+    answer = '{"ok": true, "data": 1, "error": null}'
+    job = f"sleep 61 >/dev/null 2>&1 </dev/null & echo $! > job; echo '{answer}'"
+    done = _exec("--json", "--", "sh", "-c", job, cwd=tmp_path)
+    assert (done.returncode, _envelope(done)["data"]) == (0, 1)
+    assert not alive(int((tmp_path / "job").read_text()))
 
 
 # --- classify --envelope ---------------------------------------------------------------------

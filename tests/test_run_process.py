@@ -52,3 +52,44 @@ def test_a_deadline_stops_the_whole_group(tmp_path: Path) -> None:
 def test_a_spawn_failure_raises_its_os_error() -> None:
     with pytest.raises(FileNotFoundError):
         run_bounded(["no-such-program-for-recoverable"])
+
+
+def test_a_sigterm_while_a_fix_runs_stops_its_group_then_ends_this_process(
+    tmp_path: Path,
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import recoverable as rc
+
+    script = (
+        "import recoverable as rc, sys\n"
+        "rc.run_fix(sys.argv[1])\n"
+        "print('not reached: the signal ends the process once the fix is stopped')\n"
+    )
+    source = str(Path(rc.__file__).resolve().parent.parent)
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, "sleep 61"],
+        cwd=tmp_path, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": source},
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    fix = None
+    while fix is None and time.monotonic() < deadline:  # the fix's own group: its sleep
+        fix = next((int(pid) for pid in os.listdir("/proc") if pid.isdigit()
+                    and _parent(pid) == process.pid), None)  # fmt: skip
+        time.sleep(0.05)
+    assert fix is not None
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGTERM  # the exit the supervisor asked for
+    assert out == ""
+    assert not alive(fix)
+
+
+def _parent(pid: str) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None

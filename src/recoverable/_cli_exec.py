@@ -17,6 +17,7 @@ registry's for the failure, 0 on success.
 from __future__ import annotations
 
 import argparse
+import signal as signals
 import sys
 import time
 from typing import Any, TextIO
@@ -27,7 +28,7 @@ from ._fix_gate import SUGGESTED_COMMAND
 from ._ladder import Action
 from ._process_exit import process_envelope, spawn_failure, timed_out
 from ._recover import FIX_TIMEOUT_S, Recovery, recover
-from ._run_process import run_bounded
+from ._run_process import Terminated, run_bounded, terminations_raise
 
 __all__ = ["MAX_STDOUT", "cmd_exec"]
 
@@ -86,19 +87,16 @@ def cmd_exec(args: argparse.Namespace, out: TextIO) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     attempts = _Attempts(argv, args.timeout)
-    allowed: list[str] = args.allow_fix
     started = time.monotonic()
+    stopped_by: int | None = None
     try:
-        recovery = recover(
-            attempts,
-            run_fixes=args.fix or bool(allowed),  # naming a fix to run asks for fixes
-            allow_fixes=allowed,
-            retries=args.retries,
-            fix_timeout=args.fix_timeout or FIX_TIMEOUT_S,
-            on_step=_print_step,
-        )
+        with terminations_raise():  # a supervisor's stop: the command's group first, then us
+            recovery = _recover(attempts, args)
     except KeyboardInterrupt:
-        recovery = Recovery(None, _cancelled(), 1)
+        recovery = Recovery(None, _cancelled("the caller interrupted the command"), 1)
+    except Terminated as end:
+        stopped_by, name = end.signum, signals.Signals(end.signum).name
+        recovery = Recovery(None, _cancelled(f"{name} stopped the command", name), 1)
     envelope = _answer(recovery, attempts, round((time.monotonic() - started) * 1000))
     text, envelope = written(envelope)
     if args.json:
@@ -112,7 +110,20 @@ def cmd_exec(args: argparse.Namespace, out: TextIO) -> int:
     if attempts.dropped:
         print(f"{_LABEL} stdout was cut at {MAX_STDOUT} bytes ({attempts.dropped} more dropped)",
               file=sys.stderr)  # fmt: skip
-    return envelope.exit_code
+    # A signal's stop exits as a shell reports it (128 + n), whatever the envelope's code.
+    return envelope.exit_code if stopped_by is None else 128 + stopped_by
+
+
+def _recover(attempts: _Attempts, args: argparse.Namespace) -> Recovery[Envelope]:
+    allowed: list[str] = args.allow_fix
+    return recover(
+        attempts,
+        run_fixes=args.fix or bool(allowed),  # naming a fix to run asks for fixes
+        allow_fixes=allowed,
+        retries=args.retries,
+        fix_timeout=args.fix_timeout or FIX_TIMEOUT_S,
+        on_step=_print_step,
+    )
 
 
 def _answer(recovery: Recovery[Envelope], attempts: _Attempts, duration_ms: int) -> Envelope:
@@ -133,10 +144,10 @@ def _answer(recovery: Recovery[Envelope], attempts: _Attempts, duration_ms: int)
     return Envelope(False, None, recovery.error, warnings, meta)
 
 
-def _cancelled() -> ErrorDetail:
+def _cancelled(why: str, signal: str | None = None) -> ErrorDetail:
     from ._detail import unvalidated
 
-    return unvalidated("run_cancelled", "the caller interrupted the command")
+    return unvalidated("run_cancelled", why, details={"signal": signal} if signal else None)
 
 
 def _print_step(failure: ErrorDetail, action: Action) -> None:

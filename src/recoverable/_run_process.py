@@ -1,10 +1,12 @@
 """Running a command to its end, with every read and wait bounded: the I/O edge under
 `recoverable exec` and the fix runner.
 
-No shell: argv as given. The command gets its own process group, so a deadline or a cancel
-stops everything it started (SIGTERM, a grace period, SIGKILL). Memory is bounded whatever it
-prints: the first `max_stdout` bytes of stdout are kept (the rest counted), and the last
-STDERR_TAIL_CHARS of stderr (all of it may also be copied through as it comes).
+No shell: argv as given. The command gets its own process group, so every way a run ends
+stops everything it started (SIGTERM, a grace period, SIGKILL): a deadline, a cancel, a
+SIGTERM or SIGHUP to this process (a supervisor's stop, a closed terminal), and its normal
+end too (a background job that closed its pipes does not outlive it). Memory is bounded
+whatever it prints: the first `max_stdout` bytes of stdout are kept (the rest counted), and
+the last STDERR_TAIL_CHARS of stderr (all of it may also be copied through as it comes).
 """
 
 from __future__ import annotations
@@ -14,15 +16,20 @@ import os
 import selectors
 import signal as signals
 import subprocess
+import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
 from ._process_exit import STDERR_TAIL_CHARS
 
-__all__ = ["Finished", "run_bounded"]
+__all__ = ["TERMINATING", "Finished", "Terminated", "run_bounded", "terminations_raise"]
+
+TERMINATING = (signals.SIGTERM, signals.SIGHUP)
+"""The signals a supervisor stops a process with: docker stop, systemd, timeout(1), a closed
+SSH session."""
 
 _CHUNK = 64 * 1024
 _TICK_S = 0.5
@@ -49,6 +56,39 @@ class Finished:
     """Whether it was stopped at its deadline."""
 
 
+class Terminated(BaseException):
+    """A SIGTERM or SIGHUP reached this process while a command ran (its group is stopped
+    first). A BaseException, as KeyboardInterrupt: nothing retries it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        """The signal's number."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def terminations_raise() -> Iterator[bool]:
+    """While inside, SIGTERM and SIGHUP raise `Terminated` where they would have ended the
+    process at once (the main thread, the signal's default handler): what the process started
+    can then be stopped. Yields whether it installed a handler (a program's own handlers, and
+    other threads, are left as they are)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+    mine = [sig for sig in TERMINATING if signals.getsignal(sig) is signals.SIG_DFL]
+    for sig in mine:
+        signals.signal(sig, _raise_terminated)
+    try:
+        yield bool(mine)
+    finally:
+        for sig in mine:
+            signals.signal(sig, signals.SIG_DFL)
+
+
 def run_bounded(
     argv: Sequence[str],
     *,
@@ -58,7 +98,26 @@ def run_bounded(
     stdin: int | None = None,
 ) -> Finished:
     """Run `argv` to its end (or its deadline). A spawn failure raises its OSError; a
-    KeyboardInterrupt stops the command's group and is raised again."""
+    KeyboardInterrupt or a `Terminated` stops the command's group and is raised again. Where
+    the signal would have ended this process at once, it still does, once the group is
+    stopped (the supervisor gets the exit it asked for)."""
+    installed = False
+    try:
+        with terminations_raise() as installed:
+            return _run(argv, timeout, max_stdout, stderr_copy, stdin)
+    except Terminated as end:
+        if installed:  # the default disposition is back: the signal now does what it would have
+            os.kill(os.getpid(), end.signum)
+        raise
+
+
+def _run(
+    argv: Sequence[str],
+    timeout: float | None,
+    max_stdout: int,
+    stderr_copy: IO[bytes] | None,
+    stdin: int | None,
+) -> Finished:
     started = time.monotonic()
     process = subprocess.Popen(
         list(argv),
@@ -82,6 +141,7 @@ def run_bounded(
     if timed_out:
         _stop_group(process)
     returncode = process.wait()
+    _stop_leftovers(process.pid)
     return Finished(
         None if timed_out else returncode,
         bytes(reader.stdout),
@@ -171,3 +231,40 @@ def _stop_group(process: subprocess.Popen[bytes]) -> None:
         process.wait(_GRACE_S)
     _signal_group(process.pid, signals.SIGKILL)
     process.wait()
+    _stop_leftovers(process.pid)
+
+
+def _stop_leftovers(pgid: int) -> None:
+    """What the command left running in its group after it ended (a background job that
+    closed its pipes): SIGTERM, a grace period while any is alive, then SIGKILL."""
+    if not _group_alive(pgid):
+        return
+    _signal_group(pgid, signals.SIGTERM)
+    until = time.monotonic() + _GRACE_S
+    while _group_alive(pgid) and time.monotonic() < until:
+        time.sleep(0.02)
+    _signal_group(pgid, signals.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group `pgid` runs: not only exists, since an orphan's zombie stays
+    in the group until some init reaps it (/proc says which, where there is one)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no /proc: what exists may be alive
+    return any(entry.isdigit() and _live_member(entry, pgid) for entry in entries)
+
+
+def _live_member(pid: str, pgid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        return False
+    # After the command's name: state, ppid, pgrp.
+    return len(fields) > 2 and fields[0] not in (b"Z", b"X") and fields[2] == str(pgid).encode()
