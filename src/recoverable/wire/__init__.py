@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 _EXPORTS = {
     "MAX_CHUNK_CHARS": "._chunks",
     "Chunk": "._chunks",
-    "public_payload": "._chunks",
+    "public_payload": "._public_events",
     "NdjsonReader": "._ndjson",
     "read_ndjson": "._ndjson",
     "read_ndjson_chunks": "._ndjson",
@@ -95,7 +95,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ._ai_sdk import UiMessageStream, to_ui_message_stream
-    from ._chunks import MAX_CHUNK_CHARS, Chunk, public_payload
+    from ._chunks import MAX_CHUNK_CHARS, Chunk
     from ._client import (
         aiter_chunks,
         aiter_events,
@@ -106,6 +106,7 @@ if TYPE_CHECKING:
     )
     from ._http import PROBLEM_TYPE_PREFIX, http_body, http_response, read_response
     from ._ndjson import NdjsonReader, read_ndjson, read_ndjson_chunks, to_ndjson
+    from ._public_events import public_payload
     from ._resume import StreamLog, last_event_id
     from ._sse import SseReader, read_sse, read_sse_chunks, to_sse
 
