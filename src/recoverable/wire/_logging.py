@@ -28,6 +28,7 @@ import traceback
 from typing import Any
 
 from .._detail import ErrorDetail
+from .._public import public_code
 from .._secrets import scrub
 
 __all__ = [
@@ -75,7 +76,7 @@ def failure_line(
 
 
 def _code(detail: ErrorDetail) -> str:
-    return code_name(detail.code) if isinstance(detail.code, str) else "unknown"
+    return public_code(detail.code)  # a code, or `unknown`: never a sentence or markup
 
 
 def withheld_traceback(exc: BaseException) -> str:
@@ -114,7 +115,7 @@ def log_failure(
     instance: str = "-",
 ) -> None:
     """Log a failure the wire answered: ERROR with the frames for a likely bug, else INFO."""
-    bug = detail.code in LIKELY_BUGS
+    bug = _code(detail) in LIKELY_BUGS
     level = logging.ERROR if bug else logging.INFO
     if not logger.isEnabledFor(level):
         return
