@@ -7,8 +7,8 @@ a code this process does not know, and none of that may put words before a perso
 process did not write (principle 6). The view is built from the registry alone:
 
     field          what a person reads
-    code           a registered code; a peer's lower_snake code (a name, never a sentence:
-                   it cannot hold markup, a line break or a credential); else `unknown`
+    code           a code registered here; else `unknown` (a peer's code is not ours: in
+                   64 lower_snake characters it can still spell a sentence)
     category       the registered code's; a peer's when it is one of ours; else `unknown`
     user_message   the code's row sentence, else its category's generic sentence
     fix_required   the row's sentence when the detail needs a fix; FIX_REQUIRED_SENTENCE when
@@ -25,12 +25,10 @@ registry's sentences, the peer's own words kept (scrubbed) in `details` as devel
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ._codes import CATEGORY_SENTENCES, category_sentence, codes
 from ._detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with
-from ._secrets import scrub
 from ._untrusted import clean_hint_ms, clean_text
 
 __all__ = [
@@ -51,7 +49,6 @@ PEER_USER_MESSAGE = "peer_user_message"
 PEER_CATEGORY = "peer_category"
 """The `details` key where `own_sentences` keeps a peer's category that is not one of ours."""
 
-_CODE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # what `from_dict` reads as a code
 _NEVER_EXPOSED = frozenset({"unknown", "internal_error"})  # their text is any exception's
 _MAX_PEER_SENTENCE = 500  # as `from_dict` keeps a peer's sentence
 _MAX_NAME = 100  # as `from_dict` keeps a peer's category
@@ -80,33 +77,26 @@ class PublicDetail:
 
 
 def public_code(code: object) -> str:
-    """`code` as a person may read it: registered, or a peer's lower_snake name; else
-    `unknown` (any other string may be a sentence, markup or a credential)."""
-    if not isinstance(code, str):
-        return "unknown"
-    if codes.get(code) is not None:
-        return code
-    if _CODE_NAME.fullmatch(code) and scrub(code) == code:
-        return code
-    return "unknown"
+    """`code` as a person may read it: a code registered here, else `unknown`."""
+    return code if isinstance(code, str) and codes.get(code) is not None else "unknown"
 
 
-def _public_category(code: str, category: object) -> str:
-    row = codes.get(code)
+def _public_category(code: object, category: object) -> str:
+    """The category of `code` (as it arrived) a person may read."""
+    row = codes.get(code) if isinstance(code, str) else None
     if row is not None:
         return row.category
     return category if isinstance(category, str) and category in CATEGORY_SENTENCES else "unknown"
 
 
-def _sentence(code: str, category: str) -> str:
-    row = codes.get(code)
+def _sentence(code: object, category: str) -> str:
+    row = codes.get(code) if isinstance(code, str) else None
     return row.user_message if row is not None else category_sentence(category)
 
 
 def public_sentence(detail: ErrorDetail) -> str:
     """The sentence safe to show a person for `detail`: its code's row, else its category's."""
-    code = public_code(detail.code)
-    return _sentence(code, _public_category(code, detail.category))
+    return _sentence(detail.code, _public_category(detail.code, detail.category))
 
 
 def public_view(detail: ErrorDetail, *, expose_message: bool = False) -> PublicDetail:
@@ -114,8 +104,8 @@ def public_view(detail: ErrorDetail, *, expose_message: bool = False) -> PublicD
     developer `message`, scrubbed, for a registered code other than `unknown` and
     `internal_error`."""
     code = public_code(detail.code)
-    category = _public_category(code, detail.category)
-    row = codes.get(code)
+    category = _public_category(detail.code, detail.category)
+    row = codes.get(code) if code == detail.code else None
     retryable = detail.retryable is True
     fix_required = None
     if not retryable and isinstance(detail.fix_required, str) and detail.fix_required:
@@ -130,7 +120,7 @@ def public_view(detail: ErrorDetail, *, expose_message: bool = False) -> PublicD
         retryable=retryable,
         retry_after_ms=clean_hint_ms(detail.retry_after_ms) if retryable else None,
         fix_required=fix_required,
-        user_message=_sentence(code, category),
+        user_message=_sentence(detail.code, category),
         http_status=codes.resolve(code).http_status,
         message=message,
     )
@@ -156,16 +146,19 @@ def own_sentences(detail: ErrorDetail) -> ErrorDetail:
 
 
 def _own_link(detail: ErrorDetail) -> ErrorDetail:
-    code = public_code(detail.code)
-    category = _public_category(code, detail.category)
-    sentence = _sentence(code, category)
+    category = _public_category(detail.code, detail.category)
+    sentence = _sentence(detail.code, category)
     if category == detail.category and sentence == detail.user_message:
         return detail
     said, named = detail.user_message, detail.category
     extra: dict[str, str] = {}
     if sentence != said and isinstance(said, str) and said:
         extra[PEER_USER_MESSAGE] = clean_text(said, _MAX_PEER_SENTENCE)
-    if category != named and codes.get(code) is None and isinstance(named, str) and named:
+    if category != named and _foreign(detail.code) and isinstance(named, str) and named:
         extra[PEER_CATEGORY] = clean_text(named, _MAX_NAME)
     details = {**detail.details, **extra} if isinstance(detail.details, dict) else extra
     return copy_with(detail, category=category, user_message=sentence, details=details)
+
+
+def _foreign(code: object) -> bool:
+    return not (isinstance(code, str) and codes.get(code) is not None)

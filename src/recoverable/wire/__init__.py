@@ -11,13 +11,13 @@ problem details), an ASGI adapter and a client reader.
 Writers give the whole event by default, so a service reading it gets a detail equal to the
 one sent. `public=True` writes what a person's browser may see: codes, numbers and this
 process's sentences, the model's answer and tool parts (credentials scrubbed), and nothing
-else. An error is its detail's public view (`recoverable._public.public_view`: the code's row
-sentence, a peer's code with its category's generic sentence; no cause, details, fix command
-or stderr), a tool's error text is left out, a `Done` keeps the run's text, usage and cost and
-the public views of its error and of the failures before a fallback (never stderr, exit
-status, session id or CLI), and `Raw` events (the CLI's own lines) are not written. A `seq`
-is an int from 0 to `MAX_SEQ`; anything else is a TypeError or ValueError, never text in the
-stream's framing.
+else. An error is its detail's public view (`recoverable._public.public_view`: the code's
+row sentence; a code not registered here as `unknown`, with its category's generic sentence;
+no cause, details, fix command or stderr), a tool's error text is left out, a `Done` keeps
+the run's text, usage and cost and the public views of its error and of the failures before
+a fallback (never stderr, exit status, session id or CLI), and `Raw` events (the CLI's own
+lines) are not written. A `seq` is an int from 0 to `MAX_SEQ`; anything else is a TypeError
+or ValueError, never text in the stream's framing.
 
 Readers treat what they read as untrusted: a detail goes through `ErrorDetail.from_dict`'s
 payload rules, then carries this process's sentences (a peer's own sentence for a code not

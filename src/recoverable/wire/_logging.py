@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import re
 import traceback
+from dataclasses import dataclass
 from typing import Any
 
 from .._detail import ErrorDetail
@@ -33,6 +34,7 @@ from .._secrets import scrub
 
 __all__ = [
     "LIKELY_BUGS",
+    "Answer",
     "code_name",
     "exception_name",
     "failure_line",
@@ -48,6 +50,7 @@ _MAX_CHAIN = 8  # exceptions of one chain shown
 _MAX_FRAMES = 50  # the last frames of each (a RecursionError has a thousand)
 _NAME = re.compile(r"[^A-Za-z0-9_.:<>{}/\-]")  # what a name of code may show; the rest: "?"
 _MAX_NAME = 200
+_CODE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # what `ErrorDetail.from_dict` reads as a code
 
 
 def code_name(value: object) -> str:
@@ -66,17 +69,34 @@ def exception_name(exc: BaseException) -> str:
     return code_name(f"{module}.{name}" if isinstance(module, str) else name)
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The HTTP answer a failure got, as its log line names it."""
+
+    status: int
+    """The status sent."""
+    instance: str
+    """The problem `instance` the client was given (a `urn:uuid:`)."""
+
+
 def failure_line(
-    what: str, detail: ErrorDetail, exc: BaseException | None, status: int | None, instance: str
+    what: str, detail: ErrorDetail, exc: BaseException | None, answer: Answer | None = None
 ) -> str:
     """The one line of a failure's record (see the module's docstring); `what` is ours."""
-    answered = f" ({status})" if type(status) is int else ""
+    answered = ""
+    if answer is not None:
+        answered = f" ({int(answer.status)}) {code_name(answer.instance)}"
     kind = "" if exc is None else " " + exception_name(exc)
-    return f"{what} failed: {_code(detail)}{answered} {code_name(instance)}{kind}"
+    return f"{what} failed: {_code(detail)}{answered}{kind}"
 
 
 def _code(detail: ErrorDetail) -> str:
-    return public_code(detail.code)  # a code, or `unknown`: never a sentence or markup
+    """The code, for the log: ours, or a peer's lower_snake name (no markup, line break or
+    credential fits in one; what it could spell is read by an operator, not a person)."""
+    code = detail.code
+    if isinstance(code, str) and _CODE_NAME.fullmatch(code) and scrub(code) == code:
+        return code
+    return public_code(code)
 
 
 def withheld_traceback(exc: BaseException) -> str:
@@ -111,18 +131,19 @@ def log_failure(
     detail: ErrorDetail,
     exc: BaseException | None,
     *,
-    status: int | None = None,
-    instance: str = "-",
+    answer: Answer | None = None,
+    level: int = logging.INFO,
 ) -> None:
-    """Log a failure the wire answered: ERROR with the frames for a likely bug, else INFO."""
-    bug = _code(detail) in LIKELY_BUGS
-    level = logging.ERROR if bug else logging.INFO
+    """Log a failure the wire answered: ERROR with the frames for a likely bug, else at
+    `level` (INFO: a failure answered as the table says is not the server's fault)."""
+    bug = public_code(detail.code) in LIKELY_BUGS
+    level = logging.ERROR if bug else level
     if not logger.isEnabledFor(level):
         return
-    line = failure_line(what, detail, exc, status, instance)
+    line = failure_line(what, detail, exc, answer)
     fields: dict[str, Any] = {
         "recoverable_code": _code(detail),
-        "recoverable_status": status if type(status) is int else None,
+        "recoverable_status": None if answer is None else int(answer.status),
     }
     record = logger.makeRecord(
         logger.name, level, __file__, 0, "%s", (line,), None, func="log_failure", extra=fields

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
@@ -87,7 +88,7 @@ async def published(
     except Exception as exc:  # the source failed: one classified error ends the stream
         ended = True
         detail = classify(exc)
-        log_failure("stream", detail, exc)
+        log_failure("stream", detail, exc, level=logging.WARNING)  # a stream cut short
         if not failed:
             yield numbering.chunk(Error(detail))
     finally:

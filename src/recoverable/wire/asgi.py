@@ -41,7 +41,7 @@ from .._untrusted import clean_status
 from ._ai_sdk import DONE, UI_MESSAGE_STREAM_HEADERS, UiMessageStream
 from ._chunks import checked_seq, chunk_dict, chunk_json
 from ._http import PROBLEM_TYPE, http_response, problem_instance
-from ._logging import code_name, log_failure
+from ._logging import Answer, code_name, log_failure
 from ._publish import published
 from ._resume import StreamLog
 
@@ -194,7 +194,7 @@ def _log(request: Request, detail: ErrorDetail, exc: Exception, status: int, ins
     """One line per failure answered (`_logging`): the route's template, not the path."""
     method = request.method if _METHOD.fullmatch(request.method) else "?"
     route = getattr(request.scope.get("route"), "path", None)
-    log_failure(f"{method} {code_name(route)}", detail, exc, status=status, instance=instance)
+    log_failure(f"{method} {code_name(route)}", detail, exc, answer=Answer(status, instance))
 
 
 async def _sse_events(
