@@ -1,10 +1,11 @@
 """What a person may read of a detail: only codes, numbers and sentences from this registry.
 
-Every public writer (HTTP bodies, stream chunks, `Done` events, envelopes for a person, log
-lines) reads a detail through `public_view`, never through its fields as they arrived: a
-detail can be built without checks (`ErrorDetail(...)` directly), read from a peer, or carry
-a code this process does not know, and none of that may put words before a person that this
-process did not write (principle 6). The view is built from the registry alone:
+Every public writer (the wire's HTTP bodies, stream chunks, `Done` events and AI SDK stream;
+any envelope or line meant for a person) reads a detail through `public_view`, never through
+its fields as they arrived: a detail can be built without checks (`ErrorDetail(...)`
+directly), read from a peer, or carry a code this process does not know, and none of that
+may put words before a person that this process did not write (principle 6). The view is
+built from the registry alone:
 
     field          what a person reads
     code           a code registered here; else `unknown` (a peer's code is not ours: in

@@ -6,11 +6,12 @@ The ASGI helpers and the streaming responses log each failure they answer (the l
 
     GET /runs/{run} failed: provider_rate_limited (503) urn:uuid:... openai.RateLimitError
 
-the method, the route's template (the app's code, not the request's path), the code, the
-status answered, the problem `instance` the client was given (a client's report finds the
-record), the exception's class. No exception message, path, detail message or stack text:
-those carry what the request and the upstream said (a key an SDK echoed, a prompt, markup,
-a path with a token in it), and a log line is an output too (principle 6).
+the method, the route's template (the app's code, not the request's path), the code (a
+peer's lower_snake code too: an operator reads this line), the status answered, the problem
+`instance` the client was given (a client's report finds the record), the exception's class.
+No exception message, path, detail message or stack text: those carry what the request and
+the upstream said (a key an SDK echoed, a prompt, markup, a path with a token in it), and a
+log line is an output too (principle 6).
 
 For a likely bug (`unknown`, `internal_error`) the record also says where it happened: the
 frames of its traceback (file, line, function: places in the code) and each exception's class
