@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,8 +84,9 @@ def test_what_a_route_raises_is_answered_by_the_table(
     assert "message" not in body
     row = rc.codes[code]
     assert body["detail" if problem else "error"] == row.user_message
-    if problem:
-        assert body["instance"] == path.split("?", maxsplit=1)[0]
+    if problem:  # never the request's path: a fresh occurrence id
+        assert uuid.UUID(body["instance"]).urn == body["instance"]
+        assert body["status"] == status
         assert body["type"] == f"urn:recoverable:code:{code}"
     detail = wire.read_response(response.status_code, response.headers, response.content)
     assert (detail.code, detail.retryable) == (code, row.retryable)
@@ -102,6 +104,8 @@ def test_a_status_the_table_does_not_map_is_kept(client: httpx.Client) -> None:
     assert response.headers["allow"] == "GET"
     assert response.json()["code"] == "invalid_input"
     assert wire.read_response(405, response.headers, response.content).code == "invalid_input"
+    response = client.post("/count?n=1", headers={"accept": "application/problem+json"})
+    assert (response.status_code, response.json()["status"]) == (405, 405)  # one status
 
 
 def test_a_client_retries_a_route_as_its_retry_after_says(

@@ -9,23 +9,32 @@ problem details), an ASGI adapter and a client reader.
     events = wire.read_sse(text_or_lines)
 
 Writers give the whole event by default, so a service reading it gets a detail equal to the
-one sent. `public=True` writes what a person's browser may see: an error's `message` is its
-`user_message` (no cause, details, fix command or stderr), a tool's error text is left out,
-and `Raw` events (the CLI's own lines) are not written.
+one sent. `public=True` writes what a person's browser may see: codes, numbers and this
+process's sentences, the model's answer and tool parts (credentials scrubbed), and nothing
+else. An error is its detail's public view (`recoverable._public.public_view`: the code's
+row sentence; a code not registered here as `unknown`, with its category's generic sentence;
+no cause, details, fix command or stderr), a tool's error text is left out, a `Done` keeps
+the run's text, usage and cost and the public views of its error and of the failures before
+a fallback (never stderr, exit status, session id or CLI), and `Raw` events (the CLI's own
+lines) are not written. A `seq` is an int from 0 to `MAX_SEQ`; anything else is a TypeError
+or ValueError, never text in the stream's framing.
 
 Readers treat what they read as untrusted: a detail goes through `ErrorDetail.from_dict`'s
-payload rules, a chunk is at most MAX_CHUNK_CHARS, numbers are finite; a malformed chunk is
+payload rules, then carries this process's sentences (a peer's own sentence for a code not
+registered here is kept in `details["peer_user_message"]`, scrubbed: developer text, never
+shown as ours); a chunk is at most MAX_CHUNK_CHARS, numbers are finite; a malformed chunk is
 an `Error` warning (`tool_output_invalid`, `details["malformed"]` says why) and the stream
 goes on; an unknown `type` is `Raw` (cli "wire"). Nothing a peer sends makes a reader raise.
 
 HTTP: `http_response(detail, problem=False, expose_message=False)` -> (status, headers,
-body) with the registry's status, `Retry-After` on retryable answers, typed JSON or RFC 9457
-problem details; `read_response(status, headers, body)` -> the detail back, whatever style
-(else `from_http`). Clients: `raise_for_error(response)` and `iter_events(response)` /
-`aiter_events(response)` over an httpx (or httpx2) response.
+body) with the registry's status (or `status=`, which the body states too), `Retry-After` on
+retryable answers, typed JSON or RFC 9457 problem details (its `instance` a `urn:uuid:`,
+never the request's path); `read_response(status, headers, body)` -> the detail back,
+whatever style (else `from_http`). Clients: `raise_for_error(response)` and
+`iter_events(response)` / `aiter_events(response)` over an httpx (or httpx2) response.
 
 The Vercel AI SDK's UI message stream: `to_ui_message_stream(events)` / `UiMessageStream`
-(text, reasoning and tool parts; a failure as `{"type": "error", "errorText": user_message}`),
+(text, reasoning and tool parts; a failure as `{"type": "error", "errorText": sentence}`),
 served by `asgi.ui_message_response` so a `useChat` front end works unchanged.
 
 `StreamLog` keeps a stream's numbered events so a client reconnecting with `Last-Event-ID`
@@ -39,8 +48,9 @@ from typing import TYPE_CHECKING
 
 _EXPORTS = {
     "MAX_CHUNK_CHARS": "._chunks",
+    "MAX_SEQ": "._chunks",
     "Chunk": "._chunks",
-    "public_payload": "._chunks",
+    "public_payload": "._public_events",
     "NdjsonReader": "._ndjson",
     "read_ndjson": "._ndjson",
     "read_ndjson_chunks": "._ndjson",
@@ -67,6 +77,7 @@ _EXPORTS = {
 
 __all__ = [
     "MAX_CHUNK_CHARS",
+    "MAX_SEQ",
     "PROBLEM_TYPE_PREFIX",
     "Chunk",
     "NdjsonReader",
@@ -95,7 +106,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ._ai_sdk import UiMessageStream, to_ui_message_stream
-    from ._chunks import MAX_CHUNK_CHARS, Chunk, public_payload
+    from ._chunks import MAX_CHUNK_CHARS, MAX_SEQ, Chunk
     from ._client import (
         aiter_chunks,
         aiter_events,
@@ -106,6 +117,7 @@ if TYPE_CHECKING:
     )
     from ._http import PROBLEM_TYPE_PREFIX, http_body, http_response, read_response
     from ._ndjson import NdjsonReader, read_ndjson, read_ndjson_chunks, to_ndjson
+    from ._public_events import public_payload
     from ._resume import StreamLog, last_event_id
     from ._sse import SseReader, read_sse, read_sse_chunks, to_sse
 

@@ -11,8 +11,11 @@
 Text and reasoning deltas open a part and add to it; a tool start is a `tool-input-available`
 (a dynamic tool: the CLI's own), its end `tool-output-available` or `tool-output-error`; a
 turn's end ends the step; the run's `Done` ends the last step with `finish` (its
-`finishReason` "stop" or "error"). A failure is `{"type": "error", "errorText": user_message}`:
-the user sentence, never developer text. Warnings and `Raw` events are not sent. Pure.
+`finishReason` "stop" or "error"). A failure is `{"type": "error", "errorText": sentence}`:
+this registry's sentence for its code (`recoverable._public`), never developer text nor a
+peer's own words; a failed tool's `errorText` likewise. Tool inputs and outputs are sent
+with credentials scrubbed, as the public stream chunks are. Warnings and `Raw` events are
+not sent. Pure.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._codes import codes
+from .._detail import ErrorDetail
+from .._public import public_sentence
 from ..agents._events import (
     Done,
     Error,
@@ -32,6 +37,7 @@ from ..agents._events import (
     TurnEnd,
 )
 from ._chunks import chunk_json
+from ._public_events import public_tool_input, public_tool_text
 
 __all__ = ["UI_MESSAGE_STREAM_HEADERS", "UiMessageStream", "to_ui_message_stream"]
 
@@ -76,8 +82,9 @@ class UiMessageStream:
 
     def _tool_start(self, event: ToolStart) -> list[dict[str, Any]]:
         return [*self._step(), *self._close(), {"type": "tool-input-available",
-                "toolCallId": event.tool_id, "toolName": event.name, "input": event.input,
-                "dynamic": True}]  # fmt: skip
+                "toolCallId": public_tool_text(event.tool_id) or "",
+                "toolName": public_tool_text(event.name) or "",
+                "input": public_tool_input(event.input), "dynamic": True}]  # fmt: skip
 
     def _tool_end(self, event: ToolEnd) -> list[dict[str, Any]]:
         return [*self._step(), *self._close(), _tool_end(event)]
@@ -88,7 +95,7 @@ class UiMessageStream:
     def _error(self, event: Error) -> list[dict[str, Any]]:
         if event.severity != "error":
             return []
-        return [*self._close(), {"type": "error", "errorText": event.detail.user_message}]
+        return [*self._close(), {"type": "error", "errorText": public_sentence(event.detail)}]
 
     def _done(self, event: Done) -> list[dict[str, Any]]:
         self._finished = True
@@ -142,13 +149,18 @@ _WRITERS: dict[type, Callable[[UiMessageStream, Any], list[dict[str, Any]]]] = {
 
 
 def _tool_end(event: ToolEnd) -> dict[str, Any]:
-    if event.success:
-        return {"type": "tool-output-available", "toolCallId": event.tool_id,
-                "output": event.output, "dynamic": True}  # fmt: skip
+    call = public_tool_text(event.tool_id) or ""
+    if event.success is True:
+        return {"type": "tool-output-available", "toolCallId": call,
+                "output": public_tool_text(event.output), "dynamic": True}  # fmt: skip
     # The tool's own error text is developer text: its classified sentence instead.
     detail = event.detail
-    text = codes["tool_execution_failed"].user_message if detail is None else detail.user_message
-    return {"type": "tool-output-error", "toolCallId": event.tool_id, "errorText": text,
+    text = (
+        codes["tool_execution_failed"].user_message
+        if not isinstance(detail, ErrorDetail)
+        else public_sentence(detail)
+    )
+    return {"type": "tool-output-error", "toolCallId": call, "errorText": text,
             "dynamic": True}  # fmt: skip
 
 

@@ -1,15 +1,17 @@
 """Events as chunks: one JSON object per event, with its `type` and a sequence number. Pure.
 
-Writing: `chunk_dict` (the agents event, its `type` in snake_case, `seq` when given). A
-standalone `ErrorDetail` (or `RecoverableError`) is written as an `Error` event. `public=True`
-writes what a person's browser may see: an error's `message` is its `user_message`, with no
-cause, details or stderr; a tool's error text is left out; `Raw` events (the CLI's own lines)
-are not written at all.
+Writing: `chunk_dict` (the agents event, its `type` in snake_case, `seq` when given: an int
+from 0 to MAX_SEQ, anything else is refused). A standalone `ErrorDetail` (or
+`RecoverableError`) is written as an `Error` event. `public=True` writes what a person's
+browser may see, and only that (`_public_events`: no developer text, stderr, session ids or
+a peer's words; `Raw` events not at all).
 
 Reading: `read_chunk` over an untrusted object. A known `type` with fields of the wrong type,
 an error whose detail `ErrorDetail.from_dict` refuses, anything that is not a JSON object: a
 malformed chunk, read as an `Error` warning (`tool_output_invalid`, not retryable) so the
-stream goes on. An unknown `type` comes back as `Raw` (cli "wire"), never dropped.
+stream goes on. An unknown `type` comes back as `Raw` (cli "wire"), never dropped. Every
+detail read carries this registry's sentences (`own_sentences`): a peer's own words for a
+code not registered here stay in its `details`, as developer text.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from .._codes import codes
 from .._detail import ErrorDetail, PayloadError, RecoverableError, unvalidated
-from .._ladder import DEFAULT_WAIT_MS
+from .._public import own_sentences
 from .._strict_json import STRICT_JSON
 from .._untrusted import clean_text, safe_str, valid_unicode
 from ..agents._events import (
@@ -38,23 +40,26 @@ from ..agents._events import (
     TurnEnd,
     event_to_dict,
 )
+from ._public_events import public_event
 
 __all__ = [
     "MAX_CHUNK_CHARS",
+    "MAX_SEQ",
     "WIRE_SOURCE",
     "Chunk",
     "as_event",
+    "checked_seq",
     "chunk_dict",
     "chunk_json",
     "load_chunk",
     "malformed",
-    "public_payload",
     "read_chunk",
-    "stated_wait_ms",
 ]
 
 MAX_CHUNK_CHARS = 8 * 1024 * 1024
 """The longest chunk read (one NDJSON line, one SSE event's data); a longer one is malformed."""
+MAX_SEQ = 10**18 - 1
+"""The highest sequence number written and read (18 digits: what every reader holds)."""
 WIRE_SOURCE = "wire"
 """The `Raw.cli` of an unknown chunk, and the `source` of a malformed one."""
 _MAX_QUOTED = 200  # how much of a malformed chunk its warning quotes (scrubbed)
@@ -82,38 +87,27 @@ def as_event(value: Event | ErrorDetail | RecoverableError) -> Event:
     return value
 
 
-def stated_wait_ms(detail: ErrorDetail) -> int | None:
-    """The wait a public answer states: the detail's, or 1 s when a retryable detail gives
-    none (the envelope's reading rule, written out so every reader waits the same); None when
-    not retryable."""
-    if not detail.retryable:
+def checked_seq(seq: object) -> int | None:
+    """A sequence number to write: None, or an int from 0 to MAX_SEQ (what every reader of
+    ours takes back). TypeError for anything else (a bool, a str: text would be written into
+    the stream's framing), ValueError for an int out of range."""
+    if seq is None:
         return None
-    return DEFAULT_WAIT_MS if detail.retry_after_ms is None else detail.retry_after_ms
-
-
-def public_payload(detail: ErrorDetail, *, expose_message: bool = False) -> dict[str, Any]:
-    """A detail as a person may see it: code, category, the recovery fields (a retryable one
-    always with its wait) and the user sentence; the developer `message` only when exposed
-    (else the user sentence again), and never a cause, details, a fix command (it runs where
-    the server runs) or a stack trace."""
-    return {
-        "code": detail.code,
-        "message": detail.message if expose_message else detail.user_message,
-        "category": detail.category,
-        "retryable": detail.retryable,
-        "retry_after_ms": stated_wait_ms(detail),
-        "fix_required": detail.fix_required,
-        "user_message": detail.user_message,
-    }
+    if type(seq) is not int:
+        raise TypeError(f"seq must be an int or None, not {type(seq).__name__}")
+    if not 0 <= seq <= MAX_SEQ:
+        raise ValueError(f"seq must be from 0 to {MAX_SEQ}")
+    return seq
 
 
 def chunk_dict(
     value: Event | ErrorDetail | RecoverableError, *, seq: int | None = None, public: bool = False
 ) -> dict[str, Any] | None:
     """The chunk of an event as JSON data (None: a `Raw` event is not written publicly)."""
+    seq = checked_seq(seq)
     event = as_event(value)
     if public:
-        data = _public_dict(event)
+        data = public_event(event)
         if data is None:
             return None
     else:
@@ -121,28 +115,6 @@ def chunk_dict(
     if seq is not None:
         data["seq"] = seq
     return data
-
-
-def _public_dict(event: Event) -> dict[str, Any] | None:
-    if isinstance(event, Raw):
-        return None
-    if isinstance(event, Error):
-        return {
-            "type": event.type,
-            "severity": event.severity,
-            "detail": public_payload(event.detail),
-        }
-    if isinstance(event, ToolEnd):
-        detail = None if event.detail is None else public_payload(event.detail)
-        return {"type": event.type, "tool_id": event.tool_id, "success": event.success,
-                "output": event.output, "error": None, "detail": detail}  # fmt: skip
-    if isinstance(event, Done):
-        result = event.result.to_dict()
-        error = event.result.error
-        result["error"] = None if error is None else public_payload(error)
-        result["stderr_tail"] = ""
-        return {"type": event.type, "result": result}
-    return event_to_dict(event)
 
 
 def chunk_json(data: dict[str, Any]) -> str:
@@ -218,7 +190,7 @@ def read_chunk(data: object, seq: int | None = None) -> Chunk:
         return malformed(f"not a JSON object ({type(data).__name__})")
     if seq is None:
         own = data.get("seq")
-        seq = own if type(own) is int and 0 <= own < 2**63 else None
+        seq = own if type(own) is int and 0 <= own <= MAX_SEQ else None
     kind = data.get("type")
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
@@ -263,7 +235,7 @@ def _bool(data: Mapping[str, Any], key: str) -> bool:
 def _detail(data: object) -> ErrorDetail:
     if not isinstance(data, Mapping):
         raise _Refused("a detail must be an object")
-    return ErrorDetail.from_dict(data)
+    return own_sentences(ErrorDetail.from_dict(data))
 
 
 def _error(data: Mapping[str, Any]) -> Error:

@@ -1,11 +1,14 @@
 """A detail as an HTTP answer, and an HTTP answer read back as a detail. Pure.
 
-Writing (`http_response`): the registry's status for the code, `Retry-After` in whole
-seconds (rounded up) on every retryable answer, its `retry_after_ms` in the body (a retryable
-detail without a wait is answered with 1 s, the envelope's reading rule), and a body a
-person may see: the user sentence, never developer text unless exposed (and never for
-`unknown` or `internal_error`, whose text is whatever an unclassified exception said), never
-a cause, details, fix command or stack trace. Two body styles:
+Writing (`http_response`): the registry's status for the code (or the one the caller
+answers with, `status=`: the body's `status` member is always the status sent),
+`Retry-After` in whole seconds (rounded up) on every retryable answer, its `retry_after_ms`
+in the body (a retryable detail without a wait is answered with 1 s, the envelope's reading
+rule), and a body a person may see, built from the detail's public view
+(`recoverable._public`, as the stream chunks are): codes, numbers and this registry's
+sentences; never developer text unless exposed (and never for `unknown` or
+`internal_error`, whose text is whatever an unclassified exception said), never a cause,
+details, fix command, stack trace, or anything of the request. Two body styles:
 
     typed JSON                          RFC 9457 application/problem+json
     {"error": user_message,             {"type": "urn:recoverable:code:rate_limited",
@@ -14,11 +17,17 @@ a cause, details, fix command or stack trace. Two body styles:
      "retry_after_ms": 2000,             "code": ..., "retryable": ..., "retry_after_ms": ...,
      "fix_required": null}               "fix_required": ...}
 
+A problem's `instance` is always a `urn:uuid:` (a fresh one, or the UUID the caller gives to
+find the occurrence in its logs): never the request's path, which may hold a credential,
+markup or 60 KB.
+
 Reading (`read_response`), by the evidence the body gives, most specific first: our typed
 JSON or problem details (a `code` in lower or UPPER_SNAKE, read by the envelope's mapping);
 an agent-tool envelope (`Envelope.parse`); a detail payload (`to_dict`, bare or as `error`);
 else the status, headers and body as any HTTP answer (`from_http`). Every path goes through
-`ErrorDetail.from_dict`'s payload rules.
+`ErrorDetail.from_dict`'s payload rules, and the detail read carries this registry's
+sentences (`own_sentences`): a peer's own sentence for a code not registered here is kept in
+`details` as developer text, never read as ours.
 """
 
 from __future__ import annotations
@@ -34,15 +43,18 @@ from .._classify.http_answers import hint_ms
 from .._codes import codes
 from .._detail import ErrorDetail, PayloadError, copy_with
 from .._envelope import Envelope, code_from_envelope, load_json_object, looks_like_envelope
+from .._public import own_sentences, public_view
 from .._untrusted import clean_status
-from ._chunks import stated_wait_ms
+from ._public_events import stated_wait_ms
 
 __all__ = [
     "JSON_TYPE",
     "PROBLEM_TYPE",
     "PROBLEM_TYPE_PREFIX",
+    "checked_status",
     "http_body",
     "http_response",
+    "problem_instance",
     "read_ours",
     "read_response",
     "retry_after_header",
@@ -52,7 +64,6 @@ JSON_TYPE = "application/json"
 PROBLEM_TYPE = "application/problem+json"
 PROBLEM_TYPE_PREFIX = "urn:recoverable:code:"
 """A problem's `type` is this and its code: stable per code, the same in every deployment."""
-_NEVER_EXPOSED = frozenset({"unknown", "internal_error"})
 _PAYLOAD_KEYS = ("code", "message", "category", "retryable", "user_message")
 _MAX_BODY_BYTES = 1024 * 1024  # an error body longer than this is read as text, cut
 
@@ -68,27 +79,53 @@ def http_body(
     *,
     problem: bool = False,
     expose_message: bool = False,
-    instance: str | None = None,
+    instance: str | uuid.UUID | None = None,
+    status: int | None = None,
 ) -> dict[str, Any]:
     """The body of `http_response`, as data."""
+    view = public_view(detail, expose_message=expose_message)
     fields: dict[str, Any] = {
-        "code": detail.code,
-        "retryable": detail.retryable,
-        "retry_after_ms": stated_wait_ms(detail),
-        "fix_required": detail.fix_required,
+        "code": view.code,
+        "retryable": view.retryable,
+        "retry_after_ms": stated_wait_ms(view),
+        "fix_required": view.fix_required,
     }
-    if expose_message and detail.code not in _NEVER_EXPOSED:
-        fields["message"] = detail.message
+    if view.message is not None:
+        fields["message"] = view.message
     if not problem:
-        return {"error": detail.user_message, **fields}
+        return {"error": view.user_message, **fields}
     return {
-        "type": PROBLEM_TYPE_PREFIX + detail.code,
-        "title": detail.code.replace("_", " ").capitalize(),
-        "status": detail.http_status,
-        "detail": detail.user_message,
-        "instance": instance if instance is not None else f"urn:uuid:{uuid.uuid4()}",
+        "type": PROBLEM_TYPE_PREFIX + view.code,
+        "title": view.code.replace("_", " ").capitalize(),
+        "status": view.http_status if status is None else checked_status(status),
+        "detail": view.user_message,
+        "instance": problem_instance(instance),
         **fields,
     }
+
+
+def problem_instance(instance: str | uuid.UUID | None = None) -> str:
+    """A problem's `instance`: `urn:uuid:` and a fresh UUID, or the one given (a UUID, or a
+    `urn:uuid:` string, written in its canonical form). ValueError for anything else."""
+    if instance is None:
+        return f"urn:uuid:{uuid.uuid4()}"
+    if isinstance(instance, uuid.UUID):
+        return instance.urn
+    if isinstance(instance, str) and instance[:9].lower() == "urn:uuid:" and len(instance) <= 45:
+        try:
+            return uuid.UUID(instance[9:]).urn
+        except ValueError:
+            pass
+    raise ValueError("a problem's instance is a UUID or a urn:uuid: URI, never request text")
+
+
+def checked_status(status: object) -> int:
+    """An error status to answer with: an int from 400 to 599 (TypeError, ValueError)."""
+    if type(status) is not int:
+        raise TypeError(f"status must be an int, not {type(status).__name__}")
+    if not 400 <= status <= 599:
+        raise ValueError("an error answer's status is from 400 to 599")
+    return status
 
 
 def http_response(
@@ -96,22 +133,27 @@ def http_response(
     *,
     problem: bool = False,
     expose_message: bool = False,
-    instance: str | None = None,
+    instance: str | uuid.UUID | None = None,
+    status: int | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """(status, headers, body) answering a failure: a detail, or anything `classify` takes.
 
-    `problem=True`: an RFC 9457 problem details body (`instance`: the occurrence's URI, by
-    default a fresh `urn:uuid:`). `expose_message=True` adds the developer `message`
-    (scrubbed of credentials; never for `unknown` or `internal_error`)."""
+    `problem=True`: an RFC 9457 problem details body (`instance`: the occurrence's
+    `urn:uuid:`, by default a fresh one). `expose_message=True` adds the developer `message`
+    (scrubbed of credentials; never for `unknown` or `internal_error`). `status`: answer with
+    it (400-599) rather than the code's (a framework's own 405, say); the body says the same."""
     if not isinstance(detail, ErrorDetail):
         detail = classify(detail)
-    body = http_body(detail, problem=problem, expose_message=expose_message, instance=instance)
+    sent = public_view(detail).http_status if status is None else checked_status(status)
+    body = http_body(
+        detail, problem=problem, expose_message=expose_message, instance=instance, status=sent
+    )
     headers = {"content-type": PROBLEM_TYPE if problem else JSON_TYPE}
     wait = retry_after_header(detail)
     if wait is not None:
         headers["retry-after"] = wait
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return detail.http_status, headers, data.encode("utf-8", "replace")
+    return sent, headers, data.encode("utf-8", "replace")
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -121,7 +163,7 @@ def read_response(status: int, headers: object = None, body: object = None) -> E
     """An HTTP error answer read as a detail: ours (typed JSON or problem details), an
     envelope, a detail payload, else any HTTP answer (`from_http`). Never raises."""
     try:
-        return _read(status, headers, body)
+        return own_sentences(_read(status, headers, body))
     except Exception:  # a bug of ours must not become the caller's exception
         return from_http(clean_status(status), headers, None)
 
@@ -200,7 +242,8 @@ def read_ours(status: int, headers: object, body: object) -> ErrorDetail | None:
         return None
     if codes.get(code_from_envelope(code)) is None:
         return None
-    return _from_ours(data, code, status, headers)
+    detail = _from_ours(data, code, status, headers)
+    return None if detail is None else own_sentences(detail)
 
 
 def _with_status(detail: ErrorDetail, status: int) -> ErrorDetail:

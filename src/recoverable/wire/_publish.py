@@ -5,8 +5,12 @@ ended by exactly one error when it fails, and `run_cancelled` when the client go
 (`agents.stream(...)`, a generator of your own) or of chunks (`StreamLog.follow`):
 
 - an event is numbered 1, 2, 3, ... (by the `StreamLog` when one is given, which keeps it);
+  a chunk is passed on as it is, once its sequence number is checked (`checked_seq`);
+  anything else the source yields (not an event, a chunk with a `seq` of text) is a failure
+  of the source, answered as below;
 - when the source raises, the failure is classified and sent as one `Error` event, unless
-  the source already sent its error (an `Error` of severity "error"); the stream then ends;
+  the source already sent its error (an `Error` of severity "error"); the stream then ends,
+  and the log `recoverable.wire` gets one line for it (`_logging`: no developer text);
 - when the response is cancelled (the client disconnected), the source is closed (for
   `agents.stream`: its process group is stopped) and the log, if any, gets `run_cancelled`.
 """
@@ -20,14 +24,25 @@ from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from .._classify import classify
-from .._detail import ErrorDetail
-from ..agents._events import Error, Event
-from ._chunks import Chunk
+from .._detail import ErrorDetail, RecoverableError
+from ..agents._events import (
+    Done,
+    Error,
+    Event,
+    Raw,
+    TextDelta,
+    ThinkingDelta,
+    ToolEnd,
+    ToolStart,
+    TurnEnd,
+)
+from ._chunks import Chunk, checked_seq
+from ._logging import log_failure
 from ._resume import StreamLog
 
 __all__ = ["published"]
 
-logger = logging.getLogger("recoverable.wire")
+EVENTS = (TextDelta, ThinkingDelta, ToolStart, ToolEnd, TurnEnd, Error, Done, Raw)
 
 
 class _Numbering:
@@ -39,7 +54,12 @@ class _Numbering:
 
     def chunk(self, item: Event | Chunk) -> Chunk:
         if isinstance(item, Chunk):
+            checked_seq(item.seq)
+            if not isinstance(item.event, EVENTS):
+                raise TypeError(f"a chunk's event is an agents event, not {_kind(item.event)}")
             return item
+        if not isinstance(item, (*EVENTS, ErrorDetail, RecoverableError)):
+            raise TypeError(f"a stream yields agents events or chunks, not {_kind(item)}")
         if self.log is not None:
             return self.log.append(item)
         self.last += 1
@@ -68,7 +88,7 @@ async def published(
     except Exception as exc:  # the source failed: one classified error ends the stream
         ended = True
         detail = classify(exc)
-        _log_failure(detail, exc)
+        log_failure("stream", detail, exc, level=logging.WARNING)  # a stream cut short
         if not failed:
             yield numbering.chunk(Error(detail))
     finally:
@@ -93,8 +113,5 @@ async def _close(iterator: Any) -> None:
         await asyncio.shield(task)
 
 
-def _log_failure(detail: ErrorDetail, exc: BaseException) -> None:
-    if detail.code in ("unknown", "internal_error"):  # a bug, likely: its traceback
-        logger.error("stream failed: %s", detail.code, exc_info=exc)
-    else:
-        logger.warning("stream failed: %s: %s", detail.code, detail.message)
+def _kind(value: object) -> str:
+    return type(value).__name__

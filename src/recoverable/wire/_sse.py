@@ -15,7 +15,15 @@ from collections.abc import Iterable, Iterator
 
 from .._detail import ErrorDetail, RecoverableError
 from ..agents._events import Event
-from ._chunks import MAX_CHUNK_CHARS, Chunk, chunk_dict, chunk_json, load_chunk, malformed
+from ._chunks import (
+    MAX_CHUNK_CHARS,
+    Chunk,
+    checked_seq,
+    chunk_dict,
+    chunk_json,
+    load_chunk,
+    malformed,
+)
 from ._lines import ChunkReader, iter_chunks
 
 __all__ = ["SseReader", "parse_seq", "read_sse", "read_sse_chunks", "to_sse"]
@@ -28,7 +36,10 @@ def to_sse(
 ) -> str:
     """One event as an SSE message (`id:` when numbered, one `data:` line, a blank line).
     A detail is written as an `Error` event. `public=True`: what a browser may see (see
-    `recoverable.wire`); a `Raw` event is then not written (the empty string)."""
+    `recoverable.wire`); a `Raw` event is then not written (the empty string). `seq` is an
+    int from 0 to MAX_SEQ (TypeError, ValueError): nothing but digits goes in the `id:`
+    field, and the JSON of `data:` holds no line break, so one call writes one event."""
+    seq = checked_seq(seq)
     data = chunk_dict(event, public=public)
     if data is None:
         return ""

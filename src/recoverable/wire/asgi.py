@@ -12,8 +12,11 @@
 `install` answers every exception a route raises (an SDK's, `RecoverableError`, Starlette's
 `HTTPException`, FastAPI's validation error, anything) with `http_response`: the registry's
 status, `Retry-After` when retryable, typed JSON or problem details (`problem=None`: when the
-request's Accept asks for `application/problem+json`). The developer text goes to the log
-(`recoverable.wire`), not to the client, unless `expose_message`.
+request's Accept asks for `application/problem+json`), each with a fresh `urn:uuid:` as its
+`instance`. The log (`recoverable.wire`) gets one line per failure: the method, the route's
+template, the code, the status, that instance, the exception's class; for a likely bug the
+frames of its traceback too, the exceptions' messages withheld (`_logging`). Developer text
+reaches neither the client (unless `expose_message`) nor the log.
 
 `sse_response` / `ndjson_response` stream any async iterator of events (see `_publish`):
 public chunks by default (no developer text), numbered, one error event when the source
@@ -26,7 +29,7 @@ Needs the `asgi` extra (starlette, sse-starlette); `import recoverable.wire` doe
 
 from __future__ import annotations
 
-import logging
+import re
 import sys
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -34,9 +37,11 @@ from typing import TYPE_CHECKING, Any
 from .._classify import classify
 from .._classify.http_answers import generic_from_status
 from .._detail import ErrorDetail, unvalidated
+from .._untrusted import clean_status
 from ._ai_sdk import DONE, UI_MESSAGE_STREAM_HEADERS, UiMessageStream
-from ._chunks import chunk_dict, chunk_json
-from ._http import PROBLEM_TYPE, http_response
+from ._chunks import checked_seq, chunk_dict, chunk_json
+from ._http import PROBLEM_TYPE, http_response, problem_instance
+from ._logging import Answer, code_name, log_failure
 from ._publish import published
 from ._resume import StreamLog
 
@@ -52,8 +57,6 @@ __all__ = [
     "sse_response",
     "ui_message_response",
 ]
-
-logger = logging.getLogger("recoverable.wire")
 
 # Exceptions of web frameworks that say what they are by their class: (module root, name).
 # (Not pydantic's ValidationError: raised inside a route, it is the server's parsing of
@@ -86,19 +89,32 @@ def error_response(
     expose_message: bool = False,
 ) -> Response:
     """The response answering `failure` (an exception, a detail, anything classify takes)."""
-    from starlette.responses import Response
-
     if isinstance(failure, ErrorDetail):
         detail = failure
     elif isinstance(failure, BaseException):
         detail = _classify(failure)
     else:
         detail = classify(failure)
+    return _answer(request, detail, problem, expose_message)[0]
+
+
+def _answer(
+    request: Request,
+    detail: ErrorDetail,
+    problem: bool | None,
+    expose_message: bool,
+    status: int | None = None,
+) -> tuple[Response, str]:
+    """The response, and the problem `instance` it names (the log line names it too)."""
+    from starlette.responses import Response
+
+    instance = problem_instance()
     as_problem = _wants_problem(request) if problem is None else problem
-    status, headers, body = http_response(
-        detail, problem=as_problem, expose_message=expose_message, instance=request.url.path
-    )
-    return Response(body, status, headers=headers)
+    sent, headers, body = http_response(
+        detail, problem=as_problem, expose_message=expose_message, instance=instance,
+        status=status,
+    )  # fmt: skip
+    return Response(body, sent, headers=headers), instance
 
 
 def install(app: Any, *, problem: bool | None = None, expose_message: bool = False) -> None:
@@ -111,25 +127,26 @@ def install(app: Any, *, problem: bool | None = None, expose_message: bool = Fal
 
     async def handle(request: Request, exc: Exception) -> Response:
         detail = _classify(exc)
-        response = error_response(request, detail, problem=problem, expose_message=expose_message)
-        _log(request, detail, exc, response.status_code)
+        response, instance = _answer(request, detail, problem, expose_message)
+        _log(request, detail, exc, response.status_code, instance)
         return response
 
     async def handle_http(request: Request, exc: Exception) -> Response:
         """A route's (or the router's) own status: the table's answer for it, else its status
-        kept (405 with its Allow header) with a body of `invalid_input` or `unknown`."""
-        status = getattr(exc, "status_code", 500)
+        kept (405 with its Allow header) with a body of `invalid_input` or `unknown` that says
+        the same status."""
+        status = clean_status(getattr(exc, "status_code", None))
+        if status is None or not 400 <= status <= 599:
+            status = 500
         detail = generic_from_status(status, f"HTTP {status}")
-        unmapped = detail is None
+        kept = None
         if detail is None:
             code = "invalid_input" if 400 <= status < 500 else "unknown"
-            detail = unvalidated(code, f"HTTP {status}", status=status)
-        response = error_response(request, detail, problem=problem, expose_message=expose_message)
-        if unmapped:
-            response.status_code = status
+            detail, kept = unvalidated(code, f"HTTP {status}", status=status), status
+        response, instance = _answer(request, detail, problem, expose_message, kept)
         for name, value in (getattr(exc, "headers", None) or {}).items():
             response.headers.setdefault(name, value)
-        _log(request, detail, exc, response.status_code)
+        _log(request, detail, exc, response.status_code, instance)
         return response
 
     app.add_middleware(_Answering, handle=handle)
@@ -170,12 +187,14 @@ class _Answering:
             await response(scope, receive, send)
 
 
-def _log(request: Request, detail: ErrorDetail, exc: Exception, status: int) -> None:
-    where = f"{request.method} {request.url.path}"
-    if detail.code in ("unknown", "internal_error"):  # a bug, likely: its traceback
-        logger.error("%s failed: %s (%d)", where, detail.code, status, exc_info=exc)
-    else:
-        logger.info("%s failed: %s (%d): %s", where, detail.code, status, detail.message)
+_METHOD = re.compile(r"[A-Z]{1,16}")
+
+
+def _log(request: Request, detail: ErrorDetail, exc: Exception, status: int, instance: str) -> None:
+    """One line per failure answered (`_logging`): the route's template, not the path."""
+    method = request.method if _METHOD.fullmatch(request.method) else "?"
+    route = getattr(request.scope.get("route"), "path", None)
+    log_failure(f"{method} {code_name(route)}", detail, exc, answer=Answer(status, instance))
 
 
 async def _sse_events(
@@ -186,8 +205,8 @@ async def _sse_events(
     async for chunk in published(source, log=log):
         data = chunk_dict(chunk.event, public=public)
         if data is not None:
-            seq = None if chunk.seq is None else str(chunk.seq)
-            yield ServerSentEvent(chunk_json(data), id=seq, sep="\n")
+            seq = checked_seq(chunk.seq)  # `published` checked it: digits only in `id:`
+            yield ServerSentEvent(chunk_json(data), id=None if seq is None else str(seq), sep="\n")
 
 
 def sse_response(
