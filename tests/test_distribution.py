@@ -99,7 +99,8 @@ def test_the_wheel_ships_the_package_and_nothing_of_the_repository(
     assert "recoverable/testing/__init__.py" in names  # FakeProvider is for users too
     assert not [name for name in names if name.startswith(NOT_SHIPPED) or "__pycache__" in name]
     assert {name.split("/")[0] for name in names} == {
-        "recoverable", f"recoverable-{recoverable.__version__}.dist-info"
+        "recoverable",
+        f"recoverable-{recoverable.__version__}.dist-info",
     }
 
 
