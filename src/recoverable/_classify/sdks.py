@@ -24,6 +24,7 @@ from ._pipeline import (
     package_of,
 )
 from .bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
+from .credentials import missing_key, missing_key_in_chain
 from .grpc_errors import GRPC_CLASSES, RPC_CODES, RPC_STATUS
 from .http_answers import (
     ProviderBody,
@@ -217,8 +218,8 @@ _COHERE_STATUS = {498: "provider_auth_failed", 499: "run_cancelled"}
 
 def _cohere_api_error(exc: BaseException) -> ErrorDetail | None:
     status = getattr(exc, "status_code", None)
-    if not isinstance(status, int):
-        return None
+    if not isinstance(status, int):  # raised before any request: a client with no key
+        return missing_key("cohere", exc)
     own = _COHERE_STATUS.get(status)
     if own is not None:
         return unvalidated(own, error_message(exc), status=status, source="cohere")
@@ -382,6 +383,8 @@ def _litellm(default: str) -> Handler:
         source = _LITELLM_PROVIDERS.get(provider, provider) if isinstance(provider, str) else None
         inner = exc.__cause__ or exc.__context__
         detail = classify_by_class(inner) if inner is not None else None
+        if detail is None:
+            detail = missing_key_in_chain(inner)
         if detail is None:
             detail = _litellm_structured(exc, inner, source)
         if detail is None or (
