@@ -25,7 +25,7 @@ from ._pipeline import (
 )
 from .bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
 from .credentials import missing_key, missing_key_in_chain
-from .grpc_errors import GRPC_CLASSES, RPC_CODES, RPC_STATUS
+from .grpc_errors import GRPC_CLASSES, RPC_CODES, RPC_STATUS, rpc_error
 from .http_answers import (
     ProviderBody,
     client_status_error,
@@ -271,6 +271,19 @@ def _rpc_name(exc: BaseException) -> str | None:
     return next((_RPC_CLASSES[n] for n in names if n in _RPC_CLASSES), None)
 
 
+def _wrapped_rpc_error(exc: BaseException) -> ErrorDetail | None:
+    """The gRPC error a Google Cloud client's transport wrapped (`grpc_helpers.wrap_errors`
+    keeps it as `response` and `__cause__`): its trailing `google.rpc.Status` holds the
+    quota's id and the RetryInfo wait, which the wrapper keeps only with grpcio-status
+    installed, and then as proto messages."""
+    for inner in (getattr(exc, "response", None), exc.__cause__):
+        if isinstance(inner, BaseException) and package_of(type(inner).__module__) == "grpc":
+            found = rpc_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
 def _google_call_error(exc: BaseException) -> ErrorDetail | None:
     """`GoogleAPICallError`: the answer's own body when the error came from an HTTP response
     (`from_http_response` keeps it), else its message, status and JSON details; the gRPC
@@ -278,6 +291,9 @@ def _google_call_error(exc: BaseException) -> ErrorDetail | None:
     name = _rpc_name(exc)
     if name == "CANCELLED":  # the caller's own cancellation, not the provider's answer
         return unvalidated("run_cancelled", error_message(exc), source="google")
+    wrapped = _wrapped_rpc_error(exc)
+    if wrapped is not None:
+        return copy_with(wrapped, source="google")
     status = getattr(exc, "code", None)
     if not isinstance(status, int) or isinstance(status, bool):
         status = RPC_STATUS.get(name) if name else None
