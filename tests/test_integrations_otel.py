@@ -134,8 +134,12 @@ def test_retries_become_span_events_and_a_counter_by_code(
 
 def test_a_quota_stop_and_a_give_up_mark_the_span(telemetry: Telemetry, fake: FakeProvider) -> None:
     fake.fail(Fault.insufficient_quota(), times=1)
-    with telemetry.tracer.start_as_current_span("quota"), pytest.raises(openai.RateLimitError):
+    with (
+        telemetry.tracer.start_as_current_span("quota"),
+        pytest.raises(rc.RecoverableError) as quota_stop,
+    ):
         rc.retry(sleep=no_wait).call(ask, fake)
+    assert isinstance(quota_stop.value.__cause__, openai.RateLimitError)
     fake.fail(Fault.overloaded(), times=2)
     with telemetry.tracer.start_as_current_span("overloaded"), pytest.raises(rc.RecoverableError):
         rc.retry(attempts=2, sleep=no_wait).call(ask, fake)

@@ -64,9 +64,9 @@ RICH_CODES = {b"per-minute": grpc.StatusCode.RESOURCE_EXHAUSTED,
 
 
 def _generate(request: bytes, context: grpc.ServicerContext) -> bytes:
-    if request in RICH:
+    if request in RICH:  # the details are the Status's own message, as grpcio-status checks
         context.set_trailing_metadata(((DETAILS_KEY, RICH[request]),))
-        context.abort(RICH_CODES[request], request.decode())
+        context.abort(RICH_CODES[request], status_pb2.Status.FromString(RICH[request]).message)
     if request == b"slow":
         time.sleep(2)
         return b"late"
@@ -246,3 +246,59 @@ def test_varints_that_never_end_and_lengths_past_the_end() -> None:
     for raw in (b"\xff" * 1000, b"\x1a\xff\xff\xff\xff\x0f", b"\x1a\x05ab", b"\x0d\x00\x00"):
         error = ForgedRpcError(grpc.StatusCode.RESOURCE_EXHAUSTED, "x", ((DETAILS_KEY, raw),))
         assert rc.classify(error).code == "provider_rate_limited"
+
+
+# -- the Google Cloud clients' gRPC transports: api_core's wrap_errors around the RpcError ------
+
+WRAPPED = [
+    (b"per-minute", "provider_rate_limited", True, 12000),
+    (b"per-day", "provider_quota_exceeded", False, None),
+    (b"bad-key", "provider_auth_failed", False, None),
+    (b"UNAVAILABLE:try later", "provider_overloaded", True, None),
+]
+
+# What a Google Cloud client's transport does: the stub wrapped by api_core, the same error
+# classified; run in a fresh interpreter so that grpcio-status can be made absent.
+_WRAPPED_CALL = """
+import json, sys
+if sys.argv[3] == "absent":
+    sys.modules["grpc_status"] = None  # api_core imports it optionally: now it is not there
+import grpc
+from google.api_core import exceptions, grpc_helpers
+import recoverable as rc
+with grpc.insecure_channel(sys.argv[1]) as channel:
+    call = grpc_helpers.wrap_errors(channel.unary_unary("/fake.Model/Generate"))
+    try:
+        call(sys.argv[2].encode(), timeout=5)
+    except exceptions.GoogleAPICallError as exc:
+        detail = rc.classify(exc)
+        first = type(exc.details[0]).__name__ if exc.details else None
+        print(json.dumps([type(exc).__name__, first, detail.code, detail.retryable,
+                          detail.retry_after_ms, detail.source]))
+"""
+
+
+@pytest.mark.parametrize("grpc_status", ["installed", "absent"])
+@pytest.mark.parametrize(("payload", "code", "retryable", "retry_after_ms"), WRAPPED,
+                         ids=[w[0].decode() for w in WRAPPED])  # fmt: skip
+def test_a_google_cloud_client_s_wrapped_rpc_error_keeps_its_quota_and_wait(
+    server: str, grpc_status: str, payload: bytes, code: str, retryable: bool,
+    retry_after_ms: int | None,
+) -> None:  # fmt: skip
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPED_CALL, server, payload.decode(), grpc_status],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    kind, first_detail, *classified = json.loads(done.stdout)
+    assert kind in ("ResourceExhausted", "InvalidArgument", "ServiceUnavailable")
+    # With grpcio-status the wrapper's details are proto messages; without it, none at all.
+    if payload in RICH and grpc_status == "installed":
+        assert first_detail in ("QuotaFailure", "ErrorInfo")
+    else:
+        assert first_detail is None
+    assert classified == [code, retryable, retry_after_ms, "google"]

@@ -83,8 +83,13 @@ def test_an_hour_long_retry_after_falls_back_at_once(fake: FakeProvider) -> None
 def test_a_bad_request_stops_the_fallback(fake: FakeProvider) -> None:
     fake.fail(Fault.status(400, {"error": {"message": "bad field", "type": "invalid_request_error",
                                            "param": "x", "code": None}}))  # fmt: skip
-    with pytest.raises(openai.BadRequestError):
+    with pytest.raises(rc.RecoverableError) as stopped:
         rc.fallback([ask_openai, ask_anthropic], fake)
+    assert (stopped.value.code, stopped.value.details["candidate"]) == (
+        "provider_invalid_request",
+        "ask_openai",
+    )
+    assert isinstance(stopped.value.__cause__, openai.BadRequestError)  # the original, reachable
     assert len(fake.requests) == 1
 
 
@@ -149,3 +154,60 @@ def test_total_failure_of_every_provider(fake: FakeProvider) -> None:
     assert detail.cause.details["candidate"] == "ask_anthropic"
     assert isinstance(detail.cause.cause, rc.ErrorDetail)
     assert detail.cause.cause.details["candidate"] == "ask_openai"
+
+
+# -- one rule for what a retry raises: a RecoverableError, the SDK's exception its cause --------
+
+
+def test_a_failure_not_worth_repeating_stops_as_a_recoverable_error(fake: FakeProvider) -> None:
+    fake.fail(Fault.insufficient_quota(), times=1)
+    with pytest.raises(rc.RecoverableError) as stopped:
+        rc.retry(sleep=Sleeps()).call(ask_openai, fake)
+    assert (stopped.value.code, stopped.value.retryable) == ("provider_quota_exceeded", False)
+    assert type(stopped.value.__cause__) is openai.RateLimitError
+    assert len(fake.requests) == 1
+
+
+def test_a_spent_budget_stops_as_a_recoverable_error_too(fake: FakeProvider) -> None:
+    fake.fail(Fault.overloaded(), times=None)
+    with pytest.raises(rc.RecoverableError) as stopped:
+        rc.retry(attempts=2, sleep=Sleeps()).call(ask_anthropic, fake)
+    assert (stopped.value.code, stopped.value.retryable) == ("provider_overloaded", False)
+    assert stopped.value.details["retries_exhausted"] is True
+    assert isinstance(stopped.value.__cause__, anthropic.APIStatusError)
+    assert len(fake.requests) == 2
+
+
+async def test_the_async_form_and_the_block_raise_the_same(fake: FakeProvider) -> None:
+    async def ask(fake: FakeProvider) -> str:
+        client = openai.AsyncOpenAI(api_key="sk-test", base_url=fake.openai_url, max_retries=0)
+        reply = await client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+        return str(reply.choices[0].message.content)
+
+    fake.fail(Fault.status(401, {"error": {"message": "bad key", "type": "invalid_request_error",
+                                           "code": "invalid_api_key"}}), times=2)  # fmt: skip
+    with pytest.raises(rc.RecoverableError) as stopped:
+        await rc.retry(sleep=Sleeps()).acall(ask, fake)
+    assert stopped.value.code == "provider_auth_failed"
+    assert type(stopped.value.__cause__) is openai.AuthenticationError
+    with pytest.raises(rc.RecoverableError) as blocked:
+        _ask_in_a_block(fake)
+    assert blocked.value.code == "provider_auth_failed"
+    assert len(fake.requests) == 2
+
+
+def _ask_in_a_block(fake: FakeProvider) -> None:
+    for attempt in rc.retry(sleep=Sleeps()):
+        with attempt:
+            ask_openai(fake)
+
+
+def test_a_recoverable_error_raised_by_the_call_is_raised_as_it_is() -> None:
+    own = rc.RecoverableError("invalid_input", "the prompt is empty")
+
+    def call() -> None:
+        raise own
+
+    with pytest.raises(rc.RecoverableError) as stopped:
+        rc.retry(sleep=Sleeps()).call(call)
+    assert stopped.value is own

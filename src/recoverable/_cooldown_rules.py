@@ -52,12 +52,21 @@ _CATCH_UP_SLOTS = 8
 _TIGHTEN = 1 - 1 / 500  # each paced call: the pace 0.2% faster (a 429 slows it again)
 
 
+# A writer's clock may run this far ahead of the reader's before its times are read from the
+# reader's clock instead (the durations it wrote kept, its absolute times moved back).
+CLOCK_SKEW_S = 1.0
+
+
 def _seconds(value: object) -> float:
-    """A stored number read defensively: finite, >= 0, at most a year past the epoch's
-    reach (a forged or corrupt value cannot make a caller wait forever or crash)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    """A stored number read defensively: a finite float >= 0, else 0 (a forged or corrupt
+    value, a 400-digit integer included, cannot crash a caller; `read` bounds the rest)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0.0
-    return max(0.0, float(value))
+    try:
+        number = float(value)
+    except OverflowError:
+        return 0.0
+    return number if math.isfinite(number) and number > 0 else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,15 +162,19 @@ class KeyState:
     """Half-open: a probe is out until then."""
     anchor: float = 0.0
     """When the latest hint said the key would next have room (the pace is measured from it)."""
+    written: float = 0.0
+    """The writer's clock when it stored this state (a reader whose clock is behind reads the
+    state from its own clock; 0: a state stored before this field existed)."""
 
-    def dump(self) -> str:
-        """The stored form."""
+    def dump(self, now: float = 0.0) -> str:
+        """The stored form, written at `now` (the writer's clock)."""
         return json.dumps(
             [
                 round(self.until, 6), self.code, self.stop, round(self.spacing, 6),
                 round(self.next_slot, 6), round(self.pace_until, 6),
                 [round(t, 6) for t in self.failures], round(self.open_until, 6),
                 self.open_code, round(self.probe_until, 6), round(self.anchor, 6),
+                round(now, 6),
             ],
             separators=(",", ":"),
         )  # fmt: skip
@@ -174,9 +187,29 @@ class KeyState:
         return _parse_state(text)
 
     @classmethod
+    def read(cls, text: str | None, now: float, policy: FleetPolicy) -> tuple[KeyState, str]:
+        """The state from its stored form, bounded from the reader's clock: (state, why it
+        was read as no state, or "").
+
+        A writer whose clock runs ahead is read from this one (its durations kept). A time
+        further ahead than `policy` itself could have set (a quiet time past `max_quiet_s`, a
+        stop past `quota_stop_s`, an open circuit past `open_s`) is no state: a forged, corrupt
+        or foreign value cannot make a call wait past this process's own policy.
+        """
+        state = cls.load(text)
+        if state is _EMPTY:
+            return state, "" if not text or text == _EMPTY_TEXT else "malformed"
+        if state.written > now + CLOCK_SKEW_S:
+            state = _moved(state, now - state.written)
+        why = _beyond(state, now, policy)
+        return (_EMPTY, why) if why else (state, "")
+
+    @classmethod
     def _parse(cls, text: str) -> KeyState:
         try:
             items = json.loads(text)
+            if len(items) == _FIELDS - 1:  # stored before `written` existed
+                items = [*items, 0.0]
             (
                 until,
                 code,
@@ -189,12 +222,13 @@ class KeyState:
                 ocode,
                 probe,
                 anchor,
+                written,
             ) = items
             return cls(
                 _seconds(until), _name(code), stop is True, min(_seconds(spacing), _MAX_SECONDS),
                 _seconds(next_slot), _seconds(pace_until),
                 tuple(_seconds(t) for t in fails[:_MAX_FAILURES]), _seconds(opened),
-                _name(ocode), _seconds(probe), _seconds(anchor),
+                _name(ocode), _seconds(probe), _seconds(anchor), _seconds(written),
             )  # fmt: skip
         except (ValueError, TypeError, RecursionError):
             return _EMPTY
@@ -208,8 +242,48 @@ class KeyState:
 
 
 _EMPTY = KeyState()
+_EMPTY_TEXT = _EMPTY.dump()
+_FIELDS = 12
 # A key's state is read before every call and changes rarely: parse each stored text once.
 _parse_state = functools.lru_cache(maxsize=1024)(KeyState._parse)
+
+
+def _moved(state: KeyState, by: float) -> KeyState:
+    """The state with every time in it moved by `by` seconds (a time of 0 stays unset)."""
+
+    def move(t: float) -> float:
+        return max(0.0, t + by) if t else 0.0
+
+    return replace(
+        state,
+        until=move(state.until), next_slot=move(state.next_slot),
+        pace_until=move(state.pace_until), failures=tuple(move(t) for t in state.failures),
+        open_until=move(state.open_until), probe_until=move(state.probe_until),
+        anchor=move(state.anchor), written=move(state.written),
+    )  # fmt: skip
+
+
+def _beyond(state: KeyState, now: float, policy: FleetPolicy) -> str:
+    """Which time of `state` lies further ahead of `now` than `policy` could have set ("":
+    none). The reader's own maxima, plus the skew a writer's clock may have."""
+    ahead = now + CLOCK_SKEW_S
+    quiet = policy.max_quiet_s + policy.resume_window_s + policy.max_spacing_s
+    breaker = policy.breaker
+    limits = (
+        ("until", state.until, policy.quota_stop_s if state.stop else policy.max_quiet_s),
+        ("next_slot", state.next_slot, quiet),
+        ("pace_until", state.pace_until, quiet),
+        ("anchor", state.anchor, quiet),
+        ("open_until", state.open_until, breaker.open_s if breaker is not None else 0.0),
+        ("probe_until", state.probe_until, breaker.probe_s if breaker is not None else 0.0),
+        ("failures", max(state.failures, default=0.0), 0.0),
+    )
+    for name, at, longest in limits:
+        if at > ahead + longest:
+            return f"{name} is {at - now:.6g} s ahead, past this policy's {longest:g} s"
+    if state.spacing > policy.max_spacing_s + CLOCK_SKEW_S:
+        return f"spacing of {state.spacing:.6g} s is past this policy's {policy.max_spacing_s:g} s"
+    return ""
 
 
 def _name(value: object) -> str:
@@ -355,15 +429,25 @@ class TaskUsage:
         return json.dumps([self.attempts, self.cost_usd])
 
     @classmethod
-    def load(cls, text: str | None) -> TaskUsage:
-        """The usage from its stored form; anything malformed reads as none."""
+    def load(cls, text: str | None, max_attempts: int | None = None) -> TaskUsage:
+        """The usage from its stored form; anything malformed, or past what a budget of
+        `max_attempts` could have counted (claims stop there) or `MAX_COST_USD`, reads as
+        none."""
         try:
             attempts, cost = json.loads(text) if text else (0, 0.0)
-            if isinstance(attempts, bool) or not isinstance(attempts, int):
-                return cls()
-            return cls(max(0, min(attempts, 2**53)), min(_seconds(cost), 1e15))
         except (ValueError, TypeError, RecursionError):
-            return cls()
+            return _NO_USAGE
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
+            return _NO_USAGE
+        if attempts > (2**53 if max_attempts is None else max_attempts):
+            return _NO_USAGE
+        spent = _seconds(cost)  # the same reading: a finite float >= 0
+        return cls(attempts, spent) if spent <= MAX_COST_USD else _NO_USAGE
+
+
+_NO_USAGE = TaskUsage()
+MAX_COST_USD = 1e15
+"""The most a stored task cost may say (more is a corruption, read as no usage)."""
 
 
 def claim_attempt(
@@ -380,4 +464,4 @@ def claim_attempt(
 
 def charge(usage: TaskUsage, cost_usd: float) -> TaskUsage:
     """The usage with `cost_usd` added."""
-    return replace(usage, cost_usd=min(usage.cost_usd + cost_usd, 1e15))
+    return replace(usage, cost_usd=min(usage.cost_usd + cost_usd, MAX_COST_USD))

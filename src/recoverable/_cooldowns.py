@@ -16,7 +16,9 @@ The retry loop (`_retry`) calls the gate: `before_call` before an attempt, `afte
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import logging
 import math
 import os
 import time
@@ -39,6 +41,8 @@ from ._cooldown_rules import (
 )
 from ._cooldown_stores import CooldownStore, FallibleStore, MemoryStore
 from ._detail import ErrorDetail, RecoverableError
+
+logger = logging.getLogger("recoverable.cooldowns")
 
 __all__ = ["Cooldowns"]
 
@@ -164,17 +168,25 @@ class Cooldowns:
         name = self._task_key()
 
         def change(old: str | None) -> tuple[str | None, None]:
-            return charge(TaskUsage.load(old), float(cost_usd)).dump(), None
+            return charge(TaskUsage.load(old, self.max_attempts), float(cost_usd)).dump(), None
 
         self.store.update(name, change, _TASK_TTL_S)
 
     def usage(self) -> TaskUsage:
         """The task's attempts and cost so far."""
-        return TaskUsage.load(self.store.get(self._task_key()))
+        return TaskUsage.load(self.store.get(self._task_key()), self.max_attempts)
 
     def state(self) -> KeyState:
-        """What the store holds for this key."""
-        return KeyState.load(self.store.get(_KEY_PREFIX + self.scope))
+        """What the store holds for this key, as this process reads it (`_read`)."""
+        return self._read(self.store.get(_KEY_PREFIX + self.scope))
+
+    def _read(self, text: str | None) -> KeyState:
+        """The stored state bounded by this policy from this clock; a value no policy of ours
+        could have written is read as no state, and noted once (a warning)."""
+        state, why = KeyState.read(text, self.clock(), self.policy)
+        if why:
+            _note_unread(self.scope, why)
+        return state
 
     def quiet_ms(self) -> int:
         """How long this key stays quiet or stopped (0: it may be called now)."""
@@ -248,14 +260,15 @@ class Cooldowns:
         breaker = self.policy.breaker
         probe_s = breaker.probe_s if breaker is not None else 0.0
         max_wait_s = max_wait_ms / 1000
-        new, gate = admit(KeyState.load(text), self.clock(), max_wait_s, probe_s)
+        new, gate = admit(self._read(text), self.clock(), max_wait_s, probe_s)
         if new is not None:  # a slot or a probe to claim: again, atomically
 
             def change(old: str | None) -> tuple[str | None, Gate]:
-                current = KeyState.load(old)
-                changed, answer = admit(current, self.clock(), max_wait_s, probe_s)
+                current = self._read(old)
+                now = self.clock()
+                changed, answer = admit(current, now, max_wait_s, probe_s)
                 kept = current if changed is None else changed
-                return kept.dump(), answer
+                return kept.dump(now), answer
 
             gate = yield (name, change, self._ttl(new))
         if gate.refused:
@@ -264,7 +277,7 @@ class Cooldowns:
             limits = (self.max_attempts, self.max_cost_usd)
 
             def claim(old: str | None) -> tuple[str | None, tuple[TaskUsage, str]]:
-                new, usage, out = claim_attempt(TaskUsage.load(old), *limits)
+                new, usage, out = claim_attempt(TaskUsage.load(old, self.max_attempts), *limits)
                 return (old if new is None else new.dump()), (usage, out)
 
             usage, out = yield (self._task_key(), claim, _TASK_TTL_S)
@@ -292,21 +305,26 @@ class Cooldowns:
             return None  # nothing the fleet needs to know
 
         def change(old: str | None) -> tuple[str | None, None]:
-            current = KeyState.load(old)
-            new = failed(current, detail, self.clock(), self.policy, probe=gate.probe)
-            return (old if new is None else new.dump()), None
+            current = self._read(old)
+            now = self.clock()
+            new = failed(current, detail, now, self.policy, probe=gate.probe)
+            return (old if new is None else new.dump(now)), None
 
         return _KEY_PREFIX + self.scope, change, self._ttl_after(row.cooldown)
 
     def after_success(self, gate: Gate) -> None:
         """Record a successful attempt: a probe's success closes the circuit."""
         if gate.probe:
-            self.store.update(_KEY_PREFIX + self.scope, _closed, _TTL_MARGIN_S)
+            self.store.update(_KEY_PREFIX + self.scope, self._closed, _TTL_MARGIN_S)
 
     async def aafter_success(self, gate: Gate) -> None:
         """`after_success` for async code."""
         if gate.probe:
-            await self.store.aupdate(_KEY_PREFIX + self.scope, _closed, _TTL_MARGIN_S)
+            await self.store.aupdate(_KEY_PREFIX + self.scope, self._closed, _TTL_MARGIN_S)
+
+    def _closed(self, old: str | None) -> tuple[str | None, None]:
+        """A probe succeeded: the circuit closes."""
+        return probe_succeeded(self._read(old)).dump(self.clock()), None
 
     def waits_out(self, detail: ErrorDetail) -> bool:
         """Whether the next gate waits for this failure (so the retry loop need not)."""
@@ -370,15 +388,17 @@ class Cooldowns:
         )
 
 
-def _closed(old: str | None) -> tuple[str | None, None]:
-    """A probe succeeded: the circuit closes."""
-    return probe_succeeded(KeyState.load(old)).dump(), None
-
-
 def _is_amount(value: object) -> bool:
     return (
         not isinstance(value, bool)
         and isinstance(value, (int, float))
         and math.isfinite(value)
         and value >= 0
+    )
+
+
+@functools.lru_cache(maxsize=256)  # once per key and reason: a bad value is read many times
+def _note_unread(scope: str, why: str) -> None:
+    logger.warning(
+        "the cooldown state of %s was read as none: %s", scope, why, extra={"cooldown_key": scope}
     )

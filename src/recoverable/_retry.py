@@ -2,9 +2,12 @@
 
 `retry` repeats a call only while `classify(error).retryable` holds, waits the server's
 `retry_after_ms` when it gave one (else exponential backoff with full jitter), never retries a
-cancel, and when it gives up raises a `RecoverableError` whose detail is the last attempt's
-with `retryable=False` (so an outer layer does not retry again) and the original as cause.
-`fallback` moves to the next provider only when the failure says another could succeed.
+cancel. However it stops on a failure (not retryable at once, or the budget spent) it raises
+one thing: a `RecoverableError` whose detail is the last attempt's (an exhausted retry with
+`retryable=False`, so an outer layer does not retry again) and the original as `__cause__`.
+`fallback` moves to the next provider only when the failure says another could succeed, and
+stops the same way. Only a cancel (a BaseException) and an engine's own retries (which need
+the original) pass through as raised.
 
 The success path is one `try` around the call: nothing is allocated until something fails.
 """
@@ -173,8 +176,10 @@ class Retrying:
         if wait_s is None:
             if decision.reason == "not_retryable" and self.on_give_up is _report_give_up:
                 report(FailureEvent("stop", decision.detail, attempt=attempt))
-            if decision.reason in ("not_retryable", "engine_retries"):
-                raise exc
+            if decision.reason == "engine_retries":
+                raise exc  # the engine's own retry layer reads the original
+            if decision.reason == "not_retryable":
+                raise stopped_on(exc, decision.detail)
             self._give_up(exc, decision, attempt)
         if self.after_failure is not None:
             self.after_failure(decision.detail, attempt, wait_s)
@@ -531,6 +536,17 @@ class Retrying:
             attempt += 1
 
 
+def stopped_on(exc: BaseException, detail: ErrorDetail) -> BaseException:
+    """What a retry or a fallback raises when it stops on `exc`: always a `RecoverableError`
+    (one `except` for every way it ends), the original as its `__cause__`; a
+    `RecoverableError` already is one and is raised as it is."""
+    if isinstance(exc, RecoverableError):
+        return exc
+    error = RecoverableError(detail)
+    error.__cause__ = exc
+    return error
+
+
 def _check_task_cancel(attempt: int) -> None:
     """Raise if our task was asked to cancel and swallowed it (a cancel is never retried)."""
     try:
@@ -634,7 +650,7 @@ class _FallbackRun:
         detail = with_details(classify(exc), candidate=name)
         self.failures.append(detail)
         if detail.code == "run_cancelled" or not detail.fallback:
-            raise exc
+            raise stopped_on(exc, detail)
         self.last = exc
 
     def total_failure(self) -> RecoverableError:

@@ -64,13 +64,18 @@ def __getattr__(name: str) -> Any:
 
 def _set_stages() -> None:
     """Import the stages, set their order (the one place it is set), bind the names."""
-    from . import _pipeline, python_errors, sdks
+    from . import _pipeline, credentials, python_errors, sdks
     from .http_answers import from_http, retry_after_ms, status_attribute
     from .responses import classify_response
     from .text import classify_text
 
     _pipeline.use_stages(
-        by_name={**python_errors.HANDLERS, **sdks.HANDLERS},
+        by_name={
+            **python_errors.HANDLERS,
+            **credentials.BUILTIN_HANDLERS,
+            **sdks.HANDLERS,
+            **credentials.HANDLERS,
+        },
         generic=(status_attribute,),
         text=classify_text,
     )

@@ -24,7 +24,8 @@ from ._pipeline import (
     package_of,
 )
 from .bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
-from .grpc_errors import GRPC_CLASSES, RPC_CODES, RPC_STATUS
+from .credentials import missing_key, missing_key_in_chain
+from .grpc_errors import GRPC_CLASSES, RPC_CODES, RPC_STATUS, rpc_error
 from .http_answers import (
     ProviderBody,
     client_status_error,
@@ -217,8 +218,8 @@ _COHERE_STATUS = {498: "provider_auth_failed", 499: "run_cancelled"}
 
 def _cohere_api_error(exc: BaseException) -> ErrorDetail | None:
     status = getattr(exc, "status_code", None)
-    if not isinstance(status, int):
-        return None
+    if not isinstance(status, int):  # raised before any request: a client with no key
+        return missing_key("cohere", exc)
     own = _COHERE_STATUS.get(status)
     if own is not None:
         return unvalidated(own, error_message(exc), status=status, source="cohere")
@@ -270,6 +271,19 @@ def _rpc_name(exc: BaseException) -> str | None:
     return next((_RPC_CLASSES[n] for n in names if n in _RPC_CLASSES), None)
 
 
+def _wrapped_rpc_error(exc: BaseException) -> ErrorDetail | None:
+    """The gRPC error a Google Cloud client's transport wrapped (`grpc_helpers.wrap_errors`
+    keeps it as `response` and `__cause__`): its trailing `google.rpc.Status` holds the
+    quota's id and the RetryInfo wait, which the wrapper keeps only with grpcio-status
+    installed, and then as proto messages."""
+    for inner in (getattr(exc, "response", None), exc.__cause__):
+        if isinstance(inner, BaseException) and package_of(type(inner).__module__) == "grpc":
+            found = rpc_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
 def _google_call_error(exc: BaseException) -> ErrorDetail | None:
     """`GoogleAPICallError`: the answer's own body when the error came from an HTTP response
     (`from_http_response` keeps it), else its message, status and JSON details; the gRPC
@@ -277,6 +291,9 @@ def _google_call_error(exc: BaseException) -> ErrorDetail | None:
     name = _rpc_name(exc)
     if name == "CANCELLED":  # the caller's own cancellation, not the provider's answer
         return unvalidated("run_cancelled", error_message(exc), source="google")
+    wrapped = _wrapped_rpc_error(exc)
+    if wrapped is not None:
+        return copy_with(wrapped, source="google")
     status = getattr(exc, "code", None)
     if not isinstance(status, int) or isinstance(status, bool):
         status = RPC_STATUS.get(name) if name else None
@@ -382,6 +399,8 @@ def _litellm(default: str) -> Handler:
         source = _LITELLM_PROVIDERS.get(provider, provider) if isinstance(provider, str) else None
         inner = exc.__cause__ or exc.__context__
         detail = classify_by_class(inner) if inner is not None else None
+        if detail is None:
+            detail = missing_key_in_chain(inner)
         if detail is None:
             detail = _litellm_structured(exc, inner, source)
         if detail is None or (
