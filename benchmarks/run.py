@@ -236,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         "run": _bench("bench_run.py", *(_RUN_QUICK if quick else _RUN_FULL)),
         "recovery": _bench("bench_recovery.py", *(["--quick"] if quick else [])),
         "scale": _bench("bench_scale.py", *(["--quick"] if quick else ["--png", str(SCALE)])),
+        "client memory": _bench("bench_client_memory.py", *(["--quick"] if quick else [])),
     }
     if not quick:
         tables["retry"] = _bench("bench_retry.py")

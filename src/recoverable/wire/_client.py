@@ -23,7 +23,7 @@ from .._classify import classify
 from .._detail import RecoverableError, with_details
 from ..agents._events import Error, Event
 from ._chunks import Chunk
-from ._http import read_response
+from ._http import MAX_BODY_BYTES, read_response
 from ._ndjson import NdjsonReader
 from ._sse import SseReader, parse_seq
 
@@ -50,19 +50,59 @@ def raise_for_error(response: R) -> R:
     status = _error_status(response)
     if status is None:
         return response
-    body = response.read()  # type: ignore[attr-defined]
+    body = _read_bounded(response)
     detail = read_response(status, response.headers, body)  # type: ignore[attr-defined]
     raise RecoverableError(detail)
 
 
 async def araise_for_error(response: R) -> R:
-    """`raise_for_error` for an async response (its body is read with `aread`)."""
+    """`raise_for_error` for an async response (its body is read with `aiter_bytes`)."""
     status = _error_status(response)
     if status is None:
         return response
-    body = await response.aread()  # type: ignore[attr-defined]
+    body = await _aread_bounded(response)
     detail = read_response(status, response.headers, body)  # type: ignore[attr-defined]
     raise RecoverableError(detail)
+
+
+def _already_read(response: Any) -> bytes | None:
+    """The body the client read already (a response that was not streamed), else None."""
+    try:
+        content = response.content  # httpx raises ResponseNotRead for a stream not yet read
+    except Exception:
+        return None
+    return bytes(content[:MAX_BODY_BYTES]) if isinstance(content, (bytes, bytearray)) else None
+
+
+def _read_bounded(response: Any) -> bytes:
+    """At most MAX_BODY_BYTES of an error's body; a stream is read no further and closed."""
+    body = _already_read(response)
+    if body is not None:
+        return body
+    kept = bytearray()
+    try:
+        for piece in response.iter_bytes():
+            kept += piece[: MAX_BODY_BYTES - len(kept)]
+            if len(kept) >= MAX_BODY_BYTES:
+                break
+    finally:
+        response.close()
+    return bytes(kept)
+
+
+async def _aread_bounded(response: Any) -> bytes:
+    body = _already_read(response)
+    if body is not None:
+        return body
+    kept = bytearray()
+    try:
+        async for piece in response.aiter_bytes():
+            kept += piece[: MAX_BODY_BYTES - len(kept)]
+            if len(kept) >= MAX_BODY_BYTES:
+                break
+    finally:
+        await response.aclose()
+    return bytes(kept)
 
 
 def _reader(response: Any) -> SseReader | NdjsonReader:

@@ -65,7 +65,8 @@ PROBLEM_TYPE = "application/problem+json"
 PROBLEM_TYPE_PREFIX = "urn:recoverable:code:"
 """A problem's `type` is this and its code: stable per code, the same in every deployment."""
 _PAYLOAD_KEYS = ("code", "message", "category", "retryable", "user_message")
-_MAX_BODY_BYTES = 1024 * 1024  # an error body longer than this is read as text, cut
+MAX_BODY_BYTES = 1024 * 1024
+"""What of an error body is read: the rest is never read (a client stops there)."""
 
 
 def retry_after_header(detail: ErrorDetail) -> str | None:
@@ -169,8 +170,8 @@ def read_response(status: int, headers: object = None, body: object = None) -> E
 
 
 def _read(status: int, headers: object, body: object) -> ErrorDetail:
-    if isinstance(body, (bytes, bytearray)) and len(body) > _MAX_BODY_BYTES:
-        body = bytes(body[:_MAX_BODY_BYTES])
+    if isinstance(body, (bytes, bytearray)) and len(body) > MAX_BODY_BYTES:
+        body = bytes(body[:MAX_BODY_BYTES])
     data, _ = load_json_object(body) if body is not None else (None, "")
     if data is not None:
         detail = _from_object(data, status, headers)
