@@ -51,6 +51,7 @@ _EXPORTS = {
     "fallback": "._retry",
     "retry": "._retry",
     "set_testing": "._retry",
+    "without_sdk_retries": "._sdk_retries",
     "FailureEvent": "._instrumentation",
     "get_failure_hooks": "._instrumentation",
     "set_failure_hooks": "._instrumentation",
@@ -114,6 +115,7 @@ __all__ = [
     "set_testing",
     "stamina_on",
     "wait_retry_after",
+    "without_sdk_retries",
 ]
 
 if TYPE_CHECKING:
@@ -138,6 +140,7 @@ if TYPE_CHECKING:
     from ._recover import FixRun, Recovery, recover, run_fix
     from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
     from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
+    from ._sdk_retries import without_sdk_retries
     from ._secrets import add_secret_pattern, scrub
 
 

@@ -31,6 +31,7 @@ from ._detail import ErrorDetail, RecoverableError, copy_with, mark_exhausted, w
 from ._engine_scope import retrying_engine
 from ._instrumentation import FailureEvent, report
 from ._policy import RetryPolicy
+from ._sdk_retries import sdk_retries, warn_once
 
 if TYPE_CHECKING:
     from ._cooldown_rules import Gate
@@ -145,12 +146,9 @@ class Retrying:
     ) -> _Decision:
         if detail is None:
             detail = classify(exc)
-        if not detail.retryable:
-            return _Decision(detail, None, "not_retryable")
-        if self.defer_to_engine and retrying_engine() is not None:
-            return _Decision(detail, None, "engine_retries")  # exactly one retry layer
-        if attempt >= self.policy.attempts:
-            return _Decision(detail, None, "attempts")
+        stop = self._stop_before_waiting(exc, detail, attempt)
+        if stop is not None:
+            return stop
         hint = detail.retry_after_ms
         if hint is not None and hint > self.policy.max_retry_after_ms:
             return _Decision(detail, None, "retry_after_too_long")
@@ -161,6 +159,23 @@ class Retrying:
         if deadline is not None and self.clock() - started + wait_s > deadline:
             return _Decision(detail, None, "deadline")
         return _Decision(detail, wait_s)
+
+    def _stop_before_waiting(
+        self, exc: BaseException, detail: ErrorDetail, attempt: int
+    ) -> _Decision | None:
+        """A stop no wait changes: not retryable, another layer's to retry (exactly one retry
+        layer: an engine's, or the SDK's own that already retried), or the attempts spent."""
+        if not detail.retryable:
+            return _Decision(detail, None, "not_retryable")
+        if self.defer_to_engine and retrying_engine() is not None:
+            return _Decision(detail, None, "engine_retries")
+        retried = sdk_retries(exc)
+        if retried:  # the SDK's own retries were the retry layer: none on top of them
+            warn_once(exc, retried)
+            return _Decision(with_details(detail, sdk_retries=retried), None, "sdk_retries")
+        if attempt >= self.policy.attempts:
+            return _Decision(detail, None, "attempts")
+        return None
 
     def _after_failure(
         self,
