@@ -301,3 +301,73 @@ def test_a_huge_failed_tool_output_is_read_from_its_end() -> None:
     end = next(event for event in result.events if isinstance(event, ToolEnd))
     assert end.detail is not None
     assert end.detail.code == "rate_limited"
+
+
+# -- plain-word deaths: the seed's rule (AgentOS classifyError), in its one order ------------
+
+# (stderr, code, the CLIs it holds for): a CLI that died printing only plain words.
+PLAIN_WORD_DEATHS = [
+    ("Unauthorized", "cli_not_authenticated", agents.CLI_NAMES),
+    ("Error: authentication required", "cli_not_authenticated", agents.CLI_NAMES),
+    ("Sign In", "cli_not_authenticated", ("gemini",)),
+    ("Rate limit exceeded", "provider_rate_limited", agents.CLI_NAMES),
+    ("RESOURCE_EXHAUSTED", "provider_rate_limited", ("gemini",)),
+    ("context length too long", "provider_context_too_long", agents.CLI_NAMES),
+    ("Error: Invalid value for --input-format", "cli_invalid_arguments", agents.CLI_NAMES),
+    ("error: unrecognized option '--frobnicate'", "cli_invalid_arguments", agents.CLI_NAMES),
+    # one fixed order when several match: arguments, then sign-in, rate, context
+    ("unauthorized: rate limit exceeded", "cli_not_authenticated", agents.CLI_NAMES),
+    ("rate limit hit; context too long", "provider_rate_limited", agents.CLI_NAMES),
+]
+# Words inside paths, file names and numbers are no evidence: each stays cli_crashed.
+NOT_PLAIN_WORDS = [
+    "panic: runtime error at foo.go:429",
+    "loading /src/authentication/handler.js failed",
+    "took 429 ms, then segfault",
+    "node_modules/rate-limit/index.js:12 TypeError",
+    "Error in unauthorized_access.py",
+    "SIGN_IN_FLOW_V2 crashed",
+]
+
+
+@pytest.mark.parametrize(("stderr", "code", "clis"), PLAIN_WORD_DEATHS)
+def test_a_plain_word_death_is_read_by_the_seeds_rule(
+    stderr: str, code: str, clis: tuple[str, ...]
+) -> None:
+    for cli in agents.CLI_NAMES:
+        result = agents.replay(cli, STARTS[cli] + "\n", stderr, exit_code=1)
+        assert result.error is not None
+        expected = code if cli in clis else "cli_crashed"
+        assert (cli, result.error.code) == (cli, expected)
+        # the same text, the same code, through rc.from_process with the CLI's argv
+        assert rc.from_process(1, stderr=stderr, argv=[cli, "-p", "x"]).code == expected
+
+
+@pytest.mark.parametrize("stderr", NOT_PLAIN_WORDS)
+@pytest.mark.parametrize("cli", agents.CLI_NAMES)
+def test_words_in_paths_and_numbers_are_no_evidence(cli: str, stderr: str) -> None:
+    result = agents.replay(cli, STARTS[cli] + "\n", stderr, exit_code=1)
+    assert result.error is not None
+    assert result.error.code == "cli_crashed"
+
+
+def test_a_crashed_cli_s_error_carries_its_stderr_tail_scrubbed_and_bounded() -> None:
+    key = "sk-proj-" + "Q" * 40
+    stderr = "x" * 5000 + f"\nfatal: OPENAI_API_KEY={key} made the worker die"
+    result = agents.replay("claude", STARTS["claude"] + "\n", stderr, exit_code=3)
+    assert result.error is not None
+    assert result.error.code == "cli_crashed"
+    tail = result.error.details["stderr_tail"]
+    assert tail.endswith("made the worker die")
+    assert key not in tail
+    assert len(tail) <= 2000
+    with pytest.raises(rc.RecoverableError) as raised:
+        result.raise_for_error()
+    assert raised.value.details["stderr_tail"] == tail  # whoever catches it can show it
+
+
+@given(st.text(max_size=300))
+def test_the_plain_word_rule_never_raises(stderr: str) -> None:
+    for cli in agents.CLI_NAMES:
+        result = agents.replay(cli, STARTS[cli] + "\n", stderr, exit_code=1)
+        assert result.error is not None

@@ -332,7 +332,11 @@ def test_capture_signals_and_exit_codes() -> None:
 
     codex_int = _replay("codex", "sigint").error
     assert codex_int is not None
-    assert codex_int.details == {"exit_code": 1}
+    # a crash nothing explains carries the end of stderr, for whoever catches it
+    assert codex_int.details == {
+        "exit_code": 1,
+        "stderr_tail": "Reading additional input from stdin...",
+    }
 
     gemini_flags = _replay("gemini", "bad_flags").error
     assert gemini_flags is not None

@@ -86,12 +86,6 @@ def test_classify_reads_a_payload_back() -> None:
     assert detail == payload
 
 
-def test_classify_of_nothing_is_unknown_and_leaks_nothing() -> None:
-    detail = json.loads(_run("classify", stdin="").stdout)
-    assert detail["code"] == "unknown"
-    assert detail["user_message"] == rc.codes["unknown"].user_message
-
-
 def test_classify_reads_bytes_and_prints_valid_json() -> None:
     stdin = b"bad \xff\xfe bytes \xed\xa0\x80 and sk-proj-abcdefghijklmnopqrstuvwxyz123"
     result = subprocess.run(
@@ -187,3 +181,35 @@ def test_only_the_command_imports_testing_and_only_inside_functions() -> None:
         module: [line for line, lazy in found if not lazy] for module, found in importers.items()
     }
     assert at_module_level == {module: [] for module in MAY_IMPORT_TESTING}
+
+
+# -- classify reads a text as exec and from_process read a failed tool's stderr --------------
+
+ONE_TEXT = [
+    ("rate limit exceeded", "rate_limited"),
+    ("429 Too Many Requests", "rate_limited"),
+    ("error: Could not resolve host: example.invalid", "network_error"),
+    ("curl: (7) Failed to connect to 127.0.0.1 port 9: Connection refused", "network_error"),
+    ("Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error'}}",
+     "provider_overloaded"),
+    ("panic at foo.go:429", "unknown"),  # no phrase: unknown here, a plain failure for exec
+]  # fmt: skip
+
+
+def test_classify_and_from_process_give_one_code_for_one_text() -> None:
+    for text, code in ONE_TEXT:
+        done = _run("classify", stdin=text)
+        assert (text, done.returncode, json.loads(done.stdout)["code"]) == (text, 0, code)
+        by_process = rc.from_process(1, stderr=text).code
+        assert by_process == (code if code != "unknown" else "tool_execution_failed")
+
+
+def test_classify_with_nothing_to_read_is_a_usage_error() -> None:
+    for stdin in ("", "  \n\t\n"):
+        done = _run("classify", stdin=stdin)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            "recoverable classify: error: nothing to classify on stdin (see: recoverable "
+            "classify --help)\n"
+        )
+    assert "a failed tool's stderr" in " ".join(_run("classify", "--help").stdout.split())

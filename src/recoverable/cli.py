@@ -90,20 +90,29 @@ def classify_input(text: str) -> ErrorDetail:
     """Classify what a user pipes in: a detail payload, an HTTP answer, an error body, or text.
 
     JSON forms: an ErrorDetail payload (`code` + `message`); `{"status", "headers", "body",
-    "source"}`; or a provider error body (`{"error": {...}}`). Anything else is read as text.
+    "source"}`; or a provider error body (`{"error": {...}}`). Anything else is read as text,
+    as `exec` and `from_process` read a failed tool's stderr (the last line that opens, after a
+    tool's prefixes, with a phrase: one phrase table for one text), then as an error's text.
     """
     from ._classify import classify
 
     stripped = text.strip()
     data = _json_object(stripped)
     if data is None:
-        return classify(stripped)
+        return _text_input(stripped)
     if isinstance(data.get("code"), str) and isinstance(data.get("message"), str):
         try:
             return ErrorDetail.from_dict(data)
         except PayloadError:
             pass
     return _http_input(data) or classify(stripped)
+
+
+def _text_input(text: str) -> ErrorDetail:
+    from ._classify import classify
+    from ._classify.stderr import classify_stderr
+
+    return classify_stderr(text) or classify(text)
 
 
 def _json_object(text: str) -> Mapping[str, Any] | None:
@@ -148,11 +157,18 @@ _MAX_INPUT = 4 * 1024 * 1024  # what `classify` reads of stdin: far more than an
 
 
 def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
-    from ._classify import classify
 
+    if sys.stdin.isatty():  # nothing piped: say what is read before waiting for it
+        print("recoverable classify: reading an error from stdin (JSON or text; end with "
+              "Ctrl-D); e.g. echo 'rate limit exceeded' | recoverable classify",
+              file=sys.stderr)  # fmt: skip
     # Bytes, not text: invalid UTF-8 becomes replacement characters, never a traceback.
     text = sys.stdin.buffer.read(_MAX_INPUT).decode("utf-8", "replace")
-    detail = classify(text.strip()) if args.text else classify_input(text)
+    if not text.strip():
+        print("recoverable classify: error: nothing to classify on stdin (see: recoverable "
+              "classify --help)", file=sys.stderr)  # fmt: skip
+        return 2
+    detail = _text_input(text.strip()) if args.text else classify_input(text)
     if args.envelope:  # as the failed tool would answer: the envelope and its exit code
         from ._envelope import Envelope
 
@@ -204,9 +220,17 @@ def _add_codes_command(sub: Any) -> None:
 
 def _add_classify_command(sub: Any) -> None:
     p_classify = sub.add_parser(
-        "classify", help="classify an error read from stdin (JSON or text); print its detail"
+        "classify",
+        help="classify an error read from stdin (JSON or text); print its detail",
+        description="Classify an error read from stdin and print its detail as JSON. JSON "
+        "input: an ErrorDetail payload, {status, headers, body, source}, or a provider's error "
+        "body. Text: read as a failed tool's stderr is (what `exec` and from_process read: the "
+        "last line naming a failure, after a tool's prefixes), else as an error's message. "
+        "Empty input is a usage error (exit 2).",
     )
-    p_classify.add_argument("--text", action="store_true", help="read stdin as plain text")
+    p_classify.add_argument(
+        "--text", action="store_true", help="read stdin as plain text, even when it is JSON"
+    )
     p_classify.add_argument(
         "--envelope",
         action="store_true",

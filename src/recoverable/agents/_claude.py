@@ -479,5 +479,5 @@ def outcome(state: ClaudeState, exit_code: int | None, stderr_tail: str) -> Erro
             details={"error": clean_text(literal), "exit_code": exit_code},
         )
     return crash_evidence(_PHRASE_TABLE, state, exit_code, stderr_tail) or unexplained_exit(
-        NAME, exit_code, "before its result line"
+        NAME, exit_code, "before its result line", stderr_tail
     )

@@ -393,5 +393,5 @@ def outcome(state: ParseState, exit_code: int | None, stderr_tail: str) -> Error
     if found is not None:
         return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
     return crash_evidence(_PHRASE_TABLE, state, exit_code, stderr_tail) or unexplained_exit(
-        NAME, exit_code, "before the turn ended"
+        NAME, exit_code, "before the turn ended", stderr_tail
     )

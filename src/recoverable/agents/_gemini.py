@@ -399,7 +399,7 @@ def outcome(state: GeminiState, exit_code: int | None, stderr_tail: str) -> Erro
         return unvalidated(found[0], found[1], source=NAME, details={"exit_code": exit_code})
     # 130 never gets here: it is gemini's own cancellation (_FATAL), not a SIGINT death.
     return crash_evidence(_PHRASE_TABLE, state, exit_code, stderr_tail) or unexplained_exit(
-        NAME, exit_code, "before its result line"
+        NAME, exit_code, "before its result line", stderr_tail
     )
 
 

@@ -432,8 +432,46 @@ def killed(cli: str, signal: int, before: str) -> ErrorDetail:
 _SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 
 
-def unexplained_exit(cli: str, exit_code: int | None, before: str) -> ErrorDetail:
-    """An end the stream and stderr do not explain: never a success without a terminal event."""
+# A CLI that died printing only plain words, read by the seed's rule (AgentOS's
+# classifyError): the first family, in this order, whose words stderr holds, case-insensitive,
+# as words (not inside a path, a file name or a number: "foo.go:429", "/src/auth/"). Each row:
+# the code, the words every CLI's death is read by, the words of one CLI only.
+_PLAIN_WORDS: tuple[tuple[str, str, dict[str, str]], ...] = (
+    ("cli_invalid_arguments",
+     r"invalid value for --?[\w-]+|unknown (?:option|argument)|unrecognized (?:option|argument)s?"
+     r"|unexpected argument", {}),
+    ("cli_not_authenticated", r"not logged in|authentication|unauthori[sz]ed",
+     {"gemini": r"sign in"}),
+    ("provider_rate_limited",
+     r"rate limit|too many requests|429 too many|(?:http|status|code|error)[ :]+429",
+     {"gemini": r"quota|resource_exhausted"}),
+    ("provider_context_too_long", r"context(?: \w+){0,3} (?:too long|token limit)",
+     {"gemini": r"context(?: \w+){0,3} (?:exceeds|too long|token limit)"}),
+)  # fmt: skip
+# Words: no letter, digit, path separator, quote, dot-and-extension or colon-number around
+# them (a quoted phrase is somebody's words, not the CLI's report).
+_AS_WORDS = r"(?<![\w/\\.:'\"-])(?:{})(?![\w/\\'\"]|\.\w|:\d)"
+
+
+def plain_words(cli: str, stderr: str) -> str | None:
+    """The code a CLI's plain-word death names (`_PLAIN_WORDS`), or None."""
+    text = stderr[-STDERR_WORDS_READ:]
+    for code, words, own in _PLAIN_WORDS:
+        pattern = f"{words}|{own[cli]}" if cli in own else words
+        if re.search(_AS_WORDS.format(pattern), text, re.IGNORECASE):
+            return code
+    return None
+
+
+STDERR_WORDS_READ = 8192
+"""The end of stderr the plain-word rule reads."""
+_DETAIL_TAIL = 2000  # the end of stderr a crashed CLI's detail carries
+
+
+def unexplained_exit(cli: str, exit_code: int | None, before: str, stderr: str = "") -> ErrorDetail:
+    """An end the stream and stderr do not explain: never a success without a terminal event.
+    A non-zero exit is read by the plain-word rule; what it cannot name is `cli_crashed`, with
+    the end of stderr (scrubbed, bounded) in `details["stderr_tail"]` for whoever catches it."""
     if exit_code == 0:
         return unvalidated(
             "provider_bad_response",
@@ -448,9 +486,11 @@ def unexplained_exit(cli: str, exit_code: int | None, before: str) -> ErrorDetai
             source=cli,
             details={"exit_code": exit_code},
         )
+    tail = clean_text(stderr[-_DETAIL_TAIL:].strip()) if stderr.strip() else None
+    details = {"exit_code": exit_code, **({"stderr_tail": tail} if tail else {})}
+    named = plain_words(cli, stderr) if stderr else None
+    if named is not None:
+        return unvalidated(named, tail or named, source=cli, details=details)
     return unvalidated(
-        "cli_crashed",
-        f"{cli} exited with code {exit_code} {before}",
-        source=cli,
-        details={"exit_code": exit_code},
+        "cli_crashed", f"{cli} exited with code {exit_code} {before}", source=cli, details=details
     )
