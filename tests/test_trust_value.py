@@ -94,8 +94,7 @@ def _assert_link(detail: rc.ErrorDetail) -> None:
     if row is not None:
         assert (detail.category, detail.user_message) == (row.category, row.user_message)
     else:  # a code registered elsewhere: a category this process knows, and its sentence
-        known = {r.category for r in rc.codes} | set(CATEGORY_SENTENCES)
-        assert detail.category in known
+        assert detail.category in {*CATEGORY_SENTENCES, "unknown"}
         assert detail.user_message == category_sentence(detail.category)
     assert type(detail.retryable) is bool
     wait = detail.retry_after_ms
@@ -174,20 +173,37 @@ def test_a_safe_changed_fix_command_is_kept_and_a_retryable_detail_keeps_none() 
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("user_message", HTML), ("category", "evil"), ("code", "provider_overloaded")],
-)
-def test_the_tables_fields_are_no_callers_to_set(name: str, value: str) -> None:
-    with pytest.raises(TypeError):  # for `code`: Python's own (the argument is taken)
-        rc.RecoverableError(RATE, **{name: value})
-    with pytest.raises(TypeError, match=f"^{name if name != 'code' else 'a copy keeps'}"):
-        copy_with(RATE, **{name: value})
-    if name != "code":
-        with pytest.raises(TypeError, match=f"^{name} is"):
-            rc.RecoverableError(RATE, **{name: value})
-        with pytest.raises(TypeError, match=name):
-            rc.RecoverableError("provider_rate_limited", "m", **{name: value})
-        with pytest.raises(ValueError, match=name):
-            dataclasses.replace(RATE, **{name: value})
+    [("user_message", HTML), ("user_message", CATEGORY_SENTENCES["billing"]),
+     ("category", "evil"), ("category", "billing")],
+)  # fmt: skip
+def test_the_tables_fields_take_only_the_registrys_words(name: str, value: str) -> None:
+    for door in (
+        lambda: rc.RecoverableError(RATE, **{name: value}),
+        lambda: copy_with(RATE, **{name: value}),
+        lambda: dataclasses.replace(RATE, **{name: value}),
+    ):
+        with pytest.raises(ValueError, match=f"^{name} is"):
+            door()
+    with pytest.raises(TypeError, match=f"^{name} is"):  # create takes neither
+        rc.RecoverableError("provider_rate_limited", "m", **{name: value})
+
+
+def test_a_copy_keeps_its_code() -> None:
+    with pytest.raises(TypeError, match=r"^a copy keeps its code"):
+        copy_with(RATE, code="provider_overloaded")
+    with pytest.raises(TypeError):  # Python's own: the argument is taken
+        rc.RecoverableError(RATE, code="provider_overloaded")  # type: ignore[misc]
+
+
+def test_the_registrys_own_words_are_accepted_by_a_copy() -> None:
+    assert copy_with(RATE, user_message=RATE.user_message, category="provider") == RATE
+    foreign = rc.ErrorDetail.from_dict({"code": "peer_code", "message": "m"})
+    moved = copy_with(foreign, category="billing")  # one of our categories: its sentence
+    assert (moved.category, moved.user_message) == ("billing", CATEGORY_SENTENCES["billing"])
+    with pytest.raises(ValueError, match=r"^user_message is"):
+        copy_with(foreign, category="billing", user_message=RATE.user_message)
+    with pytest.raises(ValueError, match=r"^category is"):
+        copy_with(foreign, category="internal")  # a row's category, not one with a sentence
 
 
 @pytest.mark.parametrize(
@@ -281,7 +297,7 @@ def test_a_code_registered_later_is_accepted_then() -> None:
     [
         ("billing", "billing", CATEGORY_SENTENCES["billing"]),
         ("network", "network", CATEGORY_SENTENCES["network"]),
-        ("internal", "internal", rc.codes["internal_error"].user_message),
+        ("internal", "unknown", rc.codes["unknown"].user_message),  # a row's, no sentence
         ("evil", "unknown", rc.codes["unknown"].user_message),
         (HTML, "unknown", rc.codes["unknown"].user_message),
         (None, "unknown", rc.codes["unknown"].user_message),
@@ -315,7 +331,8 @@ def test_a_foreign_code_reads_its_categorys_sentence_never_its_own(
     assert wrapped.cause.user_message == sentence
 
 
-def test_a_user_registered_category_is_a_known_one() -> None:
+def test_a_category_known_only_from_a_users_row_reads_as_unknown() -> None:
+    # as the public view shows it (`_public`): a category is ours when it has a sentence
     rc.register_code("shop_out_of_stock", category="shop", user_message="Sold out.")
     try:
         detail = rc.ErrorDetail.from_dict(
@@ -323,7 +340,8 @@ def test_a_user_registered_category_is_a_known_one() -> None:
         )
     finally:
         rc.codes.unregister("shop_out_of_stock")
-    assert (detail.category, detail.user_message) == ("shop", rc.codes["unknown"].user_message)
+    assert (detail.category, detail.user_message) == ("unknown", rc.codes["unknown"].user_message)
+    assert (detail.details["peer_category"], detail.details["peer_user_message"]) == ("shop", HTML)
 
 
 def test_a_foreign_detail_keeps_its_category_sentence_when_changed() -> None:

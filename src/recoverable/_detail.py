@@ -49,6 +49,7 @@ __all__ = ["MAX_CAUSE_DEPTH", "ErrorDetail", "PayloadError", "RecoverableError"]
 MAX_CAUSE_DEPTH = 8
 _MAX_USER_MESSAGE = 500  # a sentence for a person, from a payload whose code we do not know
 _MAX_NAME = 100  # a code, category or source from a payload
+UNKNOWN = "unknown"  # the code, and the category, of what this process cannot name
 
 Recovery = Literal["retry", "fix", "stop"]
 
@@ -113,10 +114,7 @@ class ErrorDetail:
         # table's category and sentence (the fast paths inside the library never come here).
         row = registered(self.code)
         if self.category != row.category:
-            raise ValueError(
-                f"category {clean_text(safe_str(self.category), _MAX_NAME)!r} is not "
-                f"{row.code!r}'s: a detail's category is its code's row ({row.category!r})"
-            )
+            raise ValueError(_TABLE_OWNED["category"])
         if self.user_message not in (row.user_message, GENERIC_USER_MESSAGE):
             raise ValueError(_TABLE_OWNED["user_message"])
         draft = _draft(row, row.user_message, None, None)
@@ -364,7 +362,8 @@ def from_row(  # noqa: PLR0913 -- the fields a decided answer sets, positional: 
 
 def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
     """A copy of `detail` with some fields changed, each checked and cleaned as `create` does
-    (`_apply`); `code`, `category` and `user_message` stay (TypeError): they are the table's."""
+    (`_apply`). The code stays (TypeError); `category` and `user_message` are the table's: only
+    the registry's own words for the code are accepted (ValueError)."""
     draft = _copy(detail)
     _apply(draft, codes.get(detail.code), changes)
     return _frozen(draft)
@@ -427,18 +426,47 @@ def registered(code: object) -> Code:
 
 def _apply(draft: Any, row: Code | None, changes: Mapping[str, Any]) -> None:
     """Set each of `changes` on `draft` as every door does, then keep the fields consistent:
-    a retryable detail has no fix, one that is not retryable no wait."""
+    a retryable detail has no fix, one that is not retryable no wait. `category` and
+    `user_message` are accepted only as the registry's own words (`_registry_words`)."""
     for name, value in changes.items():
         rule = _RULES.get(name)
-        if rule is None:
+        if rule is not None:
+            setattr(draft, name, rule(value, draft, row))
+        elif name not in _REGISTRY_WORDS:
             if name in _TABLE_OWNED:
                 raise TypeError(_TABLE_OWNED[name])
             raise TypeError(f"ErrorDetail has no field {clean_text(safe_str(name), _MAX_NAME)!r}")
-        setattr(draft, name, rule(value, draft, row))
+    if "category" in changes or "user_message" in changes:
+        _registry_words(draft, row, changes)
     if draft.retryable:
         draft.fix_required = draft.fix_command = None
     else:
         draft.retry_after_ms = None
+
+
+_REGISTRY_WORDS = ("category", "user_message")
+
+
+def _registry_words(draft: Any, row: Code | None, changes: Mapping[str, Any]) -> None:
+    """`category` and `user_message` given to a copy: ValueError unless each is what the
+    registry says for the detail's code (a code registered elsewhere may take one of our
+    categories, and reads that category's sentence). Never a caller's own words."""
+    if "category" in changes:
+        category = changes["category"]
+        if row is not None:
+            allowed = type(category) is str and category == row.category
+        else:
+            allowed = type(category) is str and (
+                category in CATEGORY_SENTENCES or category == UNKNOWN
+            )
+        if not allowed:
+            raise ValueError(_TABLE_OWNED["category"])
+        draft.category = category
+        draft.user_message = row.user_message if row is not None else category_sentence(category)
+    if "user_message" in changes:
+        sentence = changes["user_message"]
+        if not (type(sentence) is str and sentence == draft.user_message):
+            raise ValueError(_TABLE_OWNED["user_message"])
 
 
 def _plain(name: str, value: object) -> str:
@@ -651,20 +679,13 @@ def _read_foreign_row(draft: Any, data: Mapping[str, Any], details: dict[str, An
     """A code registered elsewhere: its category when this process knows that category (else
     `unknown`), and that category's sentence; the peer's own words are developer text."""
     category, user_message = data.get("category"), data.get("user_message")
-    known = _known_category(category)
-    draft.category = _plain("category", category) if known else "unknown"
+    known = isinstance(category, str) and category in CATEGORY_SENTENCES
+    draft.category = _plain("category", category) if known else UNKNOWN
     draft.user_message = category_sentence(draft.category)
-    if category and not known:
+    if category and not known and category != UNKNOWN:
         details["peer_category"] = clean_text(category, _MAX_NAME)
     if user_message and user_message != draft.user_message:
         details["peer_user_message"] = clean_text(user_message, _MAX_USER_MESSAGE)
-
-
-def _known_category(category: object) -> bool:
-    """Whether `category` names a family this process knows (the table's or a user's)."""
-    if not isinstance(category, str) or not category:
-        return False
-    return category in CATEGORY_SENTENCES or any(row.category == category for row in codes)
 
 
 def _read_remedy(draft: Any, data: Mapping[str, Any], details: dict[str, Any]) -> None:
@@ -734,9 +755,6 @@ class RecoverableError(Exception):
         detail, `copy_with`'s rules; `RecoverableError(message, payload)`: `from_dict`'s (how
         pickle and Celery rebuild it). `user_message` and `category` are the table's in every
         form (TypeError)."""
-        owned = _TABLE_OWNED.keys() & fields.keys()
-        if owned:
-            raise TypeError(_TABLE_OWNED[min(owned)])
         if isinstance(message, Mapping):  # rebuilt from args: (message, payload)
             detail = ErrorDetail.from_dict(message)
         elif isinstance(code, ErrorDetail) or hasattr(type(code), "__recoverable_detail__"):
@@ -747,6 +765,9 @@ class RecoverableError(Exception):
                 fields["message"] = message
             detail = copy_with(given, **fields) if fields else given
         else:
+            owned = _TABLE_OWNED.keys() & fields.keys()
+            if owned:  # create takes neither: say why rather than "unexpected keyword"
+                raise TypeError(_TABLE_OWNED[min(owned)])
             detail = ErrorDetail.create(code, message, **fields)
         super().__init__(detail.message, detail.to_dict())
         self.detail = detail
