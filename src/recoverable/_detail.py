@@ -5,16 +5,17 @@ identical call worth repeating (`retryable`, `retry_after_ms`), what must change
 (`fix_required`) and the exact command that changes it (`fix_command`), plus a sentence safe
 to show a person (`user_message`). It round-trips through JSON and pickle unchanged.
 
-Every door applies one set of rules (`_given`: texts scrubbed and clipped, waits finite and
-capped, statuses in range, a `fix_command` validated, details JSON-safe, keys included), and
-two fields are the table's and no caller's: `category` and `user_message` (a person reads only
-sentences this process wrote). The public doors: `ErrorDetail.create` (a registered code only),
-`ErrorDetail(...)` itself and `dataclasses.replace` (the same rules), `RecoverableError(code,
-...)` and `RecoverableError(detail, **changes)`, `ErrorDetail.from_dict` (a payload; a code
-registered elsewhere reads its category's sentence). A detail is changed only by copying it:
-`copy_with`, checked the same way. Inside the library, `unvalidated`, `from_row` and
-`rewrapped` fill a detail from the table and skip the checks: for classifiers that pass a
-registered code (or its row), their own clean message and JSON-safe details.
+Every door applies one set of rules (`_RULES`, `_apply`: texts scrubbed and clipped, waits
+finite and capped, statuses in range, a `fix_command` validated, details JSON-safe, keys
+included), and two fields are the table's and no caller's: `category` and `user_message` (a
+person reads only sentences this process wrote). The public doors: `ErrorDetail.create` (a
+registered code only), `ErrorDetail(...)` itself and `dataclasses.replace` (the same rules),
+`RecoverableError(code, ...)` and `RecoverableError(detail, **changes)`,
+`ErrorDetail.from_dict` (a payload; a code registered elsewhere reads its category's
+sentence). A detail is changed only by copying it: `copy_with`, checked the same way. Inside
+the library, `unvalidated`, `from_row` and `rewrapped` fill a detail from the table and skip
+the checks: for classifiers that pass a registered code (or its row), their own clean message
+and JSON-safe details.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ __all__ = ["MAX_CAUSE_DEPTH", "ErrorDetail", "PayloadError", "RecoverableError"]
 MAX_CAUSE_DEPTH = 8
 _MAX_USER_MESSAGE = 500  # a sentence for a person, from a payload whose code we do not know
 _MAX_NAME = 100  # a code, category or source from a payload
-UNKNOWN = "unknown"  # the code, and the category, of what this process cannot name
+_UNKNOWN = "unknown"  # the code, and the category, of what this process cannot name
 
 Recovery = Literal["retry", "fix", "stop"]
 
@@ -457,7 +458,7 @@ def _registry_words(draft: Any, row: Code | None, changes: Mapping[str, Any]) ->
             allowed = type(category) is str and category == row.category
         else:
             allowed = type(category) is str and (
-                category in CATEGORY_SENTENCES or category == UNKNOWN
+                category in CATEGORY_SENTENCES or category == _UNKNOWN
             )
         if not allowed:
             raise ValueError(_TABLE_OWNED["category"])
@@ -680,9 +681,9 @@ def _read_foreign_row(draft: Any, data: Mapping[str, Any], details: dict[str, An
     `unknown`), and that category's sentence; the peer's own words are developer text."""
     category, user_message = data.get("category"), data.get("user_message")
     known = isinstance(category, str) and category in CATEGORY_SENTENCES
-    draft.category = _plain("category", category) if known else UNKNOWN
+    draft.category = _plain("category", category) if known else _UNKNOWN
     draft.user_message = category_sentence(draft.category)
-    if category and not known and category != UNKNOWN:
+    if category and not known and category != _UNKNOWN:
         details["peer_category"] = clean_text(category, _MAX_NAME)
     if user_message and user_message != draft.user_message:
         details["peer_user_message"] = clean_text(user_message, _MAX_USER_MESSAGE)
