@@ -72,8 +72,15 @@ def test_garbage_retry_after_is_dropped(bad: object) -> None:
     assert rc.ErrorDetail.create("unavailable", "x", retry_after_ms=bad).retry_after_ms is None  # type: ignore[arg-type]
 
 
-def test_an_unregistered_code_reads_as_unknown_for_derived_fields() -> None:
-    detail = rc.ErrorDetail.create("their_own_code", "from another process")
+def test_create_refuses_a_code_this_process_has_not_registered() -> None:
+    with pytest.raises(ValueError, match=r"code 'their_own_code' is not registered.*register_code"):
+        rc.ErrorDetail.create("their_own_code", "from another process")
+    with pytest.raises(ValueError, match="their_own_code"):
+        rc.RecoverableError("their_own_code", "from another process")
+
+
+def test_a_payloads_unregistered_code_reads_as_unknown_for_derived_fields() -> None:
+    detail = rc.ErrorDetail.from_dict({"code": "their_own_code", "message": "from elsewhere"})
     assert detail.code == "their_own_code"
     assert detail.category == "unknown"
     assert (detail.http_status, detail.exit_code, detail.retryable) == (500, 1, False)

@@ -8,6 +8,7 @@ what it must not. Work is counted (stages called, nodes kept), not timed.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import pickle
@@ -282,7 +283,7 @@ def test_a_payload_cannot_speak_to_a_person_for_a_known_code() -> None:
     assert (detail.user_message, detail.category) == (row.user_message, row.category)
 
 
-def test_an_unknown_codes_sentence_is_kept_scrubbed_and_short() -> None:
+def test_an_unknown_code_reads_its_categorys_sentence_its_own_kept_short_in_details() -> None:
     detail = rc.ErrorDetail.from_dict(
         {
             "code": "billing_card_declined",
@@ -291,8 +292,10 @@ def test_an_unknown_codes_sentence_is_kept_scrubbed_and_short() -> None:
             "category": "billing",
         }
     )
-    assert detail.user_message.startswith("Your card sk-[REDACTED] x")
-    assert len(detail.user_message) == 500
+    assert detail.user_message == "This needs an active plan or more credit."
+    peer = detail.details["peer_user_message"]
+    assert peer.startswith("Your card sk-[REDACTED] x")
+    assert len(peer) == 500
     assert detail.category == "billing"
     assert detail.http_status == 500  # an unknown code answers as unknown does
 
@@ -434,9 +437,11 @@ def test_recover_never_runs_a_command_smuggled_past_the_validator(
 ) -> None:
     from recoverable._detail import copy_with
 
-    smuggled = copy_with(
-        rc.ErrorDetail.create("precondition_failed", "m"), fix_command=command
-    )  # what no public door builds
+    detail = rc.ErrorDetail.create("precondition_failed", "m")
+    with pytest.raises(rc.FixCommandRejected):
+        copy_with(detail, fix_command=command)  # the copy is a door too
+    smuggled = copy.copy(detail)
+    object.__setattr__(smuggled, "fix_command", command)  # what no door builds
     action = rc.next_action(smuggled, allowed=[command])  # even named by the caller
     assert (action.kind, action.command, action.suggested_command) == ("apply_fix", None, None)
 

@@ -4,7 +4,8 @@
   groups), and answers a registered code (or the code a payload names);
 - every detail serialises to strict JSON (no NaN, no lone surrogate) and round-trips through
   JSON and pickle unchanged;
-- `from_dict` raises nothing but `PayloadError`; the scrubber never raises and is idempotent.
+- `from_dict` raises nothing but `PayloadError`; the scrubber never raises and is idempotent;
+- `user_message` is always the registry's sentence (a row's, or a foreign code's category's).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
+from recoverable._codes import category_sentence
 from recoverable._secrets import scrub
+from recoverable._untrusted import MAX_MESSAGE_CHARS
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -88,7 +91,9 @@ def _strict_json(detail: rc.ErrorDetail) -> str:
 def _assert_sound(detail: rc.ErrorDetail, given_code: object = None) -> None:
     assert type(detail) is rc.ErrorDetail
     assert detail.code in rc.codes or detail.code == given_code
-    assert detail.user_message
+    row = rc.codes.get(detail.code)  # a person reads only this process's sentences
+    assert detail.user_message == (row.user_message if row else category_sentence(detail.category))
+    assert all(type(key) is str and len(key) <= MAX_MESSAGE_CHARS for key in detail.details)
     assert detail.retry_after_ms is None or detail.retryable
     assert detail.fix_command is None or not detail.retryable
     _strict_json(detail)

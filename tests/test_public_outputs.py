@@ -15,6 +15,7 @@ any detail at all, and `to_sse` to one event whatever its `seq`.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import sys
@@ -84,6 +85,16 @@ def _created(code: str) -> rc.ErrorDetail:
     )  # fmt: skip
 
 
+def unchecked(**fields: Any) -> rc.ErrorDetail:
+    """A detail that passed no door: each field set as given. Every constructor checks
+    (`ErrorDetail(...)` too), but an unpickled value or another copy's can still hold anything,
+    and the public writers must not trust it."""
+    detail = copy.copy(rc.ErrorDetail.create("unknown"))
+    for name, value in fields.items():
+        object.__setattr__(detail, name, value)
+    return detail
+
+
 def _by_hand(code: str, **fields: Any) -> rc.ErrorDetail:
     """A detail built without any check: every field, the code and sentence included."""
     values: dict[str, Any] = {
@@ -91,7 +102,7 @@ def _by_hand(code: str, **fields: Any) -> rc.ErrorDetail:
         "fix_required": HOSTILE, "fix_command": f"rm -rf {DEV_PATH}", "user_message": PHISH,
         "source": HTML, "cause": HOSTILE, "details": {HOSTILE: [HOSTILE]}, "suggestion": HOSTILE,
     }  # fmt: skip
-    return rc.ErrorDetail(**{**values, **fields})
+    return unchecked(**{**values, **fields})
 
 
 def _from_peer(**fields: Any) -> rc.ErrorDetail:
@@ -750,7 +761,7 @@ def any_detail(draw: st.DrawFn) -> rc.ErrorDetail:
         except rc.PayloadError:
             assume(False)
             raise
-    return rc.ErrorDetail(**fields)
+    return unchecked(**fields)
 
 
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

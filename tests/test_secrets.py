@@ -1,9 +1,9 @@
 """No credential reaches a detail, and no developer text reaches a person.
 
 A credential placed in every developer-facing input (an exception's text, a string, a
-payload's fields, an HTTP body and headers, a URL, a cause, details) never appears in any
-field, `str()`, `repr()` or JSON of the detail or of the exception that carries it; the
-`user_message` is always the table's sentence.
+payload's fields, an HTTP body and headers, a URL, a cause, details and their keys) never
+appears in any field, `str()`, `repr()` or JSON of the detail or of the exception that carries
+it; the `user_message` is always the table's sentence.
 """
 
 from __future__ import annotations
@@ -82,8 +82,9 @@ def _entries(text: str) -> list[tuple[str, Callable[[], Any]]]:
         "fix_required": text,
         "source": text,
         "cause": {"code": "unknown", "message": text, "cause": text},
-        "details": {"stderr_tail": text, "nested": [{"deep": text}]},
+        "details": {"stderr_tail": text, "nested": [{"deep": text, text: text}], text: 1},
         "extra_key": text,
+        text: text,  # keys are scrubbed like values (an unknown key joins details)
     }
     chained = RuntimeError(text)
     chained.__cause__ = ConnectionResetError(text)
@@ -111,6 +112,17 @@ def _entries(text: str) -> list[tuple[str, Callable[[], Any]]]:
             ),
         ),
         ("RecoverableError", lambda: rc.RecoverableError("invalid_input", text)),
+        (
+            "RecoverableError(detail, **changes)",
+            lambda: rc.RecoverableError(
+                rc.ErrorDetail.create("invalid_input"),
+                text,
+                fix_required=text,
+                source=text,
+                cause=text,
+                details={text: [text]},
+            ),
+        ),
         ("RecoverableError(payload)", lambda: rc.RecoverableError(text, payload)),
         (
             "httpx.HTTPStatusError",

@@ -5,28 +5,39 @@ identical call worth repeating (`retryable`, `retry_after_ms`), what must change
 (`fix_required`) and the exact command that changes it (`fix_command`), plus a sentence safe
 to show a person (`user_message`). It round-trips through JSON and pickle unchanged.
 
-Two ways to build one: `ErrorDetail.create` (public; checks and copies what it is given) and,
-inside the library, `unvalidated` (fills a detail from the table and skips those checks: for
-classifiers that pass a registered code, their own message and JSON-safe details). A detail
-is changed only by copying it: `copy_with`.
+Every door applies one set of rules (`_RULES`, `_apply`: texts scrubbed and clipped, waits
+finite and capped, statuses in range, a `fix_command` validated, details JSON-safe, keys
+included), and two fields are the table's and no caller's: `category` and `user_message` (a
+person reads only sentences this process wrote). The public doors: `ErrorDetail.create` (a
+registered code only), `ErrorDetail(...)` itself and `dataclasses.replace` (the same rules),
+`RecoverableError(code, ...)` and `RecoverableError(detail, **changes)`,
+`ErrorDetail.from_dict` (a payload; a code registered elsewhere reads its category's
+sentence). A detail is changed only by copying it: `copy_with`, checked the same way. Inside
+the library, `unvalidated`, `from_row` and `rewrapped` fill a detail from the table and skip
+the checks: for classifiers that pass a registered code (or its row), their own clean message
+and JSON-safe details.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from ._codes import (
+    CATEGORY_SENTENCES,
     GENERIC_USER_MESSAGE,
     MAX_EXIT_CODE,
     Code,
     FixCommandRejected,
+    category_sentence,
     codes,
     validate_fix_command,
 )
 from ._untrusted import (
+    MAX_HINT_MS,
+    MAX_MESSAGE_CHARS,
     clean_hint_ms,
     clean_status,
     clean_text,
@@ -39,6 +50,7 @@ __all__ = ["MAX_CAUSE_DEPTH", "ErrorDetail", "PayloadError", "RecoverableError"]
 MAX_CAUSE_DEPTH = 8
 _MAX_USER_MESSAGE = 500  # a sentence for a person, from a payload whose code we do not know
 _MAX_NAME = 100  # a code, category or source from a payload
+_UNKNOWN = "unknown"  # the code, and the category, of what this process cannot name
 
 Recovery = Literal["retry", "fix", "stop"]
 
@@ -46,6 +58,7 @@ _FIELDS = (
     "code", "message", "category", "retryable", "retry_after_ms", "fix_required",
     "fix_command", "user_message", "status", "source", "cause", "details", "suggestion",
 )  # fmt: skip
+_FIELD_NAMES = frozenset(_FIELDS)
 _DERIVED = frozenset({"recovery", "http_status", "exit_code"})
 
 
@@ -97,6 +110,23 @@ class ErrorDetail:
     # A marker, so that a second installed copy of the library recognises this value.
     __recoverable_detail__: ClassVar[int] = 1
 
+    def __post_init__(self) -> None:
+        # `ErrorDetail(...)` and `dataclasses.replace` are doors too: create's rules, and the
+        # table's category and sentence (the fast paths inside the library never come here).
+        row = registered(self.code)
+        if self.category != row.category:
+            raise ValueError(_TABLE_OWNED["category"])
+        if self.user_message not in (row.user_message, GENERIC_USER_MESSAGE):
+            raise ValueError(_TABLE_OWNED["user_message"])
+        draft = _draft(row, row.user_message, None, None)
+        draft.code, draft.retryable, draft.retry_after_ms = row.code, row.retryable, None
+        draft.fix_required = draft.fix_command = draft.cause = None
+        draft.details, draft.suggestion = {}, row.suggestion
+        given = {name: getattr(self, name) for name in _SETTABLE}
+        _apply(draft, row, given)
+        for name in _FIELDS:
+            object.__setattr__(self, name, getattr(draft, name))
+
     @classmethod
     def create(  # noqa: PLR0913 -- one keyword per field a caller may set
         cls,
@@ -115,13 +145,21 @@ class ErrorDetail:
     ) -> ErrorDetail:
         """Build a detail for `code`, filling every field the caller leaves to the table.
 
-        What the caller gives is checked and cleaned as any input is: the message and texts
-        scrubbed of credentials and clipped, `details` copied JSON-safe (bounded whatever its
-        shape), the wait hint finite and capped, a `fix_command` validated (FixCommandRejected).
+        `code` must be registered in this process (ValueError otherwise: `register_code` it
+        first; a peer's payload is read with `from_dict`). What the caller gives is checked and
+        cleaned as at every door: the message and texts scrubbed of credentials and clipped,
+        `details` copied JSON-safe (bounded whatever its shape, keys scrubbed too), the wait
+        hint finite and capped, the status in range, a `fix_command` validated
+        (FixCommandRejected); a value of the wrong type is a TypeError. `category` and
+        `user_message` are the row's: no caller sets them.
         """
-        row = codes.resolve(code)
-        if retryable is None:
-            retryable = row.retryable
+        row = registered(code)
+        retryable = row.retryable if retryable is None else _given_bool(retryable, None, row)
+        clean_source = _given_text("source", source, _MAX_NAME)
+        # A command given is validated even where it is then dropped (a retryable detail).
+        given_command = (
+            None if fix_command is _TABLE_DEFAULT else _given_fix_command(fix_command, row)
+        )
         if retryable:
             fix_required = fix_command = None
             retry_after_ms = clean_hint_ms(retry_after_ms)
@@ -129,27 +167,25 @@ class ErrorDetail:
             retry_after_ms = None
             if fix_required is _TABLE_DEFAULT:
                 fix_required = row.fix_required
-            elif fix_required is not None:
-                fix_required = clean_text(fix_required)
+            else:
+                fix_required = _given_text("fix_required", fix_required)
             if fix_command is _TABLE_DEFAULT:
-                fix_command = row.fix_command_for(source) if fix_required else None
-            elif fix_command is not None:
-                validate_fix_command(fix_command)
-        text = row.user_message if message is None else clean_text(message)
-        draft = _draft(row, text, clean_status(status), _clean_name(source))
-        draft.code = code
+                fix_command = row.fix_command_for(clean_source) if fix_required else None
+            else:
+                fix_command = given_command
+        text = row.user_message if message is None else clean_text(_plain("message", message))
+        draft = _draft(row, text, clean_status(status), clean_source)
+        draft.code = row.code
         draft.retryable = retryable
         draft.retry_after_ms = retry_after_ms
         draft.fix_required = fix_required
         draft.fix_command = fix_command
         draft.cause = _clean_cause(cause)
-        draft.details = json_safe_dict(details) if details else {}
+        draft.details = _given_details(details)
         draft.suggestion = (
             row.suggestion
             if suggestion is _TABLE_DEFAULT
-            else None
-            if suggestion is None
-            else clean_text(suggestion, _MAX_USER_MESSAGE)
+            else _given_text("suggestion", suggestion, _MAX_USER_MESSAGE)
         )
         return _frozen(draft)
 
@@ -231,9 +267,7 @@ class ErrorDetail:
         return _read_payload(data)
 
     def with_cause(self, cause: ErrorDetail | str | None) -> ErrorDetail:
-        """A copy with another cause (trimmed to the depth limit)."""
-        if isinstance(cause, ErrorDetail):
-            cause = _trim_cause(cause, 1)
+        """A copy with another cause (trimmed to the depth limit; text cleaned)."""
         return copy_with(self, cause=cause)
 
 
@@ -309,7 +343,10 @@ def from_row(  # noqa: PLR0913 -- the fields a decided answer sets, positional: 
     if row.retryable:
         draft.retryable = True
         draft.retry_after_ms = (
-            None if retry_after_ms is None or retry_after_ms < 0 else retry_after_ms
+            retry_after_ms
+            if retry_after_ms is None
+            or (type(retry_after_ms) is int and 0 <= retry_after_ms <= MAX_HINT_MS)
+            else clean_hint_ms(retry_after_ms)  # NaN, infinity, a float, past the cap
         )
         draft.fix_required = draft.fix_command = None
     else:
@@ -325,7 +362,16 @@ def from_row(  # noqa: PLR0913 -- the fields a decided answer sets, positional: 
 
 
 def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
-    """A copy of `detail` with some fields changed (no checks: the caller keeps it consistent)."""
+    """A copy of `detail` with some fields changed, each checked and cleaned as `create` does
+    (`_apply`). The code stays (TypeError); `category` and `user_message` are the table's: only
+    the registry's own words for the code are accepted (ValueError)."""
+    draft = _copy(detail)
+    _apply(draft, codes.get(detail.code), changes)
+    return _frozen(draft)
+
+
+def _copy(detail: ErrorDetail) -> Any:
+    """An unfrozen copy of `detail`: its fields as they are."""
     draft: Any = _new(_Unfrozen)
     draft.code = detail.code
     draft.message = detail.message
@@ -340,9 +386,144 @@ def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
     draft.cause = detail.cause
     draft.details = detail.details
     draft.suggestion = detail.suggestion
+    return draft
+
+
+# --- the rules every door applies to what a caller gives ------------------------------------
+
+_SETTABLE = (
+    "message", "retryable", "retry_after_ms", "fix_required", "fix_command", "status",
+    "source", "cause", "details", "suggestion",
+)  # fmt: skip
+# Why the other fields are no caller's to set (the TypeError or ValueError says so).
+_TABLE_OWNED = {
+    "user_message": (
+        "user_message is the table's sentence for the code, never a caller's (a person reads "
+        "only sentences this process wrote): register the code with its sentence "
+        "(rc.register_code(code, user_message=...)); developer text goes in message or details"
+    ),
+    "category": (
+        "category is the code's row, never a caller's: register the code with its category "
+        "(rc.register_code(code, category=...))"
+    ),
+    "code": "a copy keeps its code: build a detail for another code with ErrorDetail.create",
+}
+
+
+def registered(code: object) -> Code:
+    """The row of a code a caller names; ValueError for a code this process has not
+    registered (a peer's payload is read with `from_dict` instead)."""
+    if not isinstance(code, str):
+        raise TypeError(f"a code is a str, not {type(code).__name__}")
+    row = codes.get(code)
+    if row is None:
+        raise ValueError(
+            f"code {clean_text(code, _MAX_NAME)!r} is not registered in this process: "
+            "register it first with rc.register_code(code, user_message=...), or read a "
+            "payload from elsewhere with ErrorDetail.from_dict"
+        )
+    return row
+
+
+def _apply(draft: Any, row: Code | None, changes: Mapping[str, Any]) -> None:
+    """Set each of `changes` on `draft` as every door does, then keep the fields consistent:
+    a retryable detail has no fix, one that is not retryable no wait. `category` and
+    `user_message` are accepted only as the registry's own words (`_registry_words`)."""
     for name, value in changes.items():
-        setattr(draft, name, value)
-    return _frozen(draft)
+        rule = _RULES.get(name)
+        if rule is not None:
+            setattr(draft, name, rule(value, draft, row))
+        elif name not in _REGISTRY_WORDS:
+            if name in _TABLE_OWNED:
+                raise TypeError(_TABLE_OWNED[name])
+            raise TypeError(f"ErrorDetail has no field {clean_text(safe_str(name), _MAX_NAME)!r}")
+    if "category" in changes or "user_message" in changes:
+        _registry_words(draft, row, changes)
+    if draft.retryable:
+        draft.fix_required = draft.fix_command = None
+    else:
+        draft.retry_after_ms = None
+
+
+_REGISTRY_WORDS = ("category", "user_message")
+
+
+def _registry_words(draft: Any, row: Code | None, changes: Mapping[str, Any]) -> None:
+    """`category` and `user_message` given to a copy: ValueError unless each is what the
+    registry says for the detail's code (a code registered elsewhere may take one of our
+    categories, and reads that category's sentence). Never a caller's own words."""
+    if "category" in changes:
+        category = changes["category"]
+        if row is not None:
+            allowed = type(category) is str and category == row.category
+        else:
+            allowed = type(category) is str and (
+                category in CATEGORY_SENTENCES or category == _UNKNOWN
+            )
+        if not allowed:
+            raise ValueError(_TABLE_OWNED["category"])
+        draft.category = category
+        draft.user_message = row.user_message if row is not None else category_sentence(category)
+    if "user_message" in changes:
+        sentence = changes["user_message"]
+        if not (type(sentence) is str and sentence == draft.user_message):
+            raise ValueError(_TABLE_OWNED["user_message"])
+
+
+def _plain(name: str, value: object) -> str:
+    if type(value) is str:
+        return value
+    if isinstance(value, str):  # a str subclass: its own methods are not called
+        return str.__getitem__(value, slice(None))
+    raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+
+
+def _given_text(name: str, value: object, limit: int = MAX_MESSAGE_CHARS) -> str | None:
+    """A text field a caller gives (None stays None): scrubbed and clipped."""
+    return None if value is None else clean_text(_plain(name, value), limit)
+
+
+def _given_fix_command(value: object, row: Code | None) -> str | None:
+    """A command a caller gives: one of the row's (validated when registered) or validated."""
+    if value is None:
+        return None
+    if row is not None and type(value) is str and value in row.fix_commands.values():
+        return value
+    return validate_fix_command(value)  # type: ignore[arg-type]  # refuses a non-str too
+
+
+def _given_details(value: object) -> dict[str, Any]:
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"details must be a mapping, not {type(value).__name__}")
+    return json_safe_dict(value)
+
+
+def _given_bool(value: object, draft: object, row: Code | None) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"retryable must be a bool, not {type(value).__name__}")
+    return value
+
+
+def _given_message(value: object, draft: Any, row: Code | None) -> str | None:
+    # None: the detail's sentence, as `create` makes the message when none is given.
+    return draft.user_message if value is None else _given_text("message", value)
+
+
+_Rule = Callable[[Any, Any, "Code | None"], Any]
+_RULES: dict[str, _Rule] = {
+    "message": _given_message,
+    "retryable": _given_bool,
+    "retry_after_ms": lambda value, draft, row: clean_hint_ms(value),
+    "fix_required": lambda value, draft, row: _given_text("fix_required", value),
+    "fix_command": lambda value, draft, row: _given_fix_command(value, row),
+    "status": lambda value, draft, row: clean_status(value),
+    "source": lambda value, draft, row: _given_text("source", value, _MAX_NAME),
+    "cause": lambda value, draft, row: _clean_cause(value),
+    "details": lambda value, draft, row: _given_details(value),
+    "suggestion": lambda value, draft, row: _given_text("suggestion", value, _MAX_USER_MESSAGE),
+}
 
 
 def rewrapped(detail: ErrorDetail, message: str, cause: ErrorDetail | str | None) -> ErrorDetail:
@@ -383,17 +564,24 @@ def _trim_cause(cause: ErrorDetail | str | None, depth: int) -> ErrorDetail | st
     if not isinstance(inner, ErrorDetail):
         return cause
     trimmed = _trim_cause(inner, depth + 1)
-    return cause if trimmed is inner else copy_with(cause, cause=trimmed)
+    if trimmed is inner:
+        return cause
+    draft = _copy(cause)  # not `copy_with`: its cause rule would trim the chain once more
+    draft.cause = trimmed
+    return _frozen(draft)
 
 
 def _clean_name(value: str | None) -> str | None:
     return None if value is None else clean_text(value, _MAX_NAME)
 
 
-def _clean_cause(cause: ErrorDetail | str | None) -> ErrorDetail | str | None:
+def _clean_cause(cause: object) -> ErrorDetail | str | None:
+    """A cause a caller gives: a detail (trimmed to the depth limit), else cleaned text."""
+    if not isinstance(cause, ErrorDetail) and hasattr(type(cause), "__recoverable_detail__"):
+        cause = foreign_detail(cause)  # another copy's value, read as a payload
     if cause is None or isinstance(cause, ErrorDetail):
         return _trim_cause(cause, 1)
-    return clean_text(cause if isinstance(cause, str) else safe_str(cause))
+    return clean_text(_plain("cause", cause) if isinstance(cause, str) else safe_str(cause))
 
 
 # --- reading payloads -------------------------------------------------------------------
@@ -466,8 +654,8 @@ def _payload_link(data: Mapping[str, Any], cause: ErrorDetail | str | None) -> E
     draft.details = details
     note = data.get("suggestion")  # the producer's note for an operator, cleaned
     draft.suggestion = clean_text(note, _MAX_USER_MESSAGE) if note else (row and row.suggestion)
-    if row is None:  # a code registered elsewhere: its own words, cleaned
-        _read_foreign_row(draft, data)
+    if row is None:  # a code registered elsewhere: its category's sentence, never its own
+        _read_foreign_row(draft, data, details)
     _read_remedy(draft, data, details)
     return _frozen(draft)
 
@@ -478,18 +666,27 @@ def _payload_details(data: Mapping[str, Any]) -> dict[str, Any]:
         raw = {}
     if not isinstance(raw, Mapping):
         raise PayloadError("'details' must be an object")
-    extra = {
-        key: value for key, value in data.items() if key not in _FIELDS and key not in _DERIVED
-    }
-    return json_safe_dict({**extra, **raw} if extra else raw)
+    # Unknown keys join the same bounded copy after `details` (a key of theirs that is
+    # already there is kept as `key#2`), read lazily: a million of them cost the budget only.
+    extra = (
+        (key, value)
+        for key, value in data.items()
+        if not (type(key) is str and (key in _FIELD_NAMES or key in _DERIVED))
+    )
+    return json_safe_dict(raw, extra)
 
 
-def _read_foreign_row(draft: Any, data: Mapping[str, Any]) -> None:
+def _read_foreign_row(draft: Any, data: Mapping[str, Any], details: dict[str, Any]) -> None:
+    """A code registered elsewhere: its category when this process knows that category (else
+    `unknown`), and that category's sentence; the peer's own words are developer text."""
     category, user_message = data.get("category"), data.get("user_message")
-    if category:
-        draft.category = clean_text(category, _MAX_NAME)
-    if user_message:
-        draft.user_message = clean_text(user_message, _MAX_USER_MESSAGE)
+    known = isinstance(category, str) and category in CATEGORY_SENTENCES
+    draft.category = _plain("category", category) if known else _UNKNOWN
+    draft.user_message = category_sentence(draft.category)
+    if category and not known and category != _UNKNOWN:
+        details["peer_category"] = clean_text(category, _MAX_NAME)
+    if user_message and user_message != draft.user_message:
+        details["peer_user_message"] = clean_text(user_message, _MAX_USER_MESSAGE)
 
 
 def _read_remedy(draft: Any, data: Mapping[str, Any], details: dict[str, Any]) -> None:
@@ -554,11 +751,24 @@ class RecoverableError(Exception):
         message: str | Mapping[str, Any] | None = None,
         **fields: Any,
     ) -> None:
-        if isinstance(code, ErrorDetail):
-            detail = copy_with(code, **fields) if fields else code
-        elif isinstance(message, Mapping):  # rebuilt from args: (message, payload)
+        """`RecoverableError(code, message, **fields)`: `ErrorDetail.create`'s rules (a
+        registered code only); `RecoverableError(detail, message, **changes)`: a copy of the
+        detail, `copy_with`'s rules; `RecoverableError(message, payload)`: `from_dict`'s (how
+        pickle and Celery rebuild it). `user_message` and `category` are the table's in every
+        form (TypeError)."""
+        if isinstance(message, Mapping):  # rebuilt from args: (message, payload)
             detail = ErrorDetail.from_dict(message)
+        elif isinstance(code, ErrorDetail) or hasattr(type(code), "__recoverable_detail__"):
+            given = foreign_detail(code)
+            if given is None:
+                raise TypeError("a detail from another copy of recoverable could not be read")
+            if message is not None:
+                fields["message"] = message
+            detail = copy_with(given, **fields) if fields else given
         else:
+            owned = _TABLE_OWNED.keys() & fields.keys()
+            if owned:  # create takes neither: say why rather than "unexpected keyword"
+                raise TypeError(_TABLE_OWNED[min(owned)])
             detail = ErrorDetail.create(code, message, **fields)
         super().__init__(detail.message, detail.to_dict())
         self.detail = detail

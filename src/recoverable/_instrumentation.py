@@ -13,12 +13,19 @@ adds a function of their own:
 A hook that raises is logged and skipped: an exporter's fault never changes what a retry
 does. Reporting costs nothing on the success path (only failures are reported). Kept light
 (no dataclass, logging imported on first use): the agents runner imports it.
+
+What a hook hears is clean, whoever built the event: `detail` is a detail that passed a door
+(anything else, an exception included, is classified first), `name` is scrubbed and clipped,
+`attempt` an int and `wait_s` a finite number or None. The library's own records (the default
+hook's lines, a failing hook's) carry codes, numbers and scrubbed names only: no traceback, and
+never an exception's own text unscrubbed.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeGuard
 
 if TYPE_CHECKING:
     from ._detail import ErrorDetail
@@ -63,8 +70,10 @@ class FailureEvent:
         wait_s: float | None = None,
         name: str | None = None,
     ) -> None:
-        self.kind, self.detail, self.attempt = kind, detail, attempt
-        self.wait_s, self.name = wait_s, name
+        self.kind, self.detail = kind, _detail_of(detail)
+        self.attempt = attempt if type(attempt) is int else None
+        self.wait_s = float(wait_s) if _finite(wait_s) else None
+        self.name = None if name is None else _clean_name(name)
 
     @property
     def code(self) -> str:
@@ -79,6 +88,29 @@ class FailureEvent:
 
 
 FailureHook = Callable[[FailureEvent], None]
+
+_MAX_NAME = 100  # an activity's type, a task's or a CLI's name, a hook's name
+
+
+def _detail_of(given: object) -> ErrorDetail:
+    """Our detail as given; anything else (an exception, another copy's detail) classified."""
+    from ._detail import ErrorDetail
+
+    if type(given) is ErrorDetail:
+        return given
+    from ._classify import classify
+
+    return classify(given)
+
+
+def _finite(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _clean_name(value: object) -> str:
+    from ._untrusted import clean_text, safe_str
+
+    return clean_text(value if type(value) is str else safe_str(value), _MAX_NAME)
 
 
 def log_failure(event: FailureEvent) -> None:
@@ -132,9 +164,21 @@ def report(event: FailureEvent) -> None:
     for hook in _hooks:
         try:
             hook(event)
-        except Exception:
-            import logging
+        except Exception as exc:
+            _hook_failed(hook, exc)
 
-            logging.getLogger("recoverable.instrumentation").exception(
-                "failure hook %r raised; skipped", hook
-            )
+
+def _hook_failed(hook: FailureHook, exc: Exception) -> None:
+    """One warning: the hook's name and what it raised, scrubbed and short. No traceback:
+    its frames' text and the exception's own words are not the library's to write out."""
+    import logging
+
+    from ._untrusted import clean_text, safe_str
+
+    name = getattr(hook, "__qualname__", None) or type(hook).__qualname__
+    logging.getLogger("recoverable.instrumentation").warning(
+        "failure hook %s raised %s: %s; skipped",
+        _clean_name(name),
+        type(exc).__qualname__,
+        clean_text(safe_str(exc), 300),
+    )

@@ -16,7 +16,7 @@ import re
 import threading
 from collections.abc import Callable
 
-__all__ = ["REDACTED", "add_secret_pattern", "scrub"]
+__all__ = ["REDACTED", "add_secret_pattern", "entry_name", "names_credential", "scrub"]
 
 REDACTED = "[REDACTED]"
 """What a credential is replaced with (after the part of it that names what it was)."""
@@ -37,6 +37,29 @@ def _spellings(label: str) -> list[str]:
         return [label]
     head, _, tail = label.partition("_")
     return [head + joint + rest for joint in ("_", "-", "") for rest in _spellings(tail)]
+
+
+# Names whose value is a credential when a mapping holds it under that name: a header dict
+# (`{"api-key": ...}`, Azure OpenAI's, whose 32 hex digits no regex above knows), a config read
+# from a payload. An entry is `name=value` spelled as a mapping, so it is read by the same
+# labels; `key`, `sig`, `signature` and `pwd` stay query-string names only (as mapping keys
+# they name too many things that are not secret: `PWD` is a working directory in an
+# environment). Compared lower case, "-" read as "_".
+_ENTRY_NAMES = frozenset(
+    spelling.replace("-", "_")
+    for label in (
+        *(label for label in _LABELS if label not in {"key", "sig", "signature", "pwd"}),
+        "authorization", "proxy_authorization", "cookie", "set_cookie", "private_key",
+        "secret_access_key", "aws_secret_access_key", "session_token", "aws_session_token",
+    )
+    for spelling in _spellings(label)
+)  # fmt: skip
+
+
+def names_credential(name: str) -> bool:
+    """Whether a mapping's value under `name` is a credential by its name alone (`api_key`,
+    `Authorization`, `x-goog-api-key`, `password`, ...): kept as `[REDACTED]`."""
+    return name.lower().replace("-", "_") in _ENTRY_NAMES
 
 
 def _after_label() -> str:
@@ -208,7 +231,28 @@ def add_secret_pattern(pattern: str | re.Pattern[str]) -> None:
 
 def forget() -> None:
     """Forget the texts scrubbed lately (a new memo: a call under way keeps its own)."""
+    global _entry_memo  # noqa: PLW0603 -- replaced, never changed in place, like scrub's
     _namespace["memo"] = {}
+    _entry_memo = {}
+
+
+# The keys read lately (`entry_name`): a payload's keys are the same few names again and again.
+_entry_memo: dict[str, tuple[str, bool]] = {}
+
+
+def entry_name(name: str) -> tuple[str, bool]:
+    """A mapping's key as text is kept (scrubbed: a key may hold a credential too), and whether
+    the value under it is a credential by that name (`names_credential`)."""
+    remembered = _entry_memo
+    found = remembered.get(name)
+    if found is not None and type(name) is str:
+        return found
+    found = (scrub(name), names_credential(name))
+    if len(name) <= _MEMO_CHARS and type(name) is str:
+        if len(remembered) >= _MEMO_ENTRIES:
+            remembered.clear()
+        remembered[name] = found
+    return found
 
 
 def _redact(match: re.Match[str]) -> str:

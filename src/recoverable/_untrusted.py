@@ -9,10 +9,10 @@ building or serialising a detail slow, raise, or leak.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._secrets import scrub
+from ._secrets import REDACTED, entry_name, scrub
 
 __all__ = [
     "MAX_HINT_MS",
@@ -36,6 +36,7 @@ _MAX_DEPTH = 16
 _MAX_INT = 2**63 - 1  # what every JSON reader holds exactly enough; longer ints become text
 TRUNCATED = "<truncated>"
 REPEATED = "<repeated>"  # a container met again (shared or cyclic): visited once, then this
+_MARKERS = frozenset({TRUNCATED, REPEATED, REDACTED})
 
 
 def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -104,11 +105,57 @@ def clean_status(value: object) -> int | None:
     return None
 
 
-def json_safe_dict(data: Mapping[Any, Any]) -> dict[str, Any]:
+def json_safe_dict(data: Mapping[Any, Any], more: Iterable[tuple[Any, Any]] = ()) -> dict[str, Any]:
     """A copy of `data` that `json.dumps` accepts, in time bounded by MAX_NODES whatever its
     shape: containers met twice (shared or cyclic) become REPEATED, deeper than 16 levels or
-    past the budget TRUNCATED; strings are cleaned, numbers kept finite and bounded."""
-    return _Copier().mapping(data, 0)
+    past the budget TRUNCATED; strings are cleaned, numbers kept finite and bounded.
+
+    Keys are cleaned as text is, at every level (a non-str key as its `str`, scrubbed,
+    clipped), and a value under a name that says it is a credential (`api_key`,
+    `Authorization`, `password`: `names_credential`) is kept as REDACTED. Two keys that become
+    the same are both kept: the later one as `key#2` (`#3`, ...), so nothing is lost unsaid.
+    `more`, pairs read lazily after `data` (a payload's unknown keys), joins the same copy.
+    """
+    copier = _Copier()
+    copier.seen.add(id(data))  # met again inside itself: REPEATED, as any container
+    copy = copier.mapping(data.items(), 0)
+    if more:
+        copier.mapping(more, 0, copy)
+    return copy
+
+
+def _entry(key: object) -> tuple[str, bool]:
+    """A key as kept, and whether the value under it is a credential by that name."""
+    if type(key) is not str:
+        # A str subclass becomes a plain str (its own methods are not called).
+        key = str.__getitem__(key, slice(None)) if isinstance(key, str) else safe_str(key)
+    if len(key) > 4 * MAX_MESSAGE_CHARS:  # `clean_text`'s bound, before the scrubber sees it
+        key = key[: 4 * MAX_MESSAGE_CHARS - 3] + "..."
+    if not key.isascii():
+        key = valid_unicode(key)
+    name, secret = entry_name(key)
+    return (name if len(name) <= MAX_MESSAGE_CHARS else clip(name)), secret
+
+
+def _redactable(item: object) -> bool:
+    """A scalar under a credential's name, but not one of our own markers (a copy of a copy
+    is the same copy)."""
+    if type(item) is str:
+        return item not in _MARKERS
+    return isinstance(item, (str, int, float)) and not isinstance(item, bool)
+
+
+def _unique(copy: dict[str, Any], name: str, numbers: dict[str, int]) -> str:
+    """`name#2`, `#3`, ... (clipped to the cap): the first one `copy` does not hold; `numbers`
+    remembers where each name's count is, so that n colliding keys cost O(n), not O(n**2)."""
+    number = numbers.get(name, 1)
+    while True:
+        number += 1
+        suffix = f"#{number}"
+        candidate = clip(name, MAX_MESSAGE_CHARS - len(suffix)) + suffix
+        if candidate not in copy:
+            numbers[name] = number
+            return candidate
 
 
 class _Copier:
@@ -121,13 +168,24 @@ class _Copier:
         self.seen: set[int] = set()  # ids of the containers met: each is alive while we copy
         self.made: list[object] = []  # ... so are the ones made here (an id is never reused)
 
-    def mapping(self, data: Mapping[Any, Any], depth: int) -> dict[str, Any]:
-        copy: dict[str, Any] = {}
-        for key, item in data.items():
+    def mapping(
+        self, items: Iterable[tuple[Any, Any]], depth: int, copy: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        if copy is None:
+            copy = {}
+        numbers: dict[str, int] = {}
+        for key, item in items:
             if self.budget <= 0:
                 copy[TRUNCATED] = TRUNCATED
                 break
-            copy[key if type(key) is str else safe_str(key)] = self.value(item, depth + 1)
+            name, secret = _entry(key)
+            if name in copy:  # two keys that scrubbing, clipping or `str` made one
+                name = _unique(copy, name, numbers)
+            if secret and _redactable(item):
+                self.budget -= 1
+                copy[name] = REDACTED
+            else:
+                copy[name] = self.value(item, depth + 1)
         return copy
 
     def value(self, value: object, depth: int) -> Any:
@@ -146,7 +204,7 @@ class _Copier:
         """A mapping, a sequence or a detail, copied; anything else as (clean) text."""
         if isinstance(value, Mapping):
             self.seen.add(id(value))
-            return self.mapping(value, depth)
+            return self.mapping(value.items(), depth)
         if isinstance(value, (list, tuple)):
             self.seen.add(id(value))
             return [self.value(item, depth + 1) for item in value[: max(self.budget, 0)]]

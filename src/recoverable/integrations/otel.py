@@ -9,7 +9,11 @@
 `record_error` follows the semantic conventions for errors: `error.type` is the code and the
 span's status is ERROR (its description the code too). Our fields go under `recoverable.*`.
 Developer text (`message`) is left out unless `include_message=True`: it may quote upstream
-text, which is scrubbed but not meant for every trace backend.
+text, which is scrubbed but not meant for every trace backend. Nothing else a span or the
+counter carries is free text: codes, a known category, numbers, the (validated) fix and the
+scrubbed source and name; each text is scrubbed once more as it is written, whoever built the
+detail. No exception is recorded on a span (`record_exception` would write its traceback and
+its own words): give `record_error` an exception and it is classified first.
 
 `instrument()` adds one hook to `rc.set_failure_hooks` (keeping the others, the logging one
 included): each retried attempt becomes a `recoverable.retry` span event; a give-up, a stop
@@ -25,17 +29,22 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
+from .._classify import classify
 from .._detail import ErrorDetail
 from .._instrumentation import FailureEvent, get_failure_hooks, set_failure_hooks
+from .._untrusted import MAX_MESSAGE_CHARS, clean_text
 
 __all__ = ["attributes", "instrument", "record_error", "uninstrument"]
 
 COUNTER = "recoverable.failures"
+_MAX_FIELD = 500  # a code, category, source, fix or name on a span; the message's cap below
+_MAX_MESSAGE = MAX_MESSAGE_CHARS
 
 
 def attributes(detail: ErrorDetail, *, include_message: bool = False) -> dict[str, AttributeValue]:
     """The span attributes of a failure: `error.type` and our fields (None fields left out;
-    the developer text only when asked)."""
+    the developer text only when asked). Each text scrubbed and clipped as it is written."""
+    detail = _detail_of(detail)
     found: dict[str, AttributeValue] = {
         "error.type": detail.code,
         "recoverable.category": detail.category,
@@ -51,13 +60,28 @@ def attributes(detail: ErrorDetail, *, include_message: bool = False) -> dict[st
         "recoverable.message": detail.message if include_message else None,
     }
     found.update((key, value) for key, value in optional.items() if value is not None)
-    return found
+    return {
+        key: _written(value, _MAX_MESSAGE if key == "recoverable.message" else _MAX_FIELD)
+        for key, value in found.items()
+    }
+
+
+def _written(value: AttributeValue, limit: int) -> AttributeValue:
+    # The fields were cleaned when the detail was made; a detail built by hand elsewhere
+    # (another copy, a test double) is held to the same rule here.
+    return clean_text(value, limit) if isinstance(value, str) else value
+
+
+def _detail_of(given: object) -> ErrorDetail:
+    """Our detail as given; an exception or another copy's detail, classified first."""
+    return given if type(given) is ErrorDetail else classify(given)
 
 
 def record_error(
     detail: ErrorDetail, span: Span | None = None, *, include_message: bool = False
 ) -> None:
     """Mark `span` (default: the current one) as failed with `detail`."""
+    detail = _detail_of(detail)
     target = span if span is not None else trace.get_current_span()
     target.set_attributes(attributes(detail, include_message=include_message))
     target.set_status(Status(StatusCode.ERROR, detail.code))
@@ -79,7 +103,7 @@ class _OtelHook:
             "recoverable.event": event.kind,
         }
         if event.name is not None:
-            counted["recoverable.name"] = event.name
+            counted["recoverable.name"] = clean_text(event.name, _MAX_FIELD)
         self.failures.add(1, counted)
         span = trace.get_current_span()
         if event.kind == "retry":
