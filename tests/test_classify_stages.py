@@ -59,4 +59,11 @@ def test_a_stage_that_raises_or_answers_wrong_is_skipped_and_logged(
     assert (detail.code, detail.retryable) == ("network_error", True)  # the next stages answered
     [record] = [r for r in caplog.records if r.name == "recoverable"]
     assert (record.levelno, record.getMessage()) == (logging.WARNING, said)
-    assert bool(record.exc_info) is traceback
+    assert record.exc_info is None  # no formatter renders the exception's own words
+    if traceback:  # where it happened: frames and classes, never the exception's message
+        assert record.exc_text.startswith("Traceback (most recent call last; messages withheld)")
+        assert record.exc_text.endswith("builtins.KeyError")
+        assert "in _broken_stage" in record.exc_text
+        assert "a bug in the stage" not in logging.Formatter().format(record)
+    else:
+        assert record.exc_text is None

@@ -139,14 +139,14 @@ def test_rc_retry_reads_httpx_status_errors_from_our_server(
         attempts.append(time.monotonic())
         return client.get("/chat").raise_for_status()
 
-    with pytest.raises(httpx.HTTPStatusError) as raised:  # not retryable: raised as it came
+    with pytest.raises(rc.RecoverableError) as raised:  # not retryable: one rule, ours
         call()
     # the 503 retried after its Retry-After; the 502 that says quota stopped at once (as a
     # status alone, 502 would be a retryable bad gateway)
     assert len(attempts) == 2
     assert attempts[1] - attempts[0] >= 1.0
-    detail = rc.classify(raised.value)
-    assert (detail.code, detail.retryable) == ("provider_quota_exceeded", False)
+    assert isinstance(raised.value.__cause__, httpx.HTTPStatusError)  # httpx's, reachable
+    assert (raised.value.code, raised.value.retryable) == ("provider_quota_exceeded", False)
 
 
 async def test_an_async_client_reads_the_same(served: tuple[AppState, str]) -> None:

@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ._untrusted import clean_text, safe_str
+
 if TYPE_CHECKING:
     import sqlite3
 
@@ -312,7 +314,7 @@ class FallibleStore:
             "the %s cooldown store failed (%s: %s); using this process's own state for %.0f s",
             self._name,
             type(exc).__name__,
-            exc,
+            clean_text(safe_str(exc), 300),  # a store's error may quote its URL: scrubbed
             _RETRY_REMOTE_S,
             extra={"store": self._name},
         )
@@ -358,7 +360,7 @@ class FallibleStore:
         try:
             self.shared.close()
         except Exception as exc:  # closing a broken connection is not the caller's problem
-            logger.debug("closing the %s cooldown store failed: %r", self._name, exc)
+            logger.debug("closing the %s cooldown store failed: %s", self._name, type(exc).__name__)
 
 
 def _queue_write(pipe: Any, name: str, new: str | None, ttl_ms: int) -> None:

@@ -208,8 +208,8 @@ def _first_answer(stages: tuple[Handler, ...], exc: BaseException) -> ErrorDetai
     for stage in stages:
         try:
             detail = stage(exc)
-        except Exception:
-            _stage_failed(stage, "raised")
+        except Exception as failure:
+            _stage_failed(stage, "raised", failure)
             continue
         if isinstance(detail, ErrorDetail):
             return detail
@@ -218,15 +218,23 @@ def _first_answer(stages: tuple[Handler, ...], exc: BaseException) -> ErrorDetai
     return None
 
 
-def _stage_failed(stage: Handler, what: str) -> None:
-    """A classifier stage's own bug, told on the `recoverable` logger (with the traceback
-    when it raised); classify goes on with the next stage."""
+def _stage_failed(stage: Handler, what: str, exc: BaseException | None = None) -> None:
+    """A classifier stage's own bug, told on the `recoverable` logger; classify goes on with
+    the next stage. When it raised, the record says where (the frames and classes of its
+    traceback, `exc_text`), never what the exception said: its text may hold what the
+    classified error carried (principle 6)."""
     import logging  # only when a stage misbehaves: `import recoverable` stays light
 
-    name = getattr(stage, "__qualname__", None) or type(stage).__name__
-    logging.getLogger("recoverable").warning(
-        "classifier stage %s %s; skipped", name, what, exc_info=what == "raised"
-    )
+    from .._log_text import code_name, withheld_traceback
+
+    logger = logging.getLogger("recoverable")
+    name = code_name(getattr(stage, "__qualname__", None) or type(stage).__name__)
+    line = f"classifier stage {name} {what}; skipped"
+    record = logger.makeRecord(logger.name, logging.WARNING, __file__, 0, "%s", (line,), None)
+    if exc is not None:
+        record.exc_text = withheld_traceback(exc)
+    if logger.isEnabledFor(logging.WARNING):
+        logger.handle(record)
 
 
 def cause_chain(exc: BaseException) -> list[BaseException]:
