@@ -782,6 +782,20 @@ class RecoverableError(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.detail.message, self.detail.to_dict()))
 
+    @classmethod
+    def ensure(cls, value: object) -> RecoverableError:
+        """Any value as an exception carrying its detail (the seeds' `ensureError`): a
+        `RecoverableError` as it is; an exception classified, itself the `__cause__`; any
+        other value (a string, a dict, None) classified, its text the message."""
+        if isinstance(value, RecoverableError):
+            return value
+        from ._classify import classify
+
+        error = cls(classify(value))
+        if isinstance(value, BaseException):
+            error.__cause__ = value
+        return error
+
 
 def _read_through(name: str) -> property:
     def read(error: RecoverableError) -> Any:

@@ -365,6 +365,13 @@ def classify(obj: object) -> ErrorDetail:
 
 
 def _describe(obj: object) -> str:
+    """The developer text of a value that is no error we know: a mapping's own `message`
+    (`{"message": "fail"}` is "fail", as the seeds' `extractErrorMessage` reads it), else its
+    text."""
     if obj is None:
         return "no error was given"
+    if isinstance(obj, Mapping):
+        message = obj.get("message")
+        if isinstance(message, str) and message.strip():
+            return clean_text(message)
     return clean_text(obj if isinstance(obj, str) else safe_str(obj))
