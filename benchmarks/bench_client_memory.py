@@ -89,8 +89,11 @@ def measure(mib: int) -> list[dict[str, Any]]:
         for how, label in (("ours", "wire.raise_for_error"), ("read", "response.read()")):
             done = subprocess.run(
                 [sys.executable, "-c", _READ, url, how],
-                capture_output=True, text=True, timeout=600, check=True,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=True,
+            )
             result = json.loads(done.stdout)
             rows.append(
                 {
@@ -117,8 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     print("| reader | error body | peak RSS growth | body the server could send | code |")
     print("|---|---:|---:|---:|---|")
     for row in rows:
-        print(f"| {row['reader']} | {row['body_mib']} MiB | {row['rss_growth_mib']} MiB | "
-              f"{row['sent_mib']} MiB | {row['code']} |")  # fmt: skip
+        print(
+            f"| {row['reader']} | {row['body_mib']} MiB | {row['rss_growth_mib']} MiB | "
+            f"{row['sent_mib']} MiB | {row['code']} |"
+        )
     return 0
 
 

@@ -256,11 +256,15 @@ def _moved(state: KeyState, by: float) -> KeyState:
 
     return replace(
         state,
-        until=move(state.until), next_slot=move(state.next_slot),
-        pace_until=move(state.pace_until), failures=tuple(move(t) for t in state.failures),
-        open_until=move(state.open_until), probe_until=move(state.probe_until),
-        anchor=move(state.anchor), written=move(state.written),
-    )  # fmt: skip
+        until=move(state.until),
+        next_slot=move(state.next_slot),
+        pace_until=move(state.pace_until),
+        failures=tuple(move(t) for t in state.failures),
+        open_until=move(state.open_until),
+        probe_until=move(state.probe_until),
+        anchor=move(state.anchor),
+        written=move(state.written),
+    )
 
 
 def _beyond(state: KeyState, now: float, policy: FleetPolicy) -> str:

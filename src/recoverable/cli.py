@@ -159,14 +159,19 @@ _MAX_INPUT = 4 * 1024 * 1024  # what `classify` reads of stdin: far more than an
 def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
 
     if sys.stdin.isatty():  # nothing piped: say what is read before waiting for it
-        print("recoverable classify: reading an error from stdin (JSON or text; end with "
-              "Ctrl-D); e.g. echo 'rate limit exceeded' | recoverable classify",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "recoverable classify: reading an error from stdin (JSON or text; end with "
+            "Ctrl-D); e.g. echo 'rate limit exceeded' | recoverable classify",
+            file=sys.stderr,
+        )
     # Bytes, not text: invalid UTF-8 becomes replacement characters, never a traceback.
     text = sys.stdin.buffer.read(_MAX_INPUT).decode("utf-8", "replace")
     if not text.strip():
-        print("recoverable classify: error: nothing to classify on stdin (see: recoverable "
-              "classify --help)", file=sys.stderr)  # fmt: skip
+        print(
+            "recoverable classify: error: nothing to classify on stdin (see: recoverable "
+            "classify --help)",
+            file=sys.stderr,
+        )
         return 2
     detail = _text_input(text.strip()) if args.text else classify_input(text)
     if args.envelope:  # as the failed tool would answer: the envelope and its exit code

@@ -33,7 +33,7 @@ from ._events import *  # noqa: F403 -- the events and RunResult, listed once in
 from ._events import Done, Event, RunResult
 from ._executables import find_executable
 from ._fallback import FallbackGate
-from ._options import RUN_KEEP_EVENTS, RunOptions
+from ._options import RUN_KEEP_EVENTS, RunOptions, RunRefused
 from ._parsing import CliModule
 from ._process import environment
 from ._replay import replay
@@ -43,6 +43,7 @@ __all__ = [
     "CLI_NAMES",
     "CliInfo",
     "RunOptions",
+    "RunRefused",
     "discover",
     "replay",
     "run",
@@ -94,7 +95,16 @@ def _plan(
     """The module and argv of each CLI the run may use, in order: the one given, the first
     usable one for "auto", or every installed one of an order (the run falls back along
     them). Every argv is built before anything runs: an option a later CLI refuses is a
-    ValueError now, not after the first CLI failed."""
+    ValueError now, not after the first CLI failed; so is a working directory that is not
+    there (`RunRefused`, `invalid_input`: the caller's mistake, not a missing CLI)."""
+    cwd = options.cwd
+    if cwd is not None and not os.path.isdir(cwd):
+        raise RunRefused(
+            "invalid_input",
+            f"the working directory {cwd!r} does not exist or is not a directory",
+            fix_required=f"Pass an existing directory as cwd (not {cwd!r})",
+            details={"cwd": cwd},
+        )
     return [
         (module_for(name), module_for(name).build_argv(executable, prompt, options))
         for name, executable in _executables(cli, options)
@@ -107,13 +117,19 @@ def _executables(cli: str | Sequence[str], options: RunOptions) -> list[tuple[st
         module_for(cli)
         executable = options.executable or find_executable(cli) or cli
         return [(cli, executable)]  # a missing binary surfaces as cli_not_found at spawn
+    if options.executable is not None:  # which CLI's parser would read it? never a guess
+        raise RunRefused(
+            "invalid_input",
+            f"an executable ({options.executable!r}) needs the CLI it is named, not cli={cli!r}",
+            fix_required="Name the CLI the executable is: cli='claude', 'codex' or 'gemini'",
+        )
     from ._discovery import choose, usable_in_order  # pathlib and more: not for a named CLI
 
     env = environment(options) or os.environ  # the environment the CLI will get
     if cli == "auto":
         info = choose(CLI_NAMES, env)
         assert info.path is not None
-        return [(info.name, options.executable or info.path)]
+        return [(info.name, info.path)]
     order = list(cli)
     for name in order:
         module_for(name)  # an unknown name is a ValueError, whether installed CLIs precede it

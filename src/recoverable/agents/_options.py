@@ -6,12 +6,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .._detail import RecoverableError
+
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_TEXT_CHARS",
     "KEPT_EVENT_BYTES",
     "RUN_KEEP_EVENTS",
     "RunOptions",
+    "RunRefused",
     "option_flags",
     "refuse_unsupported",
 ]
@@ -67,6 +70,11 @@ class RunOptions:
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
     """`RunResult.text` keeps the last this many characters of the answer (bounded memory);
     the `TextDelta` events carry all of it."""
+
+
+class RunRefused(RecoverableError, ValueError):
+    """A run refused before anything started, for the caller's own mistake: a typed failure
+    (its code says which) that is still the ValueError such a mistake always was."""
 
 
 def option_flags(options: RunOptions, flags: Mapping[str, str]) -> list[str]:

@@ -91,15 +91,23 @@ def _error(event: Error) -> dict[str, Any]:
 
 
 def _tool_end(event: ToolEnd) -> dict[str, Any]:
-    return {"type": event.type, "tool_id": public_tool_text(event.tool_id) or "",
-            "success": event.success is True, "output": public_tool_text(event.output),
-            "error": None, "detail": _payload(event.detail)}  # fmt: skip
+    return {
+        "type": event.type,
+        "tool_id": public_tool_text(event.tool_id) or "",
+        "success": event.success is True,
+        "output": public_tool_text(event.output),
+        "error": None,
+        "detail": _payload(event.detail),
+    }
 
 
 def _tool_start(event: ToolStart) -> dict[str, Any]:
-    return {"type": event.type, "tool_id": public_tool_text(event.tool_id) or "",
-            "name": public_tool_text(event.name) or "",
-            "input": public_tool_input(event.input)}  # fmt: skip
+    return {
+        "type": event.type,
+        "tool_id": public_tool_text(event.tool_id) or "",
+        "name": public_tool_text(event.name) or "",
+        "input": public_tool_input(event.input),
+    }
 
 
 def _delta(event: TextDelta | ThinkingDelta) -> dict[str, Any]:
@@ -210,6 +218,8 @@ class _InputCopier:
         if isinstance(item, (list, tuple)):
             return [self.copy(inner, depth + 1) for inner in item]
         if isinstance(item, Mapping):
-            return {scrub(valid_unicode(safe_str(key))): self.copy(inner, depth + 1)
-                    for key, inner in item.items()}  # fmt: skip
+            return {
+                scrub(valid_unicode(safe_str(key))): self.copy(inner, depth + 1)
+                for key, inner in item.items()
+            }
         return None

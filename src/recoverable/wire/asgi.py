@@ -111,9 +111,12 @@ def _answer(
     instance = problem_instance()
     as_problem = _wants_problem(request) if problem is None else problem
     sent, headers, body = http_response(
-        detail, problem=as_problem, expose_message=expose_message, instance=instance,
+        detail,
+        problem=as_problem,
+        expose_message=expose_message,
+        instance=instance,
         status=status,
-    )  # fmt: skip
+    )
     return Response(body, sent, headers=headers), instance
 
 
