@@ -50,7 +50,16 @@ def category_sentence(category: object) -> str:
 
 
 class FixCommandRejected(ValueError):
-    """A `fix_command` that is not safe to run blindly; raised at registration time."""
+    """A `fix_command` that is not safe to run blindly; `rule` names the rule it broke
+    (`inline_code`, `git_destructive`, ...)."""
+
+    def __init__(self, message: str, rule: str = "unsafe") -> None:
+        super().__init__(message)
+        self.rule = rule
+        """The rule the command broke, a stable name to branch on."""
+
+    def __reduce__(self) -> tuple[type[FixCommandRejected], tuple[str, str]]:
+        return type(self), (str(self), self.rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,87 +113,21 @@ class Code:
 
 # --- fix_command validation -------------------------------------------------------------
 
-_METACHARACTERS = frozenset("<>$`|;&\n\r")
-# Patterns as strings: `re` caches them on first use, keeping `import recoverable` fast.
-_PLACEHOLDER = r"\{[^}]*\}|\b(YOUR|MY)[_-][A-Z_]+\b|\.\.\.|\bPLACEHOLDER\b"
-_PROGRAM = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
-_DESTRUCTIVE_WORDS = frozenset(
-    {
-        "rm", "rmdir", "unlink", "shred", "mkfs", "dd", "del", "delete", "drop", "destroy",
-        "purge", "truncate", "wipe", "kill", "pkill", "killall", "uninstall",
-        "remove", "prune", "sudo", "su", "doas", "chmod", "chown", "eval", "exec", "sh",
-        "bash", "zsh", "curl", "wget",
-    }
-)  # fmt: skip
-# Verb + flag pairs that destroy state even though the verb alone is harmless (lower case).
-_DESTRUCTIVE_FLAGS = {
-    "reset": frozenset({"--hard"}),
-    "clean": frozenset({"-f", "-fd", "-fdx", "-xdf", "--force"}),
-    "push": frozenset({"-f", "--force", "--force-with-lease", "--delete", "--mirror"}),
-    "checkout": frozenset({"--", "."}),
-    "branch": frozenset({"-d", "--delete"}),
-    "tag": frozenset({"-d", "--delete"}),
-}
-_ANY_DESTRUCTIVE_FLAG = frozenset(
-    {"-rf", "-fr", "--no-preserve-root", "--force", "-delete", "-exec", "-execdir", "-ok"}
-)
-# Programs that run code given inline, and the flags that give it (`python -m pip` is fine).
-_INTERPRETER = (
-    r"^(?:python|node|nodejs|ruby|perl|php|deno|bun|pwsh|powershell|lua|tclsh|awk|gawk|sed"
-    r"|osascript)[0-9.]*$"
-)
-_INLINE_CODE = frozenset(
-    {"-c", "-e", "--eval", "-p", "--print", "-r", "--command", "-command", "-i"}
-)
-
 
 def validate_fix_command(command: str) -> str:
     """Return `command` if it is safe to paste and run twice; raise `FixCommandRejected`.
 
-    Refused: surrounding whitespace, shell metacharacters, placeholders, a path as the
-    program, destructive words and flags, and code passed inline to an interpreter.
+    The command is read as a shell reads it (`recoverable._fix_commands`): text rules
+    (metacharacters, placeholders, printable ASCII), a program name not a path, wrappers read
+    through, interpreters and package runners with inline or fetched code refused, and each
+    program's destructive operations. The refusal's message says which rule, in one sentence.
     """
-    if not isinstance(command, str) or not command.strip():
-        raise FixCommandRejected("fix_command must be a non-empty string")
-    if command != command.strip():
-        raise FixCommandRejected("fix_command must not have surrounding whitespace")
-    bad = sorted(_METACHARACTERS.intersection(command))
-    if bad:
-        raise FixCommandRejected(f"fix_command contains shell metacharacters: {bad!r}")
-    if re.search(_PLACEHOLDER, command, re.IGNORECASE):
-        raise FixCommandRejected(
-            "fix_command contains a placeholder; state the fix in fix_required"
-        )
-    _check_words(_argv(command))
+    from ._fix_commands import fix_command_refusal  # registration and payloads are rare
+
+    refusal = fix_command_refusal(command)
+    if refusal is not None:
+        raise FixCommandRejected(refusal.sentence, refusal.rule)
     return command
-
-
-def _argv(command: str) -> list[str]:
-    import shlex  # registration is rare; keep it off the import path
-
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise FixCommandRejected(f"fix_command does not parse: {exc}") from None
-    if not re.match(_PROGRAM, argv[0]):
-        raise FixCommandRejected("fix_command must start with a program name, not a path")
-    return argv
-
-
-def _check_words(argv: list[str]) -> None:
-    words = [word.lower() for word in argv]
-    for word in words:
-        if (
-            word in _DESTRUCTIVE_WORDS
-            or word in _ANY_DESTRUCTIVE_FLAG
-            or word.startswith(("--delete", "--remove"))
-        ):
-            raise FixCommandRejected(f"fix_command is destructive or unsafe: {word!r}")
-    for verb, flags in _DESTRUCTIVE_FLAGS.items():
-        if verb in words and flags.intersection(words[words.index(verb) + 1 :]):
-            raise FixCommandRejected(f"fix_command is destructive: {verb!r} with {sorted(flags)}")
-    if re.match(_INTERPRETER, words[0]) and _INLINE_CODE.intersection(words[1:]):
-        raise FixCommandRejected(f"fix_command runs code given inline to {argv[0]!r}")
 
 
 # --- the table ----------------------------------------------------------------------------
