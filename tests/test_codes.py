@@ -149,6 +149,7 @@ def test_register_code_validates_and_adds_a_row() -> None:
         user_message="Your card was declined.",
         fix_required="Update the card on file",
         fix_command="billing-cli card update",
+        fix_contract="idempotent",
     )
     try:
         assert rc.codes.get("billing_card_declined") is row
@@ -158,6 +159,7 @@ def test_register_code_validates_and_adds_a_row() -> None:
         assert detail.exit_code == 9
         assert detail.http_status == 402
         assert detail.recovery == "fix"
+        assert row.fix_contract == "idempotent"
         with pytest.raises(ValueError, match="already registered"):
             rc.register_code("billing_card_declined", user_message="Again.")
         replaced = rc.register_code("billing_card_declined", user_message="Declined.", replace=True)
@@ -193,8 +195,18 @@ def test_register_code_validates_and_adds_a_row() -> None:
                 "user_message": "x.",
                 "fix_required": "y",
                 "fix_command": "tool fix; rm -rf /",
+                "fix_contract": "idempotent",
             },
             "metacharacters",
+        ),
+        (
+            {
+                "code": "my_code",
+                "user_message": "x.",
+                "fix_required": "y",
+                "fix_command": "tool fix",
+            },
+            "needs fix_contract",
         ),
     ],
 )

@@ -6,6 +6,9 @@ flag clusters never hide a refusal, accepted commands survive shlex)."""
 from __future__ import annotations
 
 import shlex
+import stat
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._codes import validate_fix_command
+from recoverable._codes import check_row, validate_fix_command
 from recoverable._fix_commands import MAX_COMMAND_CHARS, MAX_DEPTH, fix_command_refusal
 
 # --- the injection corpus ------------------------------------------------------------------
@@ -601,3 +604,187 @@ def test_run_fix_runs_no_refused_spelling_for_real(command: str, in_tmp: Path) -
     assert fix.ok is False
     assert fix.error is not None and fix.error.code == "invalid_input"
     assert not (in_tmp / "pwned").exists()
+
+
+# --- registration states the contract --------------------------------------------------------
+
+
+@pytest.fixture
+def tool_code() -> Iterator[str]:
+    yield "mytool_cache_stale"
+    if "mytool_cache_stale" in rc.codes:
+        rc.codes.unregister("mytool_cache_stale")
+
+
+def _register(code: str, **fields: object) -> rc.Code:
+    return rc.register_code(
+        code,
+        user_message="The cache is out of date.",
+        fix_required="Refresh it",
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_a_fix_command_without_a_contract_is_refused(tool_code: str) -> None:
+    with pytest.raises(rc.FixCommandRejected, match="needs fix_contract='idempotent'") as refused:
+        _register(tool_code, fix_command="mytool cache refresh")
+    assert refused.value.rule == "contract"
+    assert "state which at registration" in str(refused.value)
+    assert tool_code not in rc.codes
+
+
+@pytest.mark.parametrize("contract", ["maybe", "IDEMPOTENT", "", "destructive"])
+def test_a_contract_must_be_one_of_the_two(tool_code: str, contract: str) -> None:
+    with pytest.raises(rc.FixCommandRejected, match=f"{contract!r} is not one") as refused:
+        _register(tool_code, fix_command="mytool cache refresh", fix_contract=contract)
+    assert refused.value.rule == "contract"
+    assert tool_code not in rc.codes
+
+
+def test_a_contract_without_a_command_is_refused(tool_code: str) -> None:
+    with pytest.raises(ValueError, match="describes a fix_command it has not"):
+        _register(tool_code, fix_contract="idempotent")
+    assert tool_code not in rc.codes
+
+
+@pytest.mark.parametrize("contract", ["idempotent", "read_only"])
+def test_the_contract_is_recorded_on_the_row(tool_code: str, contract: str) -> None:
+    row = _register(
+        tool_code,
+        fix_command={"": "mytool cache refresh", "claude": "claude auth login"},
+        fix_contract=contract,
+    )
+    assert rc.codes[tool_code] is row
+    assert (row.fix_contract, row.fix_command_for("claude")) == (contract, "claude auth login")
+    check_row(row)
+
+
+def test_a_replacement_states_its_contract_too(tool_code: str) -> None:
+    _register(tool_code, fix_command="mytool cache refresh", fix_contract="idempotent")
+    with pytest.raises(rc.FixCommandRejected, match="needs fix_contract"):
+        _register(tool_code, fix_command="mytool cache refresh", replace=True)
+    assert rc.codes[tool_code].fix_contract == "idempotent"
+
+
+def test_check_row_refuses_a_row_built_without_a_contract() -> None:
+    row = rc.Code("my_row", "tool", False, False, 4, 500, "Broken.", "Fix it",
+                  {"": "mytool sync"})  # fmt: skip
+    with pytest.raises(rc.FixCommandRejected, match="needs fix_contract"):
+        check_row(row)
+
+
+def test_built_in_rows_with_commands_state_idempotent() -> None:
+    for row in rc.codes:
+        assert row.fix_contract == ("idempotent" if row.fix_commands else None), row.code
+
+
+def test_the_refusal_keeps_its_rule_through_pickle() -> None:
+    import pickle
+
+    with pytest.raises(rc.FixCommandRejected) as raised:
+        validate_fix_command("git push --force")
+    copy = pickle.loads(pickle.dumps(raised.value))
+    assert (type(copy), str(copy), copy.rule) == (
+        rc.FixCommandRejected, str(raised.value), "git_destructive"
+    )  # fmt: skip
+
+
+# --- a tool's author marks its own subcommands destructive -----------------------------------
+
+
+@pytest.fixture
+def marked() -> Iterator[None]:
+    remove = rc.codes.mark_destructive("MyTool", "obliviate", "tidy-db")
+    yield
+    remove()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "mytool obliviate", "MYTOOL obliviate", "mytool OBLIVIATE", "mytool --verbose obliviate",
+        "mytool cache obliviate", "mytool obliviate-all", "mytool tidy-db", "mytool.exe tidy-db",
+        "nice -n 5 mytool obliviate", "timeout -s KILL 5 mytool obliviate",
+        "env -i mytool obliviate", "uv run mytool obliviate", "python3 -m mytool obliviate",
+        "python3 tools/mytool.py obliviate", "busybox mytool obliviate",
+    ],
+)  # fmt: skip
+def test_a_marked_subcommand_is_refused_wherever_it_stands(marked: None, command: str) -> None:
+    refusal = fix_command_refusal(command, rc.codes.destructive_subcommands)
+    assert refusal is not None and refusal.rule == "marked_destructive", command
+    with pytest.raises(rc.FixCommandRejected, match="its author marked destructive"):
+        validate_fix_command(command)
+
+
+def test_marks_refuse_registration_and_payloads_and_come_off(marked: None, tool_code: str) -> None:
+    assert validate_fix_command("mytool sync") == "mytool sync"
+    with pytest.raises(rc.FixCommandRejected, match="marked destructive"):
+        _register(tool_code, fix_command="mytool obliviate", fix_contract="idempotent")
+    detail = rc.ErrorDetail.from_dict(
+        {"code": "precondition_failed", "message": "m", "fix_command": "nice mytool obliviate"}
+    )
+    assert detail.fix_command is None
+    assert "marked destructive" in detail.details["fix_command_dropped"]
+    assert fix_command_refusal("othertool obliviate", rc.codes.destructive_subcommands) is None
+
+
+def test_marks_hold_for_a_program_with_its_own_reader() -> None:
+    remove = rc.codes.mark_destructive("redis-cli", "ping")
+    try:
+        assert validate_fix_command("redis-cli info") == "redis-cli info"
+        with pytest.raises(rc.FixCommandRejected, match="marked destructive"):
+            validate_fix_command("nice redis-cli -h localhost ping")
+    finally:
+        remove()
+    assert validate_fix_command("redis-cli ping") == "redis-cli ping"
+
+
+def test_removing_the_marks_accepts_the_subcommand_again() -> None:
+    remove = rc.codes.mark_destructive("mytool", "obliviate")
+    assert rc.codes.destructive_subcommands["mytool"] == frozenset({"obliviate"})
+    remove()
+    assert "mytool" not in rc.codes.destructive_subcommands
+    assert validate_fix_command("mytool obliviate") == "mytool obliviate"
+
+
+def test_a_mark_that_would_refuse_a_registered_fix_is_refused(tool_code: str) -> None:
+    _register(tool_code, fix_command="mytool tidy", fix_contract="idempotent")
+    with pytest.raises(
+        rc.FixCommandRejected, match=f"code '{tool_code}'.*unregister it"
+    ) as refused:
+        rc.codes.mark_destructive("mytool", "tidy")
+    assert refused.value.rule == "marked_destructive"
+    assert "mytool" not in rc.codes.destructive_subcommands
+
+
+@pytest.mark.parametrize(
+    ("program", "subcommands"),
+    [("", ("purge",)), ("/usr/bin/mytool", ("purge",)), ("mytool", ()), ("mytool", ("",)),
+     ("mytool", ("two words",)), ("mytool", (5,))],
+)  # fmt: skip
+def test_a_mark_names_a_program_and_one_word_subcommands(
+    program: str, subcommands: tuple[object, ...]
+) -> None:
+    with pytest.raises(ValueError, match="mark_destructive"):
+        rc.codes.mark_destructive(program, *subcommands)  # type: ignore[arg-type]
+
+
+def test_run_fix_never_runs_a_marked_subcommand_of_a_real_tool(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real program on PATH: the unmarked subcommand runs, the marked one never starts."""
+    bin_dir = in_tmp / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "mytool"
+    tool.write_text(f"#!{sys.executable}\nimport sys\nopen(sys.argv[1] + '.ran', 'w').close()\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    remove = rc.codes.mark_destructive("mytool", "obliviate")
+    try:
+        assert rc.run_fix("mytool sync").ok
+        refused = rc.run_fix("nice mytool obliviate")
+    finally:
+        remove()
+    assert (in_tmp / "sync.ran").exists()
+    assert refused.ok is False and not (in_tmp / "obliviate.ran").exists()
+    assert refused.error is not None and "marked destructive" in refused.error.message
