@@ -61,7 +61,8 @@ REFUSED: dict[str, list[str]] = {
         'stdbuf --output=L rm x', 'exec -cl rm x', 'command -- rm x', 'taskset -c 0 rm x',
         'toybox rm x', 'hatch run rm x', 'conda run rm x', 'rm.exe x', 'RM x', 'Rm -rf x',
         'find . -name x -delete', 'truncate x', 'go clean -cache', 'del /f x', 'rd /s x',
-        'erase x',
+        'erase x', 'ri -Recurse x', 'Remove-Item x', 'grm -rf x', 'gtimeout 5 rm -rf x',
+        'gshred x', 'eatmydata rm x', 'nocache rm x', 'chronic rm x',
     ],
     "destructive_option": [
         'mytool --delete-all', 'mytool --action=wipe', 'mytool sync --force',
@@ -106,19 +107,19 @@ REFUSED: dict[str, list[str]] = {
     "device_target": [
         'mv x /dev/null', 'mv x /dev/sda', 'cp x /dev/null', 'cp /dev/zero x', 'mv x //dev/null',
         'mv x /tmp/../dev/null', 'cp x --target-directory=/dev', 'mv x /proc/sys/kernel/x',
-        'cp x /sys/x', 'cp -t /dev x', 'cp -t/dev x',
+        'cp x /sys/x', 'cp -t /dev x', 'cp -t/dev x', 'gmv x /dev/null',
     ],
     "devices": [
         'dd if=/dev/zero of=x', 'mkfs.ext4 /dev/sda', 'wipefs -a /dev/sda',
-        'mkfs -t ext4 /dev/sda', 'mkfs.vfat x', 'dd of=/dev/sda', 'format c:',
+        'mkfs -t ext4 /dev/sda', 'mkfs.vfat x', 'dd of=/dev/sda', 'format c:', 'gdd if=x of=y',
     ],
     "downloads": [
         'curl https://x', 'wget https://x', 'curl.exe x', 'wget -O- x', 'aria2c x',
-        'certutil -urlcache -f x', 'bitsadmin /transfer x',
+        'certutil -urlcache -f x', 'bitsadmin /transfer x', 'iwr https://x',
     ],
     "environment": [
         'env LD_PRELOAD=x git status', 'FOO=bar mytool', 'A=1 B=2 mytool', 'env FOO=bar mytool',
-        'env -i FOO=bar mytool', 'env -u X FOO=bar mytool', '_X=1 x', 'x=1 cmd',
+        'env -i FOO=bar mytool', 'env -u X FOO=bar mytool', '_X=1 x', 'x=1 cmd', 'genv FOO=1 x',
     ],
     "expansion": [
         'mytool add *', 'mytool add x?', 'mytool add [x]', 'mytool "x!y"', 'mytool x!y',
@@ -162,6 +163,7 @@ REFUSED: dict[str, list[str]] = {
         'git gc --prune=now --aggressive', 'git gc --pru=now', 'git rm -r --force x',
         'git worktree prune', 'git remote prune origin', 'git notes prune', 'git replace -d x',
         'git PUSH --force', 'GIT reset --hard', 'git.exe push --force',
+        'git checkout-index -f -a', 'git read-tree --reset -u HEAD', 'git switch --orphan x',
     ],
     "git_runs_command": [
         "git -c alias.x='!cmd' x", 'git -c core.sshCommand=x fetch', 'git fetch --upload-pack=x',
@@ -207,7 +209,8 @@ REFUSED: dict[str, list[str]] = {
         'pypy3.10 -c x', 'python3.13t -c x', 'jython -c x', 'micropython -c x', 'py -V:3.12 -c x',
         'nodejs -e x', 'node18 -e x', 'deno eval --print x',
         'env --ignore-environment python3 -c x', 'env -iu HOME python3 -c x', 'busybox sh -c x',
-        'bun --print x', 'bun -pe x', 'bundle exec sh -c x',
+        'bun --print x', 'bun -pe x', 'bundle exec sh -c x', 'gnuplot -e x', 'swift -e x',
+        'ghci -e x', 'clisp -x x', 'sbcl --eval x', 'octave --eval x', 'matlab -r x',
     ],
     "interpreter_option": [
         'node --require ./x y.js', 'node --import=data:text/javascript,x y.js', 'perl -pi -e x f',
@@ -224,7 +227,10 @@ REFUSED: dict[str, list[str]] = {
         'uv run --with-requirements x y', 'npm explore x -- rm', 'npm exec --package=x -- y',
         'npm --yes exec x', 'npm x -y x', 'pnpm --silent dlx x', 'yarn --silent dlx x',
         'uv run --with=x y', 'uv tool run --from x y', 'pipx run --spec x y', 'bun x cowsay',
-        'go run example.com/x@v1',
+        'go run example.com/x@v1', 'uv tool --quiet run x', 'uv --quiet tool run x',
+        'corepack pnpm dlx x', 'corepack npx x', 'mise x node -- -e x',
+        'mise exec node -- node -e x', 'nvm run 18 -e x', 'nvm exec 18 node -e x',
+        'volta run node -e x', 'fnm exec node -e x', 'pixi exec x',
     ],
     "placeholder": [
         "awk 'BEGIN{}'", 'git reflog delete HEAD@{1}', 'find . -exec rm {} +',
@@ -242,11 +248,20 @@ REFUSED: dict[str, list[str]] = {
     ],
     "remote": [
         'ssh host x', 'scp x host:x', 'rsync -e x a b', 'nc -e sh x 1', 'socat x y',
-        'scp -S x a b', 'rsync --rsh=x a b',
+        'scp -S x a b', 'rsync --rsh=x a b', 'python3 -m http.server',
+        'python3 -m webbrowser https://x', 'python3 -m pydoc -p 1',
     ],
     "remote_code": [
         'deno run https://x.example/x.ts', 'deno run npm:x', 'deno x npm:cowsay',
         'deno run --allow-all jsr:@x/y', 'deno install -g https://x.example/y.ts',
+        'pip install git+https://x/y', 'pip install https://x/y.tar.gz',
+        'pip install -i https://x y', 'pip install --index-url https://x y',
+        'pip install --extra-index-url=https://x y', 'pip install -e git+https://x/y',
+        'npm install github:x/y', 'npm install https://x/y.tgz',
+        'npm install --registry=https://x y', 'uv pip install git+https://x',
+        'uv add https://x/y.whl', 'pipx install git+https://x/y',
+        'gem install --source https://x y', 'cargo install --git https://x y',
+        'brew install https://x/y.rb',
     ],
     "runs_other_program": [
         'xargs -a file rm', 'docker run alpine rm -rf x', 'docker exec x sh',
@@ -256,17 +271,23 @@ REFUSED: dict[str, list[str]] = {
         'mytool exec -- rm -rf x', 'gh extension exec x', 'tar -xf x --to-command=sh',
         'tar --use-compress-program=sh -xf x', 'zip -T -TT x x.zip y', 'xargs rm', 'parallel rm',
         'watch -n1 x', 'flock -c x f', 'script -qc x', 'strace -o x y', 'gdb -ex x', 'chroot / x',
-        'unshare -r x', 'systemd-run x',
+        'unshare -r x', 'systemd-run x', 'pyenv exec python -c x', 'rbenv exec ruby -e x',
+        'asdf exec node -e x', 'gh codespace ssh', 'sem rm x', 'setpriv rm x',
+        'setarch x86_64 rm x', 'wine x.exe',
     ],
     "runs_text": [
         'gawk -f x', 'sed -e s/x/y/ f', 'sed -i s/x/y/ f', 'pwsh -c x', 'powershell -Command x',
         'cmd /c x', 'CMD.EXE /c x', 'vim -c x', 'emacs --eval x', 'brew sh',
         'powershell.exe -enc x', 'pwsh -File x', 'wscript x.vbs', 'mshta x', 'rundll32 x',
-        'regsvr32 /s x', 'cmd.exe /k x',
+        'regsvr32 /s x', 'cmd.exe /k x', 'iex x', 'Invoke-Expression x', 'Start-Process x',
     ],
     "schedule": [
         'crontab -r', 'crontab x', 'crontab -e', 'crontab', 'at now', 'crontab -u root -l',
         'crontab -l -u x', 'schtasks /create x',
+    ],
+    "shell_state": [
+        'export PATH=/tmp/evil', 'set -o vi', 'alias ls=mytool', 'trap x EXIT',
+        'hash -p /tmp/x ls', 'enable -f /tmp/x.so x', 'fc -s',
     ],
     "stdin_code": [
         'python3 -', 'python3', 'node -', 'node', 'bash', 'bash -', 'python3 -i x.py',
@@ -279,6 +300,7 @@ REFUSED: dict[str, list[str]] = {
         'service x stop', 'systemctl isolate rescue', 'mysqladmin shutdown', 'shutdown.exe /s',
         'systemctl --now disable x', 'systemctl suspend', 'launchctl bootout x',
         'loginctl poweroff', 'kill -9 -1', 'pkill -f x', 'killall -9 x', 'taskkill /F /IM x',
+        'fuser -k 80/tcp', 'fuser --kill x',
     ],
     "too_deep": [
         " ".join(["timeout 5"] * 9 + ["mytool"]),
@@ -287,9 +309,10 @@ REFUSED: dict[str, list[str]] = {
         "env -S 'python3 -c x'", "env --split-string='python3 -c x'", "env --spl='python3 -c x'",
         'env -P /tmp x', 'time -o x mytool', 'conda run -n x rm', 'ionice -p 1', 'chrt -p 99 1',
         'nice env -S x', 'uv run -p 3.12 x', 'uv --quiet run python -c x', 'poetry run -- rm x',
+        'poetry --quiet run rm x',
     ],
     "writes_file": [
-        'tee x', 'find . -fprint /etc/passwd', 'tee -a x', 'psql -o /etc/x',
+        'tee x', 'find . -fprint /etc/passwd', 'tee -a x', 'psql -o /etc/x', 'sponge x',
     ],
 }  # fmt: skip
 

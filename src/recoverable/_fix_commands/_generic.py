@@ -36,7 +36,7 @@ _ENDINGS = ("s", "es", "d", "ed", "all")
 # Verbs that are destructive with force only (`cache clean` is a fix; `clean -f` is not).
 FORCE_VERBS = frozenset({"clean", "clear"})
 # Subcommand words that hand the rest of the words to another program.
-RUNS_WORDS = frozenset({"exec", "eval", "shell", "sh"})
+RUNS_WORDS = frozenset({"exec", "eval", "shell", "sh", "ssh"})
 # Option-name parts that name a program or code to run.
 COMMAND_PARTS = frozenset(
     {"exec", "execdir", "eval", "command", "cmd", "shell", "hook", "pager", "editor",
@@ -44,6 +44,31 @@ COMMAND_PARTS = frozenset(
 )  # fmt: skip
 # Subcommands whose operands are packages (or other names), not subcommands.
 INSTALL_VERBS = frozenset({"install", "i", "in", "add", "upgrade", "update", "reinstall"})
+# Package managers, whose install of an address runs what is there (`pip install
+# git+https://...` runs its setup; `npm install github:x/y` its scripts).
+PACKAGE_MANAGERS = frozenset(
+    {"pip", "uv", "pipx", "npm", "pnpm", "yarn", "bun", "gem", "cargo", "poetry", "pdm",
+     "composer", "conda", "mamba", "brew"}
+)  # fmt: skip
+_ADDRESSES = ("git+", "github:", "gitlab:", "bitbucket:", "file:", "http:", "https:")
+
+
+def install_from_address(program: str, args: Sequence[str]) -> Refusal | None:
+    """A package manager installing what an address names, not a package by name."""
+    if program not in PACKAGE_MANAGERS:
+        return None
+    installing = False
+    for word in args:
+        if (
+            installing
+            and not is_option(word)
+            and ("://" in word or word.lower().startswith(_ADDRESSES))
+        ):
+            return refuse(
+                "remote_code", f"runs {program} to install {word!r}, code fetched from an address"
+            )
+        installing = installing or word.lower() in INSTALL_VERBS
+    return None
 
 
 def destructive_verb(word: str) -> str | None:

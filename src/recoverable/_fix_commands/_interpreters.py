@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 from ._generic import INSTALL_VERBS, subcommand_refusal
 from ._model import Context, Refusal, refuse
+from ._programs import read_listed
 from ._words import cluster, device_path, is_option, long_name, program_name
 
 # --- Python ---------------------------------------------------------------------------------
@@ -43,6 +44,9 @@ PYTHON_CODE_MODULES = frozenset(
      "cprofile", "profile", "pyclbr", "ensurepip._bundled"}
 )  # fmt: skip
 _MODULE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+# Standard-library modules that serve files or open addresses (`-m http.server` shares the
+# folder with the network).
+PYTHON_NETWORK_MODULES = frozenset({"http.server", "pydoc", "webbrowser", "smtpd", "xmlrpc.server"})
 # The Windows launcher's own words before Python's: `py -3.12 -m pip`, `py -V:3.12 x.py`.
 _PY_LAUNCHER = r"^-(?:[0-9][0-9.]*(?:-(?:32|64|arm64))?|V:.+)$"
 
@@ -139,6 +143,8 @@ def _module(name: str, module: str, rest: Sequence[str], ctx: Context) -> Refusa
     lowered = module.lower()
     if lowered in PYTHON_CODE_MODULES or lowered.split(".")[0] in PYTHON_CODE_MODULES:
         return refuse("inline_code", f"runs {name} with -m {module}, which runs code given to it")
+    if lowered in PYTHON_NETWORK_MODULES:
+        return refuse("remote", f"runs {name} with -m {module}, which serves or opens addresses")
     return ctx.again([module, *rest])
 
 
@@ -166,6 +172,12 @@ SCRIPT_INTERPRETERS: Mapping[str, tuple[str, frozenset[str]]] = MappingProxyType
         "rhino": ("e", frozenset()), "gjs": ("c", frozenset({"command"})),
         "raku": ("e", frozenset()), "perl6": ("e", frozenset()), "rakudo": ("e", frozenset()),
         "hhvm": ("", frozenset()), "rbash": _SHELL, "posh": _SHELL, "oksh": _SHELL,
+        "gnuplot": ("e", frozenset()), "swift": ("e", frozenset()), "ghc": ("e", frozenset()),
+        "ghci": ("e", frozenset()), "runghc": ("e", frozenset()),
+        "runhaskell": ("e", frozenset()), "clisp": ("x", frozenset()),
+        "sbcl": ("", frozenset({"eval"})), "ecl": ("", frozenset({"eval"})),
+        "octave": ("", frozenset({"eval"})), "matlab": ("r", frozenset()),
+        "wolframscript": ("", frozenset({"code"})), "sage": ("c", frozenset()),
         "kotlin": ("e", frozenset()), "jshell": ("", frozenset()),
         "bb": ("e", frozenset({"eval"})), "clojure": ("e", frozenset({"eval"})),
         "sh": _SHELL, "bash": _SHELL, "zsh": _SHELL, "dash": _SHELL, "ksh": _SHELL,
@@ -241,7 +253,7 @@ def read_deno(name: str, args: Sequence[str], ctx: Context) -> Refusal | None:
         return refuse("inline_code", f"runs {name}'s {words[0]}, which runs code given to it")
     if words[:1] == ["x"]:
         return _package_runner(f"{name}'s x")
-    return subcommand_refusal(name, args, ctx)
+    return read_listed(name, args, ctx)
 
 
 def read_bun(name: str, args: Sequence[str], ctx: Context) -> Refusal | None:
@@ -259,7 +271,7 @@ def read_bun(name: str, args: Sequence[str], ctx: Context) -> Refusal | None:
     words = [word for word in args if not is_option(word)]
     if words[:1] in (["x"], ["create"]):
         return _package_runner(f"{name}'s {words[0]}")
-    return subcommand_refusal(name, args, ctx)
+    return read_listed(name, args, ctx)
 
 
 def _remote(name: str, args: Sequence[str]) -> Refusal | None:
@@ -306,7 +318,7 @@ def read_run_through(name: str, args: Sequence[str], ctx: Context) -> Refusal | 
             "wrapper_option",
             f"puts words between {name} and {runs}; a fix names {runs} right after {name}",
         )
-    return subcommand_refusal(name, args, ctx)
+    return read_listed(program, args, ctx)
 
 
 def _run_through(name: str, runs: str, rest: Sequence[str], ctx: Context) -> Refusal | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ._generic import Alias, subcommand_refusal
+from ._generic import Alias, install_from_address, subcommand_refusal
 from ._model import Context, Refusal, refuse
 from ._words import cluster, device_path, is_option, long_hit, positional
 
@@ -36,6 +36,10 @@ _RUNNER = ("package_runner", "downloads and runs a package")
 _WRITES = ("writes_file", "writes over the files it names")
 _DROPS = ("database", "drops a database or its users")
 _SCHEDULES = ("schedule", "schedules commands to run later")
+_SHELL_STATE = (
+    "shell_state",
+    "changes the shell it is pasted into (its variables, aliases, traps)",
+)
 
 
 def _kind(kind: tuple[str, str], *names: str) -> dict[str, tuple[str, str]]:
@@ -58,7 +62,7 @@ REFUSED_PROGRAMS: Mapping[str, tuple[str, str]] = MappingProxyType(
         # run0 reads as "run": a name is read without its version
         **_kind(_PRIVILEGE, "sudo", "sudoedit", "sudo-rs", "doas", "su", "pkexec", "runuser",
                 "run", "gosu", "su-exec"),
-        **_kind(_INPUT, "xargs", "parallel"),
+        **_kind(_INPUT, "xargs", "parallel", "sem"),
         **_kind(_FOLLOWS, "strace", "ltrace", "valgrind", "gdb", "lldb", "perf", "chroot",
                 "unshare", "nsenter", "firejail", "bwrap", "fakeroot", "proot", "systemd-run",
                 "flock", "script", "watch", "entr", "xvfb-run", "unbuffer", "rlwrap",
@@ -66,14 +70,23 @@ REFUSED_PROGRAMS: Mapping[str, tuple[str, str]] = MappingProxyType(
                 "dbus-run-session", "sg", "newgrp", "torsocks", "proxychains", "faketime",
                 "cpulimit", "trickle", "ssh-agent", "direnv", "dotenv", "tini", "dumb-init",
                 "tmux", "screen", "byobu", "xdg-open", "open", "start", "winpty", "wsl",
-                "builtin", "expect"),
+                "builtin", "expect", "tsocks", "torify", "setpriv", "setarch", "linux32",
+                "linux64", "runcon", "wine", "ld.so"),
         **_kind(_TEXT, "awk", "gawk", "mawk", "nawk", "sed", "gsed", "pwsh", "powershell",
                 "cmd", "eval", "source", "mshta", "wscript", "cscript", "rundll", "regsvr",
-                "m4", "dc"),
+                "m4", "dc", "iex", "icm", "invoke-expression", "invoke-command", "saps",
+                "start-process"),
         **_kind(_EDITOR, "vi", "vim", "nvim", "view", "vimdiff", "ex", "ed", "emacs",
                 "emacsclient"),
         **_kind(_RUNNER, "npx", "pnpx", "bunx", "uvx", "dnx"),
-        **_kind(_WRITES, "tee"),
+        **_kind(_WRITES, "tee", "sponge", "set-content", "out-file"),
+        **_kind(_DOWNLOADS, "iwr", "irm", "invoke-webrequest", "invoke-restmethod"),
+        **_kind(_DELETES, "ri", "remove-item"),
+        **_kind(_STOPS, "stop-process", "stop-computer", "restart-computer"),
+        **_kind(_SHELL_STATE, "export", "set", "unset", "declare", "typeset", "readonly",
+                "local", "setenv", "unsetenv", "alias", "unalias", "trap", "enable", "hash",
+                "fc", "history", "bind", "shopt", "ulimit", "umask", "exit", "logout", "call",
+                "sal", "set-alias", "new-alias"),
         **_kind(_DROPS, "dropdb", "dropuser"),
         **_kind(_SCHEDULES, "at", "batch", "schtasks"),
     }
@@ -172,6 +185,16 @@ _PACMAN = RefusedOptions(
     "destructive_subcommand", "uninstalls packages", shorts="R", longs=("remove",)
 )
 _DELETES_FILES = "deletes files"
+_PIP_INDEX = RefusedOptions(
+    "remote_code",
+    "installs from a package index or address it names",
+    shorts="if",
+    longs=("index-url", "extra-index-url", "find-links", "trusted-host", "default-index", "index"),
+    values="rceti",
+)
+_NODE_REGISTRY = RefusedOptions(
+    "remote_code", "installs from a registry it names", longs=("registry",)
+)
 OPTIONS: Mapping[str, tuple[RefusedOptions, ...]] = MappingProxyType(
     {
         "psql": (RefusedOptions(_DB, _SQL, shorts="cf", longs=("command", "file"), values=_PSQL),
@@ -199,8 +222,12 @@ OPTIONS: Mapping[str, tuple[RefusedOptions, ...]] = MappingProxyType(
         "mv": (_OVERWRITE,), "cp": (_OVERWRITE,), "ln": (_OVERWRITE,),
         "install": (RefusedOptions("force_overwrite", "forces over its target", shorts="f",
                                    longs=("force",), values="gmoSt"),),
-        "npm": (_NODE_TOOLS,), "pnpm": (_NODE_TOOLS,), "yarn": (_NODE_TOOLS,),
+        "npm": (_NODE_TOOLS, _NODE_REGISTRY), "pnpm": (_NODE_TOOLS, _NODE_REGISTRY),
+        "yarn": (_NODE_TOOLS, _NODE_REGISTRY), "bun": (_NODE_REGISTRY,),
         "pacman": (_PACMAN,), "yay": (_PACMAN,), "paru": (_PACMAN,),
+        "fuser": (RefusedOptions("stops_processes", "kills the processes using a file",
+                                 shorts="k", longs=("kill",)),),
+        "pip": (_PIP_INDEX,), "uv": (_PIP_INDEX,), "pipx": (_PIP_INDEX,),
     }
 )  # fmt: skip
 
@@ -270,13 +297,22 @@ ALIASES: Mapping[str, Mapping[str, Alias]] = MappingProxyType(
         "launchctl": _aliases(_POWER, "unload", "remove", "bootout", "disable", "stop"),
         "loginctl": _aliases(_POWER, "poweroff", "reboot", "halt", "suspend", "hibernate"),
         "mysqladmin": _aliases(_POWER, "shutdown"),
+        "mise": _aliases(_RUNS_PACKAGE, "x", "exec"), "rtx": _aliases(_RUNS_PACKAGE, "x", "exec"),
+        "nvm": _aliases(_RUNS_PACKAGE, "run", "exec"), "volta": _aliases(_RUNS_PACKAGE, "run"),
+        "fnm": _aliases(_RUNS_PACKAGE, "exec"), "proto": _aliases(_RUNS_PACKAGE, "run"),
+        "pixi": _aliases(_RUNS_PACKAGE, "exec", "x"),
     }
 )  # fmt: skip
 
 
 def read_listed(name: str, args: Sequence[str], ctx: Context) -> Refusal | None:
-    """Any program not refused by name: its refused options, then its subcommands."""
-    return options_refusal(name, args) or subcommand_refusal(name, args, ctx, ALIASES.get(name))
+    """Any program not refused by name: its refused options, what it would install from an
+    address, then its subcommands."""
+    return (
+        options_refusal(name, args)
+        or install_from_address(name, args)
+        or subcommand_refusal(name, args, ctx, ALIASES.get(name))
+    )
 
 
 # --- programs with a reader of their own ------------------------------------------------------

@@ -18,6 +18,12 @@ _EXE_SUFFIXES = (".exe", ".com", ".cmd", ".bat")
 # A name and its version: python3.12, pip3, node18, perl5.36.0, python3.13t, python3-dbg.
 _VERSIONED = r"^([a-z][a-z_-]*?)(?:-?[0-9][0-9._]*[a-z]?)?(?:-dbg)?$"
 _CAMEL = r"([a-z])([A-Z])"
+# GNU tools as Homebrew installs them beside the BSD ones: grm is rm, gtimeout is timeout.
+_GNU_PREFIXED = frozenset(
+    {"rm", "rmdir", "unlink", "shred", "truncate", "dd", "mv", "cp", "ln", "install", "chmod",
+     "chown", "chgrp", "tee", "timeout", "env", "nice", "nohup", "stdbuf", "chroot", "kill",
+     "find", "xargs", "tar"}
+)  # fmt: skip
 _NOT_LETTERS = r"[^a-z]+"
 
 
@@ -28,7 +34,8 @@ def program_name(word: str) -> str:
     for suffix in _EXE_SUFFIXES:
         name = name.removesuffix(suffix)
     versioned = re.match(_VERSIONED, name)
-    return versioned.group(1) if versioned else name
+    name = versioned.group(1) if versioned else name
+    return name[1:] if name.startswith("g") and name[1:] in _GNU_PREFIXED else name
 
 
 def parts(word: str) -> list[str]:

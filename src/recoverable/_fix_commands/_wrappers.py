@@ -96,6 +96,10 @@ WRAPPERS: Mapping[str, Wrapper] = MappingProxyType(
         # multi-call binaries: the next word is the program (`busybox rm -rf /`)
         "busybox": Wrapper(),
         "toybox": Wrapper(),
+        "corepack": Wrapper(),
+        "eatmydata": Wrapper(),
+        "nocache": Wrapper(),
+        "chronic": Wrapper(flags="ev"),
     }
 )  # fmt: skip
 
