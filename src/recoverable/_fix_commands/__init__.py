@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
-from ._generic import marked, subcommand_refusal
+from ._generic import marked
 from ._git import read_git, read_git_command
 from ._interpreters import (
     RUN_THROUGH_PROGRAMS,
@@ -53,7 +54,6 @@ __all__ = [
     "Refusal",
     "fix_command_refusal",
     "program_name",
-    "subcommand_refusal",
 ]
 
 _PROGRAM = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
@@ -128,9 +128,7 @@ def reader_for(name: str) -> Reader:
     return _NAMED.get(name) or READERS.get(name) or read_listed
 
 
-_NAMED: Mapping[str, Reader] = {
-    "git": read_git,
-    "py": read_py_launcher,
-    "deno": read_deno,
-    "bun": read_bun,
-}
+# The readers of programs whose reader lives beside git's and the interpreters'.
+_NAMED: Mapping[str, Reader] = MappingProxyType(
+    {"git": read_git, "py": read_py_launcher, "deno": read_deno, "bun": read_bun}
+)

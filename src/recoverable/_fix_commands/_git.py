@@ -361,9 +361,8 @@ def _config(label: str, spec: GitCommand, args: Sequence[str]) -> Refusal | None
         or "l" in letters
         or (long_hit(args, _CONFIG_READS) is not None)
     )
-    writes = verb == "set" or (verb is None and not reading and (
-        len(named) >= 2 or long_hit(args, ("add", "replace-all")) is not None
-    ))  # fmt: skip
+    adds = len(named) >= 2 or long_hit(args, ("add", "replace-all")) is not None
+    writes = verb == "set" or (verb is None and not reading and adds)
     if writes and ("f" in letters or long_hit(args, ("file",))):
         return refuse(_DESTROYS, f"runs {label} with --file, which writes the file it names")
     unsafe = next((key for key in keys if writes and not _safe_key(key)), None)

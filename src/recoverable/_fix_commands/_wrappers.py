@@ -39,10 +39,11 @@ class Wrapper:
 
 def _refusing(**why: str) -> Mapping[str, str]:
     """Refused options by name: `S=...` is `-S`, `split_string=...` is `--split-string`."""
-    return MappingProxyType(
-        {(f"-{key}" if len(key) == 1 else f"--{key.replace('_', '-')}"): text
-         for key, text in why.items()}
-    )  # fmt: skip
+    return MappingProxyType({_option_name(key): text for key, text in why.items()})
+
+
+def _option_name(key: str) -> str:
+    return f"-{key}" if len(key) == 1 else f"--{key.replace('_', '-')}"
 
 
 _SPLITS = "splits a string into a command this reader cannot follow"
