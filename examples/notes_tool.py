@@ -24,7 +24,8 @@ import click
 import recoverable as rc
 from recoverable import toolkit
 
-# Registered once, checked at registration: one static, safe, idempotent command.
+# Registered once, checked at registration: one static, safe command, and our word that it
+# is idempotent (running it twice is the same as once).
 rc.register_code(
     "notes_not_initialised",
     category="notes",
@@ -33,6 +34,7 @@ rc.register_code(
     user_message="The notes have not been set up yet.",
     fix_required="Create the notes store",
     fix_command="python examples/notes_tool.py init",
+    fix_contract="idempotent",
     when="add, list or show before init",
     replace=True,
 )

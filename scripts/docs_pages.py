@@ -50,11 +50,13 @@ def codes_page() -> str:
         "## What must change, and the command that changes it",
         "",
         "`fix_required` is a detail's default for its code; `fix_command` is registered per",
-        "`source` (`*`: any source), static, validated when registered, never built from",
-        "failure text.",
+        "`source` (`*`: any source), static, never built from failure text, read when",
+        "registered as a shell reads it (no inline code, no package runner, nothing",
+        "destructive), with its author's contract: `idempotent` (safe to run twice) or",
+        "`read_only` (changes nothing but a login or a cache).",
         "",
-        "| code | fix_required | source | fix_command |",
-        "|---|---|---|---|",
+        "| code | fix_required | source | fix_command | contract |",
+        "|---|---|---|---|---|",
     ]
     for row in rows:
         commands = sorted(row.fix_commands.items()) or [("", "")]
@@ -62,8 +64,10 @@ def codes_page() -> str:
             continue
         for source, command in commands:
             shown = f"`{command}`" if command else ""
+            contract = row.fix_contract if command else ""
             lines.append(
-                f"| `{row.code}` | {_cell(row.fix_required)} | {source or '*'} | {shown} |"
+                f"| `{row.code}` | {_cell(row.fix_required)} | {source or '*'} | {shown} "
+                f"| {contract or ''} |"
             )
     return "\n".join(lines) + "\n"
 

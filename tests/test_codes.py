@@ -102,9 +102,9 @@ def test_safe_fix_commands_are_accepted(command: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "why"),
+    ("command", "rule"),
     [
-        ("", "non-empty"),
+        ("", "empty"),
         (" tool login", "whitespace"),
         ("tool login; rm -rf /", "metacharacters"),
         ("tool login && tool run", "metacharacters"),
@@ -118,23 +118,26 @@ def test_safe_fix_commands_are_accepted(command: str) -> None:
         ("tool auth --token YOUR_TOKEN", "placeholder"),
         ("tool auth --project ...", "placeholder"),
         ("tool 'unbalanced", "parse"),
-        ("/usr/bin/tool login", "program name"),
-        ("./tool login", "program name"),
-        ("rm -rf build", "destructive"),
-        ("tool cache delete", "destructive"),
-        ("psql -c drop", "destructive"),
-        ("git reset --hard", "destructive"),
-        ("git clean -fdx", "destructive"),
-        ("git push --force origin main", "destructive"),
-        ("sudo tool login", "destructive"),
-        ("npm uninstall -g @openai/codex", "destructive"),
-        ("bash -c tool", "destructive"),
-        ("curl -o x https://example.invalid", "destructive"),
+        ("/usr/bin/tool login", "program_path"),
+        ("./tool login", "program_path"),
+        ("rm -rf build", "deletes_files"),
+        ("tool cache delete", "destructive_subcommand"),
+        ("psql -c drop", "database"),
+        ("git reset --hard", "git_destructive"),
+        ("git clean -fdx", "git_destructive"),
+        ("git push --force origin main", "git_destructive"),
+        ("sudo tool login", "privilege"),
+        ("npm uninstall -g @openai/codex", "destructive_subcommand"),
+        ("bash -c tool", "inline_code"),
+        ("curl -o x https://example.invalid", "downloads"),
     ],
 )
-def test_unsafe_fix_commands_are_refused(command: str, why: str) -> None:
-    with pytest.raises(rc.FixCommandRejected, match=why):
+def test_unsafe_fix_commands_are_refused(command: str, rule: str) -> None:
+    """The whole corpus is tests/test_fix_command_validator.py; these are the registry's door."""
+    with pytest.raises(rc.FixCommandRejected) as refused:
         validate_fix_command(command)
+    assert refused.value.rule == rule
+    assert str(refused.value).startswith("fix_command ")
 
 
 def test_register_code_validates_and_adds_a_row() -> None:
@@ -146,6 +149,7 @@ def test_register_code_validates_and_adds_a_row() -> None:
         user_message="Your card was declined.",
         fix_required="Update the card on file",
         fix_command="billing-cli card update",
+        fix_contract="idempotent",
     )
     try:
         assert rc.codes.get("billing_card_declined") is row
@@ -155,6 +159,7 @@ def test_register_code_validates_and_adds_a_row() -> None:
         assert detail.exit_code == 9
         assert detail.http_status == 402
         assert detail.recovery == "fix"
+        assert row.fix_contract == "idempotent"
         with pytest.raises(ValueError, match="already registered"):
             rc.register_code("billing_card_declined", user_message="Again.")
         replaced = rc.register_code("billing_card_declined", user_message="Declined.", replace=True)
@@ -190,8 +195,18 @@ def test_register_code_validates_and_adds_a_row() -> None:
                 "user_message": "x.",
                 "fix_required": "y",
                 "fix_command": "tool fix; rm -rf /",
+                "fix_contract": "idempotent",
             },
             "metacharacters",
+        ),
+        (
+            {
+                "code": "my_code",
+                "user_message": "x.",
+                "fix_required": "y",
+                "fix_command": "tool fix",
+            },
+            "needs fix_contract",
         ),
     ],
 )

@@ -344,7 +344,11 @@ def test_an_unsafe_fix_command_is_refused_on_every_entry_path(command: str) -> N
         rc.ErrorDetail.create("invalid_input", "m", fix_command=command)
     with pytest.raises(rc.FixCommandRejected):
         rc.register_code(
-            "my_injected_code", user_message="x.", fix_required="y", fix_command=command
+            "my_injected_code",
+            user_message="x.",
+            fix_required="y",
+            fix_command=command,
+            fix_contract="idempotent",
         )
     assert "my_injected_code" not in rc.codes
     payload = {"code": "invalid_input", "message": "m", "fix_command": command}

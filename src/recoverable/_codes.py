@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -50,7 +50,21 @@ def category_sentence(category: object) -> str:
 
 
 class FixCommandRejected(ValueError):
-    """A `fix_command` that is not safe to run blindly; raised at registration time."""
+    """A `fix_command` that is not safe to run blindly, or a registration that does not say
+    what its command does; `rule` names the rule it broke (`inline_code`, `contract`, ...)."""
+
+    def __init__(self, message: str, rule: str = "unsafe") -> None:
+        super().__init__(message)
+        self.rule = rule
+        """The rule the command broke, a stable name to branch on."""
+
+    def __reduce__(self) -> tuple[type[FixCommandRejected], tuple[str, str]]:
+        return type(self), (str(self), self.rule)
+
+
+FIX_CONTRACTS = ("idempotent", "read_only")
+"""What a registration says of its `fix_command` (`fix_contract=`): safe to run twice, or
+changing nothing but a login or a cache."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,87 +118,22 @@ class Code:
 
 # --- fix_command validation -------------------------------------------------------------
 
-_METACHARACTERS = frozenset("<>$`|;&\n\r")
-# Patterns as strings: `re` caches them on first use, keeping `import recoverable` fast.
-_PLACEHOLDER = r"\{[^}]*\}|\b(YOUR|MY)[_-][A-Z_]+\b|\.\.\.|\bPLACEHOLDER\b"
-_PROGRAM = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
-_DESTRUCTIVE_WORDS = frozenset(
-    {
-        "rm", "rmdir", "unlink", "shred", "mkfs", "dd", "del", "delete", "drop", "destroy",
-        "purge", "truncate", "wipe", "kill", "pkill", "killall", "uninstall",
-        "remove", "prune", "sudo", "su", "doas", "chmod", "chown", "eval", "exec", "sh",
-        "bash", "zsh", "curl", "wget",
-    }
-)  # fmt: skip
-# Verb + flag pairs that destroy state even though the verb alone is harmless (lower case).
-_DESTRUCTIVE_FLAGS = {
-    "reset": frozenset({"--hard"}),
-    "clean": frozenset({"-f", "-fd", "-fdx", "-xdf", "--force"}),
-    "push": frozenset({"-f", "--force", "--force-with-lease", "--delete", "--mirror"}),
-    "checkout": frozenset({"--", "."}),
-    "branch": frozenset({"-d", "--delete"}),
-    "tag": frozenset({"-d", "--delete"}),
-}
-_ANY_DESTRUCTIVE_FLAG = frozenset(
-    {"-rf", "-fr", "--no-preserve-root", "--force", "-delete", "-exec", "-execdir", "-ok"}
-)
-# Programs that run code given inline, and the flags that give it (`python -m pip` is fine).
-_INTERPRETER = (
-    r"^(?:python|node|nodejs|ruby|perl|php|deno|bun|pwsh|powershell|lua|tclsh|awk|gawk|sed"
-    r"|osascript)[0-9.]*$"
-)
-_INLINE_CODE = frozenset(
-    {"-c", "-e", "--eval", "-p", "--print", "-r", "--command", "-command", "-i"}
-)
-
 
 def validate_fix_command(command: str) -> str:
     """Return `command` if it is safe to paste and run twice; raise `FixCommandRejected`.
 
-    Refused: surrounding whitespace, shell metacharacters, placeholders, a path as the
-    program, destructive words and flags, and code passed inline to an interpreter.
+    The command is read as a shell reads it (`recoverable._fix_commands`): text rules
+    (metacharacters, placeholders, printable ASCII), a program name not a path, wrappers read
+    through, interpreters and package runners with inline or fetched code refused, each
+    program's destructive operations, and the subcommands a tool's author marked destructive
+    (`codes.mark_destructive`). The refusal's message says which rule, in one sentence.
     """
-    if not isinstance(command, str) or not command.strip():
-        raise FixCommandRejected("fix_command must be a non-empty string")
-    if command != command.strip():
-        raise FixCommandRejected("fix_command must not have surrounding whitespace")
-    bad = sorted(_METACHARACTERS.intersection(command))
-    if bad:
-        raise FixCommandRejected(f"fix_command contains shell metacharacters: {bad!r}")
-    if re.search(_PLACEHOLDER, command, re.IGNORECASE):
-        raise FixCommandRejected(
-            "fix_command contains a placeholder; state the fix in fix_required"
-        )
-    _check_words(_argv(command))
+    from ._fix_commands import fix_command_refusal  # registration and payloads are rare
+
+    refusal = fix_command_refusal(command, codes.destructive_subcommands)
+    if refusal is not None:
+        raise FixCommandRejected(refusal.sentence, refusal.rule)
     return command
-
-
-def _argv(command: str) -> list[str]:
-    import shlex  # registration is rare; keep it off the import path
-
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise FixCommandRejected(f"fix_command does not parse: {exc}") from None
-    if not re.match(_PROGRAM, argv[0]):
-        raise FixCommandRejected("fix_command must start with a program name, not a path")
-    return argv
-
-
-def _check_words(argv: list[str]) -> None:
-    words = [word.lower() for word in argv]
-    for word in words:
-        if (
-            word in _DESTRUCTIVE_WORDS
-            or word in _ANY_DESTRUCTIVE_FLAG
-            or word.startswith(("--delete", "--remove"))
-        ):
-            raise FixCommandRejected(f"fix_command is destructive or unsafe: {word!r}")
-    for verb, flags in _DESTRUCTIVE_FLAGS.items():
-        if verb in words and flags.intersection(words[words.index(verb) + 1 :]):
-            raise FixCommandRejected(f"fix_command is destructive: {verb!r} with {sorted(flags)}")
-    if re.match(_INTERPRETER, words[0]) and _INLINE_CODE.intersection(words[1:]):
-        raise FixCommandRejected(f"fix_command runs code given inline to {argv[0]!r}")
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -267,11 +216,11 @@ _TABLE: tuple[Code, ...] = (
     Code("cli_not_found", "cli", N, Y, 4, 500,
          "The AI assistant tool is not installed.",
          "Install the CLI", _INSTALL_CLI,
-         when="binary missing (spawn ENOENT)"),
+         when="binary missing (spawn ENOENT)", fix_contract="idempotent"),
     Code("cli_not_authenticated", "cli", N, Y, 8, 500,
          "The AI assistant tool is not signed in.",
          "Log the CLI in to its provider account", _LOGIN_CLI,
-         when='"Not logged in", Gemini exit 41'),
+         when='"Not logged in", Gemini exit 41', fix_contract="idempotent"),
     Code("cli_spawn_failed", "cli", N, Y, 4, 500,
          "The AI assistant tool could not be started.",
          "Make the CLI executable and runnable by this user",
@@ -279,7 +228,7 @@ _TABLE: tuple[Code, ...] = (
     Code("cli_version_unsupported", "cli", N, Y, 4, 500,
          "The installed AI assistant tool is too old.",
          "Upgrade the CLI", _INSTALL_CLI,
-         when="older than we support"),
+         when="older than we support", fix_contract="idempotent"),
     Code("cli_untrusted_workspace", "cli", N, Y, 4, 500,
          "The AI assistant tool does not trust this folder.",
          "Mark the working directory as trusted in the CLI",
@@ -391,6 +340,7 @@ class CodeRegistry:
         self._rows: dict[str, Code] = {row.code: row for row in rows}
         self._lock = threading.Lock()
         self._unknown = self._rows["unknown"]
+        self._marks: Mapping[str, frozenset[str]] = MappingProxyType({})
 
     def get(self, code: str) -> Code | None:
         """The row for `code`, or None when it is not registered."""
@@ -431,7 +381,11 @@ class CodeRegistry:
         fix_contract: str | None = None,
         replace: bool = False,
     ) -> Code:
-        """Add a code (validating it and its `fix_command`) and return its row."""
+        """Add a code (validating it and its `fix_command`) and return its row.
+
+        A `fix_command` needs `fix_contract`: the author's word that the command is
+        `"idempotent"` (safe to run twice) or `"read_only"` (changes nothing but a login or a
+        cache); a command without one is refused (`FixCommandRejected`)."""
         commands = {"": fix_command} if isinstance(fix_command, str) else dict(fix_command or {})
         row = Code(
             code=code,
@@ -448,7 +402,7 @@ class CodeRegistry:
             cooldown=cooldown,
             fix_contract=fix_contract,
         )
-        check_row(row)
+        check_row(row, self._marks)
         with self._lock:
             if row.code in self._rows and not replace:
                 raise ValueError(f"code {row.code!r} is already registered (pass replace=True)")
@@ -462,9 +416,63 @@ class CodeRegistry:
         with self._lock:
             self._rows = {name: row for name, row in self._rows.items() if name != code}
 
+    @property
+    def destructive_subcommands(self) -> Mapping[str, frozenset[str]]:
+        """The subcommands tool authors marked destructive, by program (lower case)."""
+        return self._marks
 
-def check_row(row: Code) -> None:
-    """Raise ValueError unless the row is complete and its fix commands are safe."""
+    def mark_destructive(self, program: str, *subcommands: str) -> Callable[[], None]:
+        """Refuse `program`'s `subcommands` in every fix command from now on, wherever they
+        stand (`mytool purge`, `nice mytool purge`, `python -m mytool purge`, and any compound
+        word one of them is a part of: `purge-all`); returns a function that removes the marks
+        this call added. Refused (`FixCommandRejected`) when a registered code's fix_command
+        would be one of them."""
+        from ._fix_commands import fix_command_refusal, program_name
+
+        name = program_name(program)
+        added = _checked_marks(program, subcommands)
+        with self._lock:
+            before = self._marks.get(name, frozenset())
+            marks = {**self._marks, name: before | added}
+            for row in self._rows.values():
+                for command in row.fix_commands.values():
+                    refusal = fix_command_refusal(command, marks)
+                    if refusal is not None:
+                        raise FixCommandRejected(
+                            f"code {row.code!r}: {refusal.sentence}; unregister it before "
+                            "marking this subcommand destructive",
+                            refusal.rule,
+                        )
+            self._marks = MappingProxyType(marks)
+        new = added - before
+
+        def remove() -> None:
+            with self._lock:
+                kept = self._marks.get(name, frozenset()) - new
+                rest = {key: value for key, value in self._marks.items() if key != name}
+                self._marks = MappingProxyType({**rest, name: kept} if kept else rest)
+
+        return remove
+
+
+def _checked_marks(program: str, subcommands: tuple[str, ...]) -> frozenset[str]:
+    """The subcommands to mark, lower-cased: at least one, each one word."""
+    if not isinstance(program, str) or not re.match(_MARKED_NAME, program):
+        raise ValueError(f"mark_destructive: {program!r} is not a program name")
+    if not subcommands:
+        raise ValueError("mark_destructive: name at least one subcommand")
+    for subcommand in subcommands:
+        if not isinstance(subcommand, str) or not re.match(_MARKED_NAME, subcommand):
+            raise ValueError(f"mark_destructive: {subcommand!r} is not one word")
+    return frozenset(subcommand.lower() for subcommand in subcommands)
+
+
+_MARKED_NAME = r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$"
+
+
+def check_row(row: Code, marks: Mapping[str, frozenset[str]] | None = None) -> None:
+    """Raise ValueError unless the row is complete, its fix commands are safe (read with the
+    registry's destructive `marks`) and their contract is stated (`FixCommandRejected`)."""
     if not re.match(_CODE_NAME, row.code):
         raise ValueError(f"code {row.code!r} must be lower_snake_case")
     if not row.user_message.strip():
@@ -482,9 +490,28 @@ def check_row(row: Code) -> None:
         raise ValueError(f"code {row.code!r}: a retryable code has no fix_command")
     if row.fix_commands and not row.fix_required:
         raise ValueError(f"code {row.code!r}: a fix_command needs a fix_required")
-    for command in row.fix_commands.values():
-        validate_fix_command(command)
+    _check_commands(row, codes.destructive_subcommands if marks is None else marks)
     _check_cooldown(row)
+
+
+def _check_commands(row: Code, marks: Mapping[str, frozenset[str]]) -> None:
+    """Each command safe, and the author's word for what it does."""
+    from ._fix_commands import fix_command_refusal
+
+    for command in row.fix_commands.values():
+        refusal = fix_command_refusal(command, marks)
+        if refusal is not None:
+            raise FixCommandRejected(refusal.sentence, refusal.rule)
+    if row.fix_commands and row.fix_contract not in FIX_CONTRACTS:
+        stated = "" if row.fix_contract is None else f" ({row.fix_contract!r} is not one)"
+        raise FixCommandRejected(
+            f"code {row.code!r}: a fix_command needs fix_contract='idempotent' (safe to run "
+            f"twice) or 'read_only' (changes nothing but a login or a cache){stated}; state "
+            "which at registration",
+            "contract",
+        )
+    if row.fix_contract is not None and not row.fix_commands:
+        raise ValueError(f"code {row.code!r}: fix_contract describes a fix_command it has not")
 
 
 def _check_cooldown(row: Code) -> None:
