@@ -312,6 +312,9 @@ def _read(value: object, exit_code: int | None) -> Envelope:
     data, why = load_json_object(value)
     if data is None:
         return _malformed(why, exit_code)
+    if not isinstance(value, (str, bytes, bytearray)) and not _writable(data.get("data")):
+        # a parsed object given as it is: its data must be JSON this envelope can write again
+        return _malformed("its data is not JSON (NaN, infinity or an object JSON lacks)", exit_code)
     if "error" not in data:
         return _malformed("no error key", exit_code)
     meta = _read_meta(data.get("meta"))
@@ -326,6 +329,15 @@ def _read(value: object, exit_code: int | None) -> Envelope:
     if ok:
         return _read_success(data, meta, warnings)
     return _read_failure(data["error"], meta, warnings, exit_code)
+
+
+def _writable(data: object) -> bool:
+    """Whether strict JSON (no NaN or infinity, text keys) can write `data`."""
+    try:
+        json.dumps(data, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
 
 
 def _read_success(data: Mapping[str, Any], meta: dict[str, Any], warnings: list[Any]) -> Envelope:
