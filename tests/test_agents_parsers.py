@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import recoverable as rc
 from recoverable import ErrorDetail, agents
 from recoverable.agents import _claude, _codex, _gemini
 from recoverable.agents._events import (
@@ -953,8 +954,13 @@ def test_build_argv(cli: str, prompt: str, options: RunOptions, argv: list[str])
     [("codex", "max_turns, allowed_tools"), ("gemini", "max_turns, system_prompt")],
 )
 def test_options_a_cli_cannot_apply_are_refused(cli: str, unsupported: str) -> None:
-    with pytest.raises(ValueError, match=f"{cli} has no way to apply {unsupported}"):
+    with pytest.raises(ValueError, match=f"{cli} has no way to apply {unsupported}") as refused:
         MODULES[cli].build_argv(cli, "hi", FULL)
+    # its own code, not a ValueError read as unknown (the seeds' NOT_SUPPORTED)
+    detail = rc.classify(refused.value)
+    assert (detail.code, detail.retryable, detail.source) == ("not_supported", False, cli)
+    assert detail.details["options"] == unsupported.split(", ")
+    assert (detail.exit_code, detail.http_status) == (2, 501)
 
 
 def test_codex_system_prompt_is_a_toml_string() -> None:

@@ -292,6 +292,11 @@ _TABLE: tuple[Code, ...] = (
     Code("invalid_input", "caller", N, N, 2, 400,
          "Some of the information provided is not valid.",
          "Correct the input", when="validation"),
+    Code("not_supported", "caller", N, Y, 2, 501,
+         "This is not supported here.",
+         "Leave the option unset, or use a CLI or provider that supports it",
+         when="an option a CLI cannot honour, a feature a surface lacks (the seeds' "
+              "NOT_SUPPORTED)"),
     Code("not_found", "caller", N, N, 5, 404,
          "The requested item could not be found.",
          when="missing resource"),

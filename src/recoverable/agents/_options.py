@@ -95,7 +95,13 @@ def option_flags(options: RunOptions, flags: Mapping[str, str]) -> list[str]:
 
 
 def refuse_unsupported(cli: str, options: RunOptions, *names: str) -> None:
-    """A ValueError for options this CLI cannot apply: silently dropping them would surprise."""
+    """`RunRefused` (`not_supported`, still a ValueError) for options this CLI cannot apply:
+    silently dropping them would surprise."""
     given = [name for name in names if getattr(options, name)]
     if given:
-        raise ValueError(f"{cli} has no way to apply {', '.join(given)}; leave it unset for {cli}")
+        raise RunRefused(
+            "not_supported",
+            f"{cli} has no way to apply {', '.join(given)}; leave it unset for {cli}",
+            source=cli,
+            details={"options": given},
+        )
