@@ -335,6 +335,50 @@ def test_a_quiet_key_past_the_policys_longest_wait_stops_without_a_call() -> Non
     )  # fmt: skip
 
 
+def test_a_wait_an_inner_key_computed_is_not_reported_as_a_servers() -> None:
+    """`rc.retry(cooldowns=...)` inside the task: its key's refusal is the fleet's wait, kept
+    as `fleet_wait_ms`; a server's hint from the body stays `server_retry_after_ms`."""
+    eager = Celery("eager-inner", broker="memory://", backend="cache+memory://")
+    eager.conf.task_always_eager = True
+    inner = rc.Cooldowns.memory().key(source="openai", model="gpt-4o")
+    inner.after_failure(
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=120_000).detail, GO
+    )
+
+    @eager.task(bind=True, base=rcc.ClassifiedTask, recoverable_policy=support.POLICY, name="i")
+    def ask(self: Any, gated: bool) -> None:
+        if gated:
+            rc.retry(cooldowns=inner).call(lambda: None)
+        raise rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=90_000)
+
+    fleet_said = rcc.detail_from_result(ask.apply(args=[True]))
+    server_said = rcc.detail_from_result(ask.apply(args=[False]))
+    assert fleet_said is not None and server_said is not None
+    assert fleet_said.details["gave_up"] == "cooldown_too_long"
+    assert 110_000 < fleet_said.details["fleet_wait_ms"] <= 120_000
+    assert "server_retry_after_ms" not in fleet_said.details
+    assert (server_said.details["gave_up"], server_said.details["server_retry_after_ms"]) == (
+        "retry_after_too_long", 90_000,
+    )  # fmt: skip
+    assert "fleet_wait_ms" not in server_said.details
+
+
+def test_a_task_called_as_a_function_waits_in_place() -> None:
+    app = Celery("direct", broker="memory://", backend="cache+memory://")
+    fleet = rc.Cooldowns.memory(max_wait_ms=0).key(source="openai")
+
+    @app.task(bind=True, base=rcc.ClassifiedTask, recoverable_cooldowns=fleet, name="direct")
+    def ask(self: Any) -> int:
+        return int(self.recoverable_attempt)
+
+    fleet.after_failure(
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=200).detail, GO
+    )
+    started = time.monotonic()
+    assert ask() == 1  # no broker to wait a countdown: waited here, the key's 0 aside
+    assert time.monotonic() - started >= 0.15
+
+
 def test_cooldowns_may_be_a_function_of_the_task_and_short_waits_happen_in_place() -> None:
     eager = Celery("eager-cooldowns-fn", broker="memory://", backend="cache+memory://")
     eager.conf.task_always_eager = True

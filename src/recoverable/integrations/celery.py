@@ -142,24 +142,28 @@ def next_retry(detail: ErrorDetail, attempt: int, policy: RetryPolicy) -> float 
     return policy.backoff(attempt)
 
 
-def _server_hint(detail: ErrorDetail) -> int | None:
-    """The wait a server asked for; None for a fleet's refusal (a wait computed here)."""
-    return None if "cooldown_key" in detail.details else detail.retry_after_ms
+def _fleets(detail: ErrorDetail) -> bool:
+    """Whether the detail is a `Cooldowns` key's refusal: its wait was computed here (from
+    what the fleet stored), not said by a server."""
+    return "cooldown_key" in detail.details
 
 
 def _stopped(
     detail: ErrorDetail, attempt: int, policy: RetryPolicy, reason: str | None = None
 ) -> ErrorDetail:
-    """The detail that ends the task: a retryable one comes back exhausted."""
+    """The detail that ends the task: a retryable one comes back exhausted, with the wait it
+    asked for kept as a fact: a server's as `server_retry_after_ms`, a fleet's (a key's
+    refusal) as `fleet_wait_ms`, never one for the other."""
     if not detail.retryable:
         return detail
-    if reason is None:
-        too_long = (detail.retry_after_ms or 0) > policy.max_retry_after_ms
-        reason = "retry_after_too_long" if too_long else "attempts"
+    wait_ms, fleets = detail.retry_after_ms, _fleets(detail)
+    if reason is None and (wait_ms or 0) > policy.max_retry_after_ms:
+        reason = "cooldown_too_long" if fleets else "retry_after_too_long"
     return with_details(
         mark_exhausted(detail, attempt),
-        gave_up=reason,
-        server_retry_after_ms=_server_hint(detail),
+        gave_up=reason or "attempts",
+        server_retry_after_ms=None if fleets else wait_ms,
+        fleet_wait_ms=wait_ms if fleets else None,
     )
 
 
@@ -186,9 +190,11 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
     waited out in the worker up to the key's `max_wait_ms` (None, the default: the policy's
     `max_retry_after_ms`, as in `rc.retry`; the wait claims the key's next paced slot);
     longer, the run is turned back: retried with a countdown of the time left, which is no
-    attempt. An attempt kept waiting longer than the policy's `max_retry_after_ms` in all
-    stops (`gave_up="cooldown_too_long"`, so a fallback can act); a stopped key or a spent
-    budget stops it. The attempt's outcome is recorded on the key."""
+    attempt (eager mode and a direct call have no broker to wait it: they wait in place).
+    An attempt kept waiting longer than the policy's `max_retry_after_ms` in all stops
+    (`gave_up="cooldown_too_long"`, so a fallback can act); a stopped key or a spent budget
+    stops it. The attempt's outcome is recorded on the key; a turn-back is no failure and is
+    not reported to the failure hooks."""
 
     @property
     def recoverable_attempt(self) -> int:
@@ -238,8 +244,10 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
         longest = self.recoverable_policy.max_retry_after_ms
         left_ms = max(0, longest - _waited_ms(request, time.time()))
         cap = key.max_wait_ms
-        # Eager mode has no broker to wait a countdown (it retries at once): wait here.
-        in_place = left_ms if cap is None or request.is_eager else min(cap, left_ms)
+        # Eager or called as a function: no broker waits a countdown (eager mode retries at
+        # once), so every wait is waited here.
+        brokered = not (request.is_eager or request.called_directly)
+        in_place = min(cap, left_ms) if cap is not None and brokered else left_ms
         try:
             gate = key.before_call(in_place)
         except RecoverableError as refused:
@@ -259,9 +267,7 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
             report(FailureEvent("stop", detail, attempt=attempt, name=self.name))
             return RecoverableError(detail)
         if wait_ms > left_ms:  # with what this attempt waited already, past the policy's max
-            final = with_details(
-                mark_exhausted(detail, attempt), gave_up="cooldown_too_long", fleet_wait_ms=wait_ms
-            )
+            final = _stopped(detail, attempt, self.recoverable_policy, "cooldown_too_long")
             report(FailureEvent("give_up", final, attempt=attempt, name=self.name))
             return RecoverableError(final)
         request, now = self.request, time.time()
