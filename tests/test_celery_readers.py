@@ -24,6 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import recoverable as rc
+from recoverable._cooldown_rules import GO
 from recoverable.integrations import celery as rcc
 
 from .fleet.support import redis_server
@@ -362,3 +363,34 @@ def test_a_result_that_is_not_read_from_a_backend_is_read_too(tmp_path: Path) ->
     detail = rcc.detail_from_result(Broken())  # type: ignore[arg-type]
     assert_sound(detail, "unknown")
     assert rcc.detail_from_result(SimpleNamespace(result=ValueError("x"))) is not None  # type: ignore[arg-type]
+
+
+FORGED_SINCE = [math.nan, math.inf, -math.inf, 10**400, -(10**400), "1e9", True, None, [1.0],
+                {"a": 1}, -1e308, 1e308, 0, -1]  # fmt: skip
+
+
+@pytest.mark.parametrize("since", FORGED_SINCE, ids=repr)
+def test_a_forged_waiting_since_header_never_raises(since: object) -> None:
+    """A run whose message says it has waited since a forged time still runs, or stops with
+    `cooldown_too_long` (a time long past): never an exception of its own."""
+    eager = Celery("forged-since", broker="memory://", backend="cache+memory://")
+    eager.conf.task_always_eager = True
+    fleet = rc.Cooldowns.memory().key("forged-since")
+
+    @eager.task(bind=True, base=rcc.ClassifiedTask, recoverable_cooldowns=fleet, name="since")
+    def ask(self: Any) -> int:
+        return int(self.recoverable_attempt)
+
+    result = ask.apply(headers={rcc.WAITING_SINCE_HEADER: since, rcc.TURNED_BACK_HEADER: since})
+    assert result.get() == 1
+    fleet.after_failure(
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=100).detail,
+        GO,
+    )
+    waited = ask.apply(headers={rcc.WAITING_SINCE_HEADER: since})
+    if waited.state == "SUCCESS":
+        assert waited.get() == 1
+    else:  # a time long past: this attempt has waited its policy's longest already
+        detail = rcc.detail_from_result(waited)
+        assert detail is not None and detail.details["gave_up"] == "cooldown_too_long"
+        assert type(since) in (int, float) and since < 1e9
