@@ -1,4 +1,4 @@
-"""The Celery app and task for tests/test_engine_celery.py, imported by the worker processes
+"""The Celery app and tasks for tests/test_engine_celery.py, imported by the worker processes
 (`celery -A tests.celery_support worker`) and by the test that sends the tasks.
 
 Broker and result backend: a redis-server the test starts on 127.0.0.1 (its URL in
@@ -9,6 +9,7 @@ so under load a task can be lost, which is the broker's fault, not the one teste
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -52,7 +53,7 @@ def ask(self: Any, base_urls: list[str], mode: str = "ok") -> dict[str, Any]:
     """Ask a fake provider through the real openai client (its own retries off). Attempt n
     goes to `base_urls[n - 1]` (the last one repeats), so a test can give each attempt its
     own provider."""
-    attempt = int(self.request.retries) + 1
+    attempt = self.recoverable_attempt
     url = base_urls[min(attempt, len(base_urls)) - 1]
     client = _clients.get(url)
     if client is None:
@@ -67,3 +68,54 @@ def ask(self: Any, base_urls: list[str], mode: str = "ok") -> dict[str, Any]:
         raise ReplyNotUnderstood(f"rejected key {SECRET}")
     text = reply.choices[0].message.content
     return {"text": text, "attempt": attempt, "worker": self.request.hostname}
+
+
+# How `ask_shared` builds its client: its retries off, the SDK's default (max_retries=2), or
+# the default passed through rc.without_sdk_retries.
+CLIENTS = ("off", "sdk", "without")
+MODEL = "gpt-4o"
+
+
+@functools.cache
+def _client(url: str, how: str) -> openai.OpenAI:
+    if how == "off":
+        return openai.OpenAI(api_key="sk-test", base_url=url, max_retries=0)
+    client = openai.OpenAI(api_key="sk-test", base_url=url)
+    return rc.without_sdk_retries(client) if how == "without" else client
+
+
+@functools.cache
+def shared_fleet(redis_url: str, prefix: str, max_wait_ms: int | None) -> rc.Cooldowns:
+    """The key every worker shares: one per test (its `prefix`) in the tests' redis-server."""
+    fleet = rc.Cooldowns.redis(redis_url, prefix=prefix, max_wait_ms=max_wait_ms)
+    return fleet.key(source="openai", model=MODEL)
+
+
+def shared_key(task: Any) -> rc.Cooldowns | None:
+    """`recoverable_cooldowns=` as a function of the task: its args name the key (None: no
+    key)."""
+    _url, _how, fleet = task.request.args
+    if fleet is None:
+        return None
+    prefix, max_wait_ms = fleet
+    return shared_fleet(os.environ[REDIS_VARIABLE], prefix, max_wait_ms)
+
+
+@app.task(
+    bind=True, base=rcc.ClassifiedTask, recoverable_policy=POLICY,
+    recoverable_cooldowns=shared_key, name="ask_shared",
+)  # fmt: skip
+def ask_shared(
+    self: Any, url: str, how: str, fleet: tuple[str, int | None] | None
+) -> dict[str, Any]:
+    """One chat completion with the client built as `how` says, under the shared key that
+    `fleet` (prefix, max_wait_ms) names."""
+    reply = _client(url, how).chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "hi"}]
+    )
+    return {
+        "text": reply.choices[0].message.content,
+        "attempt": self.recoverable_attempt,
+        "retries": self.request.retries,
+        "turned_back": (self.request.headers or {}).get(rcc.TURNED_BACK_HEADER, 0),
+    }

@@ -67,8 +67,14 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="module")
-def app(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Celery]:
-    folder = tmp_path_factory.mktemp("celery")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the workers write their logs (`w1.log`, ...)."""
+    return tmp_path_factory.mktemp("celery")
+
+
+@pytest.fixture(scope="module")
+def app(redis_url: str, logs: Path) -> Iterator[Celery]:
+    folder = logs
     client_app = support.make_app(redis_url)
     workers: list[subprocess.Popen[bytes]] = []
     try:
@@ -261,26 +267,32 @@ def test_the_task_reports_its_decisions_to_the_failure_hooks() -> None:
     )
 
 
-def test_a_quiet_key_becomes_the_countdown_and_outcomes_are_recorded() -> None:
+def test_a_quiet_key_past_the_policys_longest_wait_stops_without_a_call() -> None:
+    """Eager mode (no broker to wait a countdown): a quiet key is waited in place up to the
+    policy's `max_retry_after_ms`; past it the task stops at once, no call spent, and the
+    fleet's wait is not reported as a server's."""
     eager = Celery("eager-cooldowns", broker="memory://", backend="cache+memory://")
     eager.conf.task_always_eager = True
-    fleet = rc.Cooldowns.memory().key(source="openai", model="gpt-4o")
+    fleet = rc.Cooldowns.memory(max_wait_ms=0).key(source="openai", model="gpt-4o")
     calls: list[int] = []
 
     @eager.task(
-        bind=True, base=rcc.ClassifiedTask, recoverable_policy=support.POLICY,
-        recoverable_cooldowns=fleet, name="quieted",
+        bind=True, base=rcc.ClassifiedTask, name="quieted",
+        recoverable_policy=rc.RetryPolicy(attempts=3, max_retry_after_ms=10_000),
+        recoverable_cooldowns=fleet,
     )  # fmt: skip
-    def ask(self: Any, fail: bool) -> str:
+    def ask(self: Any, fail: bool) -> int:
         calls.append(1)
         if fail:
             raise rc.RecoverableError("provider_quota_exceeded", "no credit", source="openai")
-        return "done"
+        return int(self.recoverable_attempt)
 
-    fleet.after_failure(
-        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=20_000).detail,
-        GO,
-    )
+    def quiet_for(ms: int) -> None:
+        fleet.reset()
+        detail = rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=ms).detail
+        fleet.after_failure(detail, GO)
+
+    quiet_for(20_000)
     seen: list[rc.FailureEvent] = []
     before = rc.get_failure_hooks()
     rc.set_failure_hooks([seen.append])
@@ -288,22 +300,83 @@ def test_a_quiet_key_becomes_the_countdown_and_outcomes_are_recorded() -> None:
         quiet = ask.apply(args=[False])
     finally:
         rc.set_failure_hooks(before)
-    assert calls == []  # no attempt spent on a quiet key (eager mode retries at once)
-    event = seen[0]
-    assert (event.kind, event.code, event.attempt) == ("retry", "provider_rate_limited", 1)
-    assert event.wait_s is not None and 19.0 < event.wait_s <= 20.0  # the countdown: time left
-    assert [e.kind for e in seen] == ["retry", "retry", "give_up"]
-    assert quiet.state == "FAILURE"
+    assert calls == []  # no attempt spent on a quiet key
+    assert [(e.kind, e.code, e.attempt) for e in seen] == [("give_up", "provider_rate_limited", 1)]
+    detail = rcc.detail_from_result(quiet)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.retry_after_ms) == (
+        "provider_rate_limited", False, None,
+    )  # fmt: skip
+    assert (detail.details["gave_up"], detail.details["cooldown"]) == ("cooldown_too_long", "quiet")
+    assert 19_000 < detail.details["fleet_wait_ms"] <= 20_000
+    assert "server_retry_after_ms" not in detail.details  # the fleet's wait, no server's word
+
+    quiet_for(300)  # short: waited in place, even with the key's max_wait_ms=0 (eager)
+    started = time.monotonic()
+    assert ask.apply(args=[False]).get() == 1
+    assert time.monotonic() - started >= 0.25
+    assert calls == [1]
+
+    quiet_for(1000)  # this attempt was turned back 9.5 s ago already: 1 s more is past 10 s
+    late = ask.apply(args=[False], headers={rcc.WAITING_SINCE_HEADER: time.time() - 9.5})
+    detail = rcc.detail_from_result(late)
+    assert detail is not None and detail.details["gave_up"] == "cooldown_too_long"
+    assert calls == [1]
+
     fleet.reset()
     assert ask.apply(args=[True]).state == "FAILURE"  # a quota failure: recorded as a stop
-    assert (calls, fleet.state().code) == ([1], "provider_quota_exceeded")
+    assert (len(calls), fleet.state().code) == (2, "provider_quota_exceeded")
     stopped = ask.apply(args=[False])
-    assert calls == [1]
+    assert len(calls) == 2
     detail = rcc.detail_from_result(stopped)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.details["cooldown"]) == (
         "provider_quota_exceeded", False, "stop",
     )  # fmt: skip
+
+
+def test_a_wait_an_inner_key_computed_is_not_reported_as_a_servers() -> None:
+    """`rc.retry(cooldowns=...)` inside the task: its key's refusal is the fleet's wait, kept
+    as `fleet_wait_ms`; a server's hint from the body stays `server_retry_after_ms`."""
+    eager = Celery("eager-inner", broker="memory://", backend="cache+memory://")
+    eager.conf.task_always_eager = True
+    inner = rc.Cooldowns.memory().key(source="openai", model="gpt-4o")
+    inner.after_failure(
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=120_000).detail, GO
+    )
+
+    @eager.task(bind=True, base=rcc.ClassifiedTask, recoverable_policy=support.POLICY, name="i")
+    def ask(self: Any, gated: bool) -> None:
+        if gated:
+            rc.retry(cooldowns=inner).call(lambda: None)
+        raise rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=90_000)
+
+    fleet_said = rcc.detail_from_result(ask.apply(args=[True]))
+    server_said = rcc.detail_from_result(ask.apply(args=[False]))
+    assert fleet_said is not None and server_said is not None
+    assert fleet_said.details["gave_up"] == "cooldown_too_long"
+    assert 110_000 < fleet_said.details["fleet_wait_ms"] <= 120_000
+    assert "server_retry_after_ms" not in fleet_said.details
+    assert (server_said.details["gave_up"], server_said.details["server_retry_after_ms"]) == (
+        "retry_after_too_long", 90_000,
+    )  # fmt: skip
+    assert "fleet_wait_ms" not in server_said.details
+
+
+def test_a_task_called_as_a_function_waits_in_place() -> None:
+    app = Celery("direct", broker="memory://", backend="cache+memory://")
+    fleet = rc.Cooldowns.memory(max_wait_ms=0).key(source="openai")
+
+    @app.task(bind=True, base=rcc.ClassifiedTask, recoverable_cooldowns=fleet, name="direct")
+    def ask(self: Any) -> int:
+        return int(self.recoverable_attempt)
+
+    fleet.after_failure(
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=200).detail, GO
+    )
+    started = time.monotonic()
+    assert ask() == 1  # no broker to wait a countdown: waited here, the key's 0 aside
+    assert time.monotonic() - started >= 0.15
 
 
 def test_cooldowns_may_be_a_function_of_the_task_and_short_waits_happen_in_place() -> None:
@@ -345,3 +418,145 @@ def test_cooldowns_may_be_a_function_of_the_task_and_short_waits_happen_in_place
 
     with pytest.raises(TypeError, match="must give a Cooldowns or None"):
         wrong.apply().get()
+
+
+# --- the fleet's waits are no attempts (issue 24, item 3) -----------------------------------
+
+
+def send_shared(
+    app: Celery, url: str, how: str = "off", fleet: tuple[str, int | None] | None = None
+) -> AsyncResult:
+    return app.send_task("ask_shared", args=[url, how, fleet])
+
+
+def quiet_ms(redis_url: str, prefix: str) -> int:
+    key = support.shared_fleet(redis_url, prefix, None)
+    return key.quiet_ms()
+
+
+@pytest.mark.parametrize("max_wait_ms", [0, None], ids=["turned-back", "waited-in-place"])
+def test_four_tasks_after_one_429_all_succeed_and_the_429_is_the_only_one(
+    app: Celery, redis_url: str, fake: FakeProvider, max_wait_ms: int | None
+) -> None:
+    """The issue's case: attempts=3, one shared key, one 429 (retry-after: 1 s). On main the
+    waits were attempts: FAILURE, FAILURE, SUCCESS, SUCCESS. Turned back by countdown
+    (max_wait_ms=0) or waited in the worker (the default), a wait is no attempt."""
+    prefix = f"four-{max_wait_ms}:"
+    fleet = (prefix, max_wait_ms)
+    fake.fail(Fault.rate_limited(retry_after=1), times=1)
+    first = send_shared(app, fake.openai_url, fleet=fleet)
+    deadline = time.monotonic() + 30
+    while quiet_ms(redis_url, prefix) == 0:  # the 429 has quieted the key for everyone
+        assert time.monotonic() < deadline and not first.ready(), first.state
+        time.sleep(0.02)
+    rest = [send_shared(app, fake.openai_url, fleet=fleet) for _ in range(3)]
+    values = [wait(result) for result in (first, *rest)]
+    assert [r.state for r in (first, *rest)] == ["SUCCESS"] * 4, values
+    assert [r.fault for r in fake.requests] == ["rate_limited"] + [None] * 4
+    assert [v["attempt"] for v in values] == [2, 1, 1, 1]
+    turned_back = [v["turned_back"] for v in values[1:]]
+    if max_wait_ms == 0:  # each waited by countdown (retries), none of them an attempt
+        assert all(n >= 1 for n in turned_back), values
+        assert [v["retries"] - v["turned_back"] for v in values] == [1, 0, 0, 0]
+    else:
+        assert turned_back == [0, 0, 0]
+        assert [v["retries"] for v in values] == [1, 0, 0, 0]
+
+
+# --- one retry layer: the SDK's own retries (issue 24, item 8) ------------------------------
+
+
+def retry_counts(fake: FakeProvider) -> list[str]:
+    return [r.headers.get("x-stainless-retry-count", "") for r in fake.requests]
+
+
+def test_the_default_client_retries_itself_and_celery_retries_no_further(
+    app: Celery, logs: Path, fake: FakeProvider
+) -> None:
+    """openai's default max_retries=2: one failure is 3 requests before the task sees it;
+    the task then stops at once (one attempt), says so in the detail and warns with the
+    fix."""
+    fake.fail(Fault.rate_limited(retry_after_ms=50), times=None)
+    limited = send_shared(app, fake.openai_url, how="sdk")
+    wait(limited)
+    assert retry_counts(fake) == ["0", "1", "2"]  # 3 requests: the SDK's, none of Celery's
+    detail = rcc.detail_from_result(limited)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.details["attempt"]) == (
+        "provider_rate_limited", False, 1,
+    )  # fmt: skip
+    assert (detail.details["sdk_retries"], detail.details["gave_up"]) == (2, "sdk_retries")
+    assert detail.details["server_retry_after_ms"] == 50  # the server's own word
+
+    fake.reset()
+    fake.fail(Fault.insufficient_quota(), times=None)  # the issue's case: a quota error
+    quota = send_shared(app, fake.openai_url, how="sdk")
+    wait(quota)
+    assert retry_counts(fake) == ["0", "1", "2"]
+    detail = rcc.detail_from_result(quota)
+    assert detail is not None
+    assert (detail.code, detail.details["attempt"], detail.details["sdk_retries"]) == (
+        "provider_quota_exceeded", 1, 2,
+    )  # fmt: skip
+    deadline = time.monotonic() + 10
+    while True:  # the warning, once per worker process, names the fix
+        text = "".join(log.read_text(errors="replace") for log in logs.glob("w*.log"))
+        if "without_sdk_retries" in text:
+            break
+        assert time.monotonic() < deadline, text[-3000:]
+        time.sleep(0.05)
+    assert "max_retries=0" in text
+    assert "the openai client retried this request 2 time(s) itself" in text
+
+
+def test_without_sdk_retries_celery_is_the_retry_layer_one_request_each(
+    app: Celery, fake: FakeProvider
+) -> None:
+    fake.fail(Fault.overloaded(), times=None)
+    result = send_shared(app, fake.openai_url, how="without")
+    wait(result)
+    assert retry_counts(fake) == ["0", "0", "0"]  # three attempts, one request each
+    detail = rcc.detail_from_result(result)
+    assert detail is not None
+    assert (detail.code, detail.details["attempt"], detail.details["gave_up"]) == (
+        "provider_overloaded", 3, "attempts",
+    )  # fmt: skip
+    assert "sdk_retries" not in detail.details
+
+    fake.reset()
+    fake.fail(Fault.rate_limited(retry_after_ms=50), times=2)
+    value = wait(send_shared(app, fake.openai_url, how="without"))
+    assert value["attempt"] == 3
+    assert [r.fault for r in fake.requests] == ["rate_limited", "rate_limited", None]
+
+
+# --- what a wait is: the server's word or the fleet's (issue 24, item 3) --------------------
+
+
+def test_server_retry_after_ms_is_only_a_servers_word(
+    app: Celery, redis_url: str, fake: FakeProvider
+) -> None:
+    fake.fail(Fault.rate_limited(retry_after=120), times=1)  # over the policy's 60 s
+    told = send_shared(app, fake.openai_url)
+    wait(told)
+    detail = rcc.detail_from_result(told)
+    assert detail is not None
+    assert (detail.details["gave_up"], detail.details["server_retry_after_ms"]) == (
+        "retry_after_too_long", 120_000,
+    )  # fmt: skip
+
+    prefix = "fleet-said:"
+    key = support.shared_fleet(redis_url, prefix, None)
+    key.after_failure(  # another worker's 429 quiets the key for 2 minutes
+        rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=120_000).detail, GO
+    )
+    quieted = send_shared(app, fake.openai_url, fleet=(prefix, None))
+    wait(quieted)
+    detail = rcc.detail_from_result(quieted)
+    assert detail is not None
+    assert (detail.code, detail.retryable, detail.details["gave_up"]) == (
+        "provider_rate_limited", False, "cooldown_too_long",
+    )  # fmt: skip
+    assert 110_000 < detail.details["fleet_wait_ms"] <= 120_000
+    assert "server_retry_after_ms" not in detail.details
+    assert len(fake.requests) == 1  # the quieted task never called
