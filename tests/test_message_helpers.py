@@ -53,3 +53,25 @@ ANY_VALUE = st.recursive(
 def test_ensure_never_raises(value: object) -> None:
     error = rc.RecoverableError.ensure(value)
     assert isinstance(error.message, str)
+
+
+class _SpoofedClass:
+    """Claims to be a detail through `__class__`, which `isinstance` believes."""
+
+    __class__ = rc.ErrorDetail  # type: ignore[assignment]
+
+
+class _RaisingMarker:
+    __recoverable_error__ = 1
+
+    @property
+    def detail(self) -> object:
+        raise RuntimeError("a marker whose attributes raise")
+
+
+@pytest.mark.parametrize("forged", [_SpoofedClass(), _RaisingMarker()])
+def test_a_forged_detail_or_marker_is_read_as_no_detail(forged: object) -> None:
+    detail = rc.classify(forged)
+    assert type(detail) is rc.ErrorDetail
+    assert detail.code == "unknown"
+    assert rc.RecoverableError.ensure(forged).code == "unknown"

@@ -809,17 +809,20 @@ for _name in _READ_THROUGH:
 
 
 def foreign_detail(obj: object) -> ErrorDetail | None:
-    """The detail of an `ErrorDetail` or `RecoverableError`, from this or another copy."""
-    if isinstance(obj, ErrorDetail):
-        return obj
-    if isinstance(obj, RecoverableError):
-        return obj.detail
+    """The detail of an `ErrorDetail` or `RecoverableError`, from this or another copy. By
+    the object's real type (`isinstance` believes a forged `__class__`); a marker whose
+    attributes raise is no detail. Never raises."""
     kind = type(obj)
-    if getattr(kind, "__recoverable_error__", None) is not None:
-        obj = getattr(obj, "detail", None)
-    if getattr(type(obj), "__recoverable_detail__", None) is None:
-        return None
-    try:  # another copy's value: read as any payload from elsewhere
+    if issubclass(kind, ErrorDetail):
+        return obj  # type: ignore[return-value]
+    if issubclass(kind, RecoverableError):
+        return obj.detail  # type: ignore[attr-defined, no-any-return]
+    try:
+        if getattr(kind, "__recoverable_error__", None) is not None:
+            obj = getattr(obj, "detail", None)
+        if getattr(type(obj), "__recoverable_detail__", None) is None:
+            return None
+        # another copy's value: read as any payload from elsewhere
         return ErrorDetail.from_dict(obj.to_dict())  # type: ignore[attr-defined]
     except Exception:
         return None
