@@ -115,6 +115,13 @@ _DOCSTRING = re.compile(
 )
 
 
+def _entry(html: str, ident: str) -> str:
+    """The HTML of one documented object: from its heading to the next heading."""
+    start = html.index(f'id="{ident}"')
+    end = _HEADING.search(html, start + 1)
+    return html[start : end.start() if end else len(html)]
+
+
 def _reference_entries() -> list[tuple[str, str, str]]:
     entries = []
     for module, page in REFERENCE.items():
@@ -130,10 +137,8 @@ def test_the_reference_shows_every_public_name(
     """Each name of each public `__all__` has its heading, its signature and its docstring,
     read from the module that defines it (the faces load their names lazily)."""
     html = (site / "reference" / "api" / page / "index.html").read_text()
-    start = html.find(f'id="{module}.{name}"')
-    assert start >= 0, f"{module}.{name} is not on reference/api/{page}.md"
-    end = _HEADING.search(html, start + 1)
-    entry = html[start : end.start() if end else len(html)]
+    assert f'id="{module}.{name}"' in html, f"{module}.{name} is not on reference/api/{page}.md"
+    entry = _entry(html, f"{module}.{name}")
     assert _DOCSTRING.search(entry), f"{module}.{name} shows no docstring"
     # A class whose constructor is its base's (an exception, a click command) has no
     # signature of its own: the bases line stands for it.
@@ -274,6 +279,13 @@ def test_the_testing_page_has_every_api_the_fake_speaks() -> None:
     }
     spoken = {api.name for provider in PROVIDERS for api in provider.apis}
     assert listed == spoken - {"unknown"}
+
+
+def test_the_reference_names_every_api_a_recorded_request_can_have(site: Path) -> None:
+    html = (site / "reference" / "api" / "testing" / "index.html").read_text()
+    entry = _entry(html, "recoverable.testing.RecordedRequest.api")
+    for api in {api.name for provider in PROVIDERS for api in provider.apis}:
+        assert f"&quot;{api}&quot;" in entry or f'"{api}"' in entry, api
 
 
 def test_the_testing_page_has_every_field_and_method() -> None:
