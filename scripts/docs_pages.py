@@ -82,7 +82,7 @@ def matrix_page() -> str:
         "",
         "Principle 11 (one fault, one code): the same failure gets the same code and `retryable`",
         "whichever surface carries it, as far as the surface's evidence allows. Each row is a",
-        "fault `recoverable.testing.FakeProvider` injects; each column a surface: `agents.run`",
+        "fault [`FakeProvider`](../testing.md) injects; each column a surface: `agents.run`",
         "with the real `claude`, `codex` and `gemini`; the real openai, anthropic and",
         "google-genai clients, streaming and not; the raw HTTP answer read by `rc.from_http`",
         "(by `rc.classify_response` when it is a 200). `tests/test_fault_matrix.py` drives every",

@@ -21,6 +21,7 @@ import importlib
 TYPE_CHECKING = False
 
 __version__ = "0.1.0"
+"""The installed version."""
 
 # public name -> the private module that defines it
 _EXPORTS = {

@@ -531,4 +531,6 @@ def _check_cooldown(row: Code) -> None:
 
 _BUILT_IN = frozenset(row.code for row in _TABLE)
 codes = CodeRegistry(_TABLE)
+"""The registry: every code's row (`rc.codes.get(code)`, `code in rc.codes`, iterate it)."""
 register_code = codes.register
+"""`codes.register`: add a code of your own (see `CodeRegistry.register`)."""

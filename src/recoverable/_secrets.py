@@ -261,3 +261,5 @@ def _redact(match: re.Match[str]) -> str:
 
 
 scrub: Callable[[str], str] = _written_out()
+"""`scrub(text)`: `text` with every credential it holds replaced by REDACTED (the part that
+names what it was kept), the built-in patterns and those of `add_secret_pattern`."""

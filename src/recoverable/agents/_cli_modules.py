@@ -10,6 +10,7 @@ from ._parsing import CliModule, ParseState
 __all__ = ["CLI_NAMES", "module_for"]
 
 CLI_NAMES = ("claude", "codex", "gemini")
+"""The CLIs a run can name, in the order `cli="auto"` tries them."""
 
 if TYPE_CHECKING:  # mypy holds each module to the contract, with the state it keeps
     from . import _claude, _codex, _gemini

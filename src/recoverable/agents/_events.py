@@ -247,6 +247,7 @@ _ERROR = _slot_setters(Error)
 _RAW = _slot_setters(Raw)
 
 Event = TextDelta | ThinkingDelta | ToolStart | ToolEnd | TurnEnd | Error | Done | Raw
+"""Any event a run yields; the last one of a run is `Done`."""
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

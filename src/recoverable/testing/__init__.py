@@ -49,9 +49,9 @@ client referenced: a collected ``genai.Client`` closes its HTTP client).
     A copy of the `RecordedRequest` list, in arrival order (the newest
     ``limits.max_recorded``, 10 000 by default): ``method``, ``path``,
     ``query``, ``headers`` (lower-case keys), ``body``, ``json``, ``api``
-    (``anthropic``, ``openai_chat``, ``openai_responses``, ``gemini``,
-    ``openai_models`` or ``unknown``), ``model``, ``stream``, ``fault`` (its name, or
-    ``None`` when the reply was served).
+    (``anthropic``, ``openai_chat``, ``openai_responses``, ``gemini``, another provider's
+    such as ``groq_chat``, or ``unknown``: see `RecordedRequest`), ``model``, ``stream``,
+    ``fault`` (its name, or ``None`` when the reply was served).
 ``fake.reset()``
     Drop pending faults and recorded requests; request ids restart at 1.
 

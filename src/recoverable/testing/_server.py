@@ -90,8 +90,10 @@ class RecordedRequest:
     json: Any
     """The body as JSON, or None when it is empty or not JSON."""
     api: str
-    """The API it addressed: "anthropic", "openai_chat", "openai_responses", "gemini",
-    "openai_models", or "unknown" (any other path, answered with a 404)."""
+    """The API it addressed: "anthropic", "openai_chat", "openai_responses", "openai_models",
+    "gemini", another provider's ("azure_chat", "groq_chat", "ollama_chat", "cohere_chat",
+    "bedrock_converse", "openrouter_chat", "deepseek_chat", "vllm_chat", "lmstudio_chat"), or
+    "unknown" (any other path, answered with a 404)."""
     model: str | None
     """The model it named (in the body, or in Gemini's path), if any."""
     stream: bool
