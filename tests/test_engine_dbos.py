@@ -3,7 +3,8 @@
 DBOS's own loop (`should_retry=rdb.should_retry` over `rdb.classified`); one process runs the
 workflows, a fresh process reads the stored outcomes back, natively pickled and as DBOS's
 portable JSON. Provider requests are counted per DBOS attempt, with the SDK's own retries at
-their default and off (exactly one retry layer). About 20 s in all.
+their default and off (exactly one retry layer). About 30 s in all, mostly the servers' hints
+(1 s each) and starting the two processes.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ CASES = [
     Case("dbos-exhausted", "dbos", "openai", LIMITED),
     Case("dbos-exhausted-portable", "dbos", "openai", LIMITED, serialization="portable"),
     Case("dbos-unknown", "dbos", "openai", (), mode="unknown"),
+    Case("dbos-async-rate-limited", "dbos-async", "openai", LIMITED_ONCE),
+    Case("dbos-async-exhausted", "dbos-async", "openai", LIMITED),
     # one retry layer: the SDK client at its default max_retries=2
     Case("dbos-sdk-limited", "dbos", "openai", LIMITED, sdk_retries=True),
     Case("dbos-sdk-quota", "dbos", "openai", QUOTA, sdk_retries=True),
@@ -166,6 +169,8 @@ def test_dbos_loop_retries_a_429_after_the_server_s_hint(runs: Runs, sdk: str) -
 
 
 SOURCES = {"openai": "openai", "anthropic": "anthropic", "google": "google", "httpx": None}
+QUOTA_CLASSES = {"openai": "RateLimitError", "anthropic": "BadRequestError",
+                 "google": "ClientError", "httpx": "HTTPStatusError"}  # fmt: skip
 
 
 @pytest.mark.parametrize("sdk", SDKS)
@@ -173,7 +178,9 @@ def test_dbos_loop_stops_a_quota_at_once_and_it_reads_back(runs: Runs, sdk: str)
     name = f"dbos-quota-{sdk}"
     assert (runs.requests[name], runs.attempts(name)) == (1, 1)
     assert runs.ran[name]["error_class"] == "RecoverableStepError"
+    assert runs.ran[name]["cause_class"] == QUOTA_CLASSES[sdk]  # the SDK's, in that process
     assert runs.read[name]["error_class"] == "RecoverableStepError"  # DBOS rebuilt it
+    assert runs.read[name]["cause_class"] is None  # only the classification was stored
     for read_back in (False, True):
         detail = runs.detail(name, read_back=read_back)
         assert (detail.code, detail.retryable, detail.details["attempt"]) == (
@@ -197,6 +204,17 @@ def test_dbos_loop_s_last_attempt_comes_back_exhausted(runs: Runs, name: str) ->
     }  # fmt: skip
     assert detail.details["server_retry_after_ms"] == 20
     assert runs.read[name]["detail"] == runs.ran[name]["detail"]
+
+
+def test_dbos_loop_over_an_async_function_waits_the_hint_and_ends_exhausted(runs: Runs) -> None:
+    assert runs.ran["dbos-async-rate-limited"]["text"] == HELLO
+    first, second = runs.ran["dbos-async-rate-limited"]["attempt_times"]
+    assert second - first >= 1.0
+    assert (runs.requests["dbos-async-exhausted"], runs.attempts("dbos-async-exhausted")) == (3, 3)
+    detail = runs.detail("dbos-async-exhausted", read_back=True)
+    assert (detail.code, detail.retryable, detail.details["gave_up"]) == (
+        "provider_rate_limited", False, "attempts",
+    )  # fmt: skip
 
 
 def test_dbos_loop_retries_an_unknown_failure_as_the_step_asked(runs: Runs) -> None:
