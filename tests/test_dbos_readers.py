@@ -8,6 +8,7 @@ cycles, raising properties, forged markers and forged `DBOSMaxStepRetriesExceede
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -217,3 +218,18 @@ def test_any_portable_payload_is_read_without_raising(data: Any, name: str) -> N
     _assert_sound(rdb.detail_from_error(error))
     assert rdb.should_retry(error) in (True, False)
     assert rdb.should_retry(exceeded([error, error])) in (True, False)
+
+
+def test_the_warning_about_a_raw_error_names_a_package_and_no_text(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rdb, "_unclassified_warned", set())
+    with caplog.at_level(logging.WARNING, logger="recoverable"):
+        rdb.should_retry(forged(module="sk-live-0123456789abcdef\nforged log line"))
+        rdb.should_retry(forged(module="openai._exceptions"))
+    said = [record.getMessage() for record in caplog.records]
+    assert [line.split(" that ")[0] for line in said] == [
+        "rdb.should_retry got an exception of package unknown",
+        "rdb.should_retry got an exception of package openai",
+    ]
+    assert not any("sk-live" in line or "\n" in line for line in said)

@@ -422,14 +422,17 @@ _warning = threading.Lock()
 def _warn_unclassified(error: BaseException) -> None:
     """Say once per package that DBOS's loop got a raw exception (`classified` missing)."""
     module = getattr(type(error), "__module__", None)
-    package = package_of(module) if isinstance(module, str) else "unknown"
+    package = package_of(module) if isinstance(module, str) else ""
+    if not package.replace(".", "_").isidentifier():  # a log line carries a name, no text
+        package = "unknown"
     with _warning:
         if package in _unclassified_warned:
             return
         _unclassified_warned.add(package)
     logger.warning(
-        "rdb.should_retry got a %s exception that no rdb.classified converted: DBOS stores it "
-        "as it is and may not rebuild it from its store (the detail is then lost). Put "
-        "@rdb.classified under @DBOS.step so that the step fails with a RecoverableStepError",
+        "rdb.should_retry got an exception of package %s that no rdb.classified converted: "
+        "DBOS stores it as it is and may not rebuild it from its store (the detail is then "
+        "lost). Put @rdb.classified under @DBOS.step so that the step fails with a "
+        "RecoverableStepError",
         package,
     )
