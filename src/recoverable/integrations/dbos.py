@@ -233,9 +233,7 @@ def _attempt_failed(exc: Exception, where: _Attempt, cap: int) -> RecoverableSte
     hint = detail.retry_after_ms
     if where.key is not None and hint and _retries(detail):
         _holds.hold(where.key, hint / 1000)
-    error = RecoverableStepError(detail)
-    error.__cause__ = exc
-    return error
+    return RecoverableStepError(detail)  # raised `from` the original: reachable in this process
 
 
 def _sync_attempts(fn: Callable[P, T], cap: int) -> Callable[P, T]:
