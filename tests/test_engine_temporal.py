@@ -502,6 +502,29 @@ def test_an_unknown_failure_the_sdk_retried_is_not_left_to_the_engine(
     assert len(sdk_warnings()) == int(retried)
 
 
+class _QuotaRetriedBySdk(_RetriedBySdk, PermissionError):
+    """Not worth retrying (`permission_denied`), and the SDK retried it anyway."""
+
+
+def test_the_sdk_s_count_is_read_through_rc_retry_s_stop(
+    sdk_warnings: Callable[[], list[str]],
+) -> None:
+    """`rc.retry` stops on a failure not worth retrying and raises a RecoverableError whose
+    cause is the SDK's exception: its count is read there."""
+
+    @rt.classified
+    @rc.retry(attempts=3)
+    def ask() -> None:
+        raise _QuotaRetriedBySdk("denied", "2")
+
+    with pytest.raises(ApplicationError) as raised:
+        ask()
+    assert (raised.value.type, raised.value.non_retryable) == ("permission_denied", True)
+    detail = rt.detail_from_failure(raised.value)
+    assert (detail.details["sdk_retries"], "gave_up" in detail.details) == (2, False)
+    assert len(sdk_warnings()) == 1
+
+
 @pytest.mark.parametrize(
     ("attempt", "attempts"),
     [(3, 3), ("3", 1), (2.5, 1), (True, 1), (None, 1), ([1], 1), ({"n": 1}, 1), (0, 1),

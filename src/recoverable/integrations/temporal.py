@@ -105,8 +105,9 @@ def to_application_error(
 ) -> ApplicationError:
     """The `ApplicationError` that carries `detail` through Temporal.
 
-    `type` is the code, `non_retryable` is `not detail.retryable` (but for `unknown`: the
-    engine's policy decides), `next_retry_delay` the server's hint, and `details[0]` the
+    `type` is the code, `non_retryable` is `not detail.retryable` (but for an `unknown` no
+    retry layer gave up on: the engine's policy decides), `next_retry_delay` the server's
+    hint, and `details[0]` the
     detail as a plain dict (Temporal's JSON payload converter keeps it whole). A hint above
     `max_retry_after_ms` stops instead of sleeping, as `rc.retry` does, so a fallback can act.
     """
@@ -143,8 +144,9 @@ def _gave_up(detail: ErrorDetail, reason: str, **facts: Any) -> ErrorDetail:
 def _after_sdk_retries(exc: BaseException, detail: ErrorDetail) -> ErrorDetail:
     """Exactly one retry layer: when the SDK's client already retried `exc` itself, its loop
     was the layer and Temporal retries no further (a failure not worth retrying keeps its
-    stop and gains the count); a warning, once per SDK, names the fix."""
-    retried = sdk_retries(exc)
+    stop and gains the count); a warning, once per SDK, names the fix. The SDK's exception
+    may be the cause of the one raised (`rc.retry` stopping on it raises a RecoverableError)."""
+    retried = max(map(sdk_retries, _chain(exc)))
     if not retried:
         return detail
     warn_once(exc, retried)
