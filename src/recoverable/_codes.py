@@ -8,8 +8,8 @@ default remediation. Docs, HTTP answers, exit codes and user sentences are all r
 
 from __future__ import annotations
 
+import _thread
 import re
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -343,7 +343,9 @@ class CodeRegistry:
     def __init__(self, rows: tuple[Code, ...]) -> None:
         # The built-in rows are checked by the test suite, not at every import.
         self._rows: dict[str, Code] = {row.code: row for row in rows}
-        self._lock = threading.Lock()
+        # From _thread, as threading has it: a Temporal workflow's sandbox refuses
+        # threading's own names (its lock, called in a workflow, fails the task).
+        self._lock = _thread.allocate_lock()
         self._unknown = self._rows["unknown"]
         self._marks: Mapping[str, frozenset[str]] = MappingProxyType({})
 

@@ -12,8 +12,8 @@ membership test is what keeps `classify` fast.
 
 from __future__ import annotations
 
+import _thread
 import re
-import threading
 from collections.abc import Callable
 
 __all__ = ["REDACTED", "add_secret_pattern", "entry_name", "names_credential", "scrub"]
@@ -136,7 +136,9 @@ _BUILT_IN = (
     ("=", "=", _PARAMETER),                  # key=..., token=..., password=...
 )  # fmt: skip
 
-_lock = threading.Lock()
+# From _thread, as threading has it: a Temporal workflow's sandbox refuses
+# threading's own names (its lock, called in a workflow, fails the task).
+_lock = _thread.allocate_lock()
 _added: tuple[re.Pattern[str], ...] = ()
 # The last texts scrubbed, and what became of them (`_SAME`: left as it was): error texts
 # recur (the same rate limit, the same refused connection), and a dict lookup costs a tenth

@@ -23,7 +23,7 @@ the stages are set.
 
 from __future__ import annotations
 
-import threading
+import _thread
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -50,7 +50,9 @@ __all__ = [
     "retry_after_ms",
 ]
 
-_setting = threading.RLock()
+# From _thread, as threading has it: a Temporal workflow's sandbox refuses
+# threading's own names (its lock, called in a workflow, fails the task).
+_setting = _thread.RLock()
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ the two registries users add to (`add_classifier`, `register_handler`).
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -46,7 +46,9 @@ Stage = Callable[[BaseException], ErrorDetail | None]
 
 TextStage = Callable[[str], ErrorDetail | None]
 
-_lock = threading.Lock()
+# From _thread, as threading has it: a Temporal workflow's sandbox refuses
+# threading's own names (its lock, called in a workflow, fails the task).
+_lock = _thread.allocate_lock()
 _by_name: dict[tuple[str, str], Handler] = {}  # (package, class name) -> handler
 _user_stages: tuple[Stage, ...] = ()
 _generic_stages: tuple[Handler, ...] = ()  # after the by-name handlers

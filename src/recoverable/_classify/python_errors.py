@@ -4,7 +4,7 @@ by (package, class name): `HANDLERS`."""
 from __future__ import annotations
 
 import errno
-import threading
+from contextvars import ContextVar
 
 from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted, unvalidated
 from ._pipeline import Handler, always, error_message, resolve_exception
@@ -77,40 +77,46 @@ def _retry_error(exc: BaseException) -> ErrorDetail | None:
     return mark_exhausted(detail, int(getattr(attempt, "attempt_number", 0) or 0))
 
 
-class _GroupWalk(threading.local):
-    """The exception groups being classified on this thread: how deep, and what each member
+_GROUP_BUDGET = 256
+
+
+class _GroupWalk:
+    """The exception groups being classified by one call: how deep, and what each member
     already gave, so a member met again (groups may share or repeat sub-groups) is
     classified once, and one classification visits at most _GROUP_BUDGET members."""
 
     def __init__(self) -> None:
         self.depth = 0
-        self.budget = 0
+        self.budget = _GROUP_BUDGET
         self.seen: dict[int, ErrorDetail | None] = {}
 
 
-_walk = _GroupWalk()
-_GROUP_BUDGET = 256
+# The walk under way in this thread (or task), if any. A context variable, not a subclass
+# of threading.local: a Temporal workflow's sandbox refuses subclasses of its types.
+_walk: ContextVar[_GroupWalk | None] = ContextVar("recoverable_group_walk", default=None)
 
 
 def _group(exc: BaseException) -> ErrorDetail | None:
     """An exception group: a cancel wins, then the first failure a retry cannot fix."""
     members = getattr(exc, "exceptions", ())
-    walk = _walk
-    if walk.depth >= MAX_CAUSE_DEPTH:
+    walk = _walk.get()
+    started = None
+    if walk is None:
+        walk = _GroupWalk()
+        started = _walk.set(walk)
+    elif walk.depth >= MAX_CAUSE_DEPTH:
         return None
-    if walk.depth == 0:
-        walk.budget, walk.seen = _GROUP_BUDGET, {}
     walk.depth += 1
     try:
         known = [
             detail
-            for detail in map(_member, members[:_GROUP_SCAN_LIMIT])
+            for detail in (_member(walk, member) for member in members[:_GROUP_SCAN_LIMIT])
             if detail is not None and detail.code != "unknown"
         ]
     finally:
         walk.depth -= 1
-        if walk.depth == 0:
-            walk.seen = {}
+        if started is not None:
+            _walk.reset(started)
     if not known:
         return None
     chosen = _choose(known)
@@ -122,10 +128,9 @@ def _group(exc: BaseException) -> ErrorDetail | None:
     return copy_with(chosen, message=error_message(exc), details=details).with_cause(chosen)
 
 
-def _member(member: BaseException) -> ErrorDetail | None:
+def _member(walk: _GroupWalk, member: BaseException) -> ErrorDetail | None:
     """A group member's detail: from the walk's memory when met before, else classified
     while the walk's budget lasts."""
-    walk = _walk
     key = id(member)
     if key in walk.seen:
         return walk.seen[key]

@@ -19,9 +19,15 @@ Whatever an activity raises becomes an `ApplicationError` whose `type` is the co
 whose first detail is the `ErrorDetail` as a plain dict. The original exception is not
 chained: Temporal would store its text and stack unscrubbed in the workflow's history; the
 detail's `cause` keeps a scrubbed summary of it. Temporal alone retries: inside the
-activity `rc.retry` defers to it (`_engine_scope`). An `unknown` failure is left to the
-engine's own policy (retried as the workflow's `RetryPolicy` says): recoverable does not know
-whether it is worth repeating, and Temporal's default is what the user configured.
+activity `rc.retry` defers to it (`_engine_scope`), and a failure the SDK's own client already
+retried (`x-stainless-retry-count`: the openai client's default `max_retries=2`) reaches
+Temporal not retryable, with `details["sdk_retries"]`, and a warning names the fix
+(`rc.without_sdk_retries(client)`). An `unknown` failure is left to the engine's own policy
+(retried as the workflow's `RetryPolicy` says): recoverable does not know whether it is worth
+repeating, and Temporal's default is what the user configured.
+
+Workflow code may import this module (and `recoverable`) as it is: the worker's sandbox
+re-imports them, and nothing they run at import or in `detail_from_failure` is refused there.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from temporalio.exceptions import (
     RetryState,
     TemporalError,
     TimeoutError,
+    TimeoutType,
 )
 from temporalio.worker import (
     ActivityInboundInterceptor,
@@ -54,6 +61,8 @@ from .._detail import ErrorDetail, PayloadError, mark_exhausted, with_details
 from .._engine_scope import engine_retries
 from .._instrumentation import FailureEvent, report
 from .._policy import DEFAULT_MAX_RETRY_AFTER_MS
+from .._sdk_retries import sdk_retries, warn_once
+from .._untrusted import safe_str
 
 if TYPE_CHECKING:
     from .._cooldown_rules import Gate
@@ -73,10 +82,10 @@ T = TypeVar("T")
 
 _MAX_LINKS = 16  # failures nest (workflow -> child -> activity -> cause); a bounded walk
 
-# Temporal's own failures that carry no detail of ours, as codes.
-_TEMPORAL_CODES: tuple[tuple[type[BaseException], str], ...] = (
-    (CancelledError, "run_cancelled"),
-    (TimeoutError, "timeout"),
+# Temporal's timeouts that end an attempt (the attempt itself ran too long, or never
+# started); a schedule-to-close timeout ends the retries between failed attempts instead.
+_ATTEMPT_TIMEOUTS = frozenset(
+    {TimeoutType.START_TO_CLOSE, TimeoutType.HEARTBEAT, TimeoutType.SCHEDULE_TO_START}
 )
 
 # The engine gave up retrying: the detail must not invite an outer layer to retry again.
@@ -96,78 +105,162 @@ def to_application_error(
 ) -> ApplicationError:
     """The `ApplicationError` that carries `detail` through Temporal.
 
-    `type` is the code, `non_retryable` is `not detail.retryable` (but for `unknown`: the
-    engine's policy decides), `next_retry_delay` the server's hint, and `details[0]` the
+    `type` is the code, `non_retryable` is `not detail.retryable` (but for an `unknown` no
+    retry layer gave up on: the engine's policy decides), `next_retry_delay` the server's
+    hint, and `details[0]` the
     detail as a plain dict (Temporal's JSON payload converter keeps it whole). A hint above
     `max_retry_after_ms` stops instead of sleeping, as `rc.retry` does, so a fallback can act.
     """
     if detail.retryable and (detail.retry_after_ms or 0) > max_retry_after_ms:
-        detail = with_details(
-            mark_exhausted(detail, int(detail.details.get("attempt", 1))),
-            gave_up="retry_after_too_long",
-            server_retry_after_ms=detail.retry_after_ms,
-        )
+        detail = _gave_up(detail, "retry_after_too_long")
     delay = None
     if detail.retryable and detail.retry_after_ms is not None:
-        delay = timedelta(milliseconds=detail.retry_after_ms)
+        delay = timedelta(milliseconds=detail.retry_after_ms)  # at most MAX_HINT_MS: a week
     return ApplicationError(
         detail.message,
         detail.to_dict(),
         type=detail.code,
-        non_retryable=not detail.retryable and detail.code != "unknown",
+        non_retryable=not detail.retryable and not _left_to_engine(detail),
         next_retry_delay=delay,
     )
+
+
+def _left_to_engine(detail: ErrorDetail) -> bool:
+    """An `unknown` failure no retry layer has given up on yet: the workflow's policy decides."""
+    return detail.code == "unknown" and detail.details.get("retries_exhausted") is not True
+
+
+def _gave_up(detail: ErrorDetail, reason: str, **facts: Any) -> ErrorDetail:
+    """`detail` after a retry layer stopped on it (`reason`): not retryable, the attempts it
+    took (`details["attempt"]` when it is a count, else 1) and the server's hint kept as facts."""
+    return with_details(
+        mark_exhausted(detail, _attempts(detail)),
+        gave_up=reason,
+        server_retry_after_ms=detail.retry_after_ms,
+        **facts,
+    )
+
+
+def _after_sdk_retries(exc: BaseException, detail: ErrorDetail) -> ErrorDetail:
+    """Exactly one retry layer: when the SDK's client already retried `exc` itself, its loop
+    was the layer and Temporal retries no further (a failure not worth retrying keeps its
+    stop and gains the count); a warning, once per SDK, names the fix. The SDK's exception
+    may be the cause of the one raised (`rc.retry` stopping on it raises a RecoverableError)."""
+    retried = max(map(sdk_retries, _chain(exc)))
+    if not retried:
+        return detail
+    warn_once(exc, retried)
+    if detail.retryable or _left_to_engine(detail):
+        return _gave_up(detail, "sdk_retries", sdk_retries=retried)
+    return with_details(detail, sdk_retries=retried)
 
 
 def detail_from_failure(exc: BaseException) -> ErrorDetail:
     """The `ErrorDetail` inside a Temporal failure (`ActivityError`, `ChildWorkflowError`,
     `WorkflowFailureError`, `ApplicationError`, nested): the innermost detail of ours, read
-    as an untrusted payload; else Temporal's cancel and timeout as codes; else `classify`.
+    as an untrusted payload; else `classify`.
+
+    Temporal's own endings come first: a cancel is `run_cancelled`, and an attempt that
+    timed out (start-to-close, heartbeat, schedule-to-start) is `timeout`, even when an
+    earlier attempt failed otherwise (Temporal nests that failure under the timeout: it
+    becomes the detail's `cause`). A schedule-to-close timeout between failed attempts is
+    the engine giving up: the last failure's detail, or `timeout` when there is none.
 
     When the engine gave up retrying (maximum attempts, timeout), the detail comes back
     not retryable, with `details["retries_exhausted"]`, so no outer layer retries again.
+
+    Never raises: a failure is read as untrusted, down to its attributes (a link whose
+    attribute raises, or holds a value of the wrong type, carries nothing and ends the walk).
     """
-    found: ErrorDetail | None = None
-    gave_up = False
-    link: BaseException | None = exc
-    seen: set[int] = set()
-    while link is not None and id(link) not in seen and len(seen) < _MAX_LINKS:
-        seen.add(id(link))
-        if isinstance(link, ActivityError | ChildWorkflowError):
-            gave_up = gave_up or link.retry_state in _ENGINE_GAVE_UP
-        found = _carried_detail(link) or found
-        link = link.__cause__
+    chain = _chain(exc)
+    for index, link in enumerate(chain):
+        ended = _temporal_ending(link, attempt_only=True)
+        if ended is not None:
+            earlier = _innermost_detail(chain[index + 1 :])
+            return ended if earlier is None else ended.with_cause(earlier)
+    found = _innermost_detail(chain)
     if found is None:
-        found = _temporal_code(exc, seen)
+        found = next(filter(None, (_temporal_ending(link) for link in chain)), None)
     if found is None:
         return classify(exc)
-    if gave_up and found.retryable:
+    if found.retryable and any(map(_engine_gave_up, chain)):
         found = mark_exhausted(found, _attempts(found))
     return found
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and its causes, outermost first: bounded, cycles cut, ended by a cause that is
+    not an exception or cannot be read (a forged failure's property)."""
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    link: object = exc
+    while _is(link, BaseException) and id(link) not in seen and len(chain) < _MAX_LINKS:
+        failure = cast(BaseException, link)
+        seen.add(id(failure))
+        chain.append(failure)
+        try:
+            link = failure.__cause__
+        except Exception:
+            break
+    return chain
+
+
+def _is(link: object, kind: type[Any] | tuple[type[Any], ...]) -> bool:
+    """`link` is a `kind` by its real type (`isinstance` would ask its `__class__`, which
+    a forged object may answer, or raise from)."""
+    return issubclass(type(link), kind)
+
+
+def _engine_gave_up(link: BaseException) -> bool:
+    if not _is(link, (ActivityError, ChildWorkflowError)):
+        return False
+    try:
+        state = cast(ActivityError, link).retry_state
+    except Exception:
+        return False
+    return type(state) is RetryState and state in _ENGINE_GAVE_UP
+
+
 def _carried_detail(link: BaseException) -> ErrorDetail | None:
-    if not isinstance(link, ApplicationError) or not link.details:
-        return None
-    payload = link.details[0]
-    if not isinstance(payload, dict) or "code" not in payload:
+    """The detail in an `ApplicationError`'s first detail, when it reads as one of ours."""
+    if not _is(link, ApplicationError):
         return None
     try:
+        details = cast(ApplicationError, link).details
+        payload = details[0] if type(details) is tuple and details else None
+        if type(payload) is not dict or "code" not in payload:
+            return None  # not a plain dict: a subclass could run its own code on every read
         return ErrorDetail.from_dict(payload)
     except PayloadError:
         return None
+    except Exception:  # a forged value made in this process (JSON never holds one): its
+        return None  # property, a key's __eq__, a value whose __class__ raises (from_dict asks)
 
 
-def _temporal_code(exc: BaseException, seen: set[int]) -> ErrorDetail | None:
-    link: BaseException | None = exc
-    for _ in range(len(seen)):
-        if link is None:
-            break
-        for kind, code in _TEMPORAL_CODES:
-            if isinstance(link, kind):
-                return ErrorDetail.create(code, str(link) or None, source="temporal")
-        link = link.__cause__
-    return None
+def _innermost_detail(chain: list[BaseException]) -> ErrorDetail | None:
+    return next(filter(None, map(_carried_detail, reversed(chain))), None)
+
+
+def _temporal_ending(link: BaseException, *, attempt_only: bool = False) -> ErrorDetail | None:
+    """Temporal's cancel (`run_cancelled`) or timeout (`timeout`) as a detail; with
+    `attempt_only`, only a cancel or a timeout that ended an attempt."""
+    if _is(link, CancelledError):
+        code = "run_cancelled"
+    elif _is(link, TimeoutError):
+        if attempt_only and _timeout_type(cast(TimeoutError, link)) not in _ATTEMPT_TIMEOUTS:
+            return None
+        code = "timeout"
+    else:
+        return None
+    return ErrorDetail.create(code, safe_str(link) or None, source="temporal")
+
+
+def _timeout_type(link: TimeoutError) -> TimeoutType | None:
+    try:
+        kind = link.type
+    except Exception:  # a forged failure's property
+        return None
+    return kind if type(kind) is TimeoutType else None
 
 
 def _attempts(detail: ErrorDetail) -> int:
@@ -181,9 +274,9 @@ def _application_error(exc: Exception) -> Exception:
         return exc  # the author's ApplicationError, a heartbeat cancel, CompleteAsyncError
     detail = classify(exc)
     if not activity.in_activity():
-        return to_application_error(detail)
+        return to_application_error(_after_sdk_retries(exc, detail))
     info = activity.info()
-    detail = with_details(detail, attempt=info.attempt)
+    detail = _after_sdk_retries(exc, with_details(detail, attempt=info.attempt))
     error = to_application_error(detail)
     report(_failure_event(error, detail, info))
     return error
