@@ -185,10 +185,10 @@ RUNNABLE = {
 # (tests/test_readme.py runs them, server and client against each other); the engine pages
 # (Temporal, Celery, DBOS) are rewritten on their own branches this round, with their runs.
 NOT_RUN_HERE = {
-    "integrations/wire.md",
-    "integrations/temporal.md",
-    "integrations/celery.md",
-    "integrations/dbos.md",
+    "integrations/wire.md",  # the README's wire examples, run there (test_readme)
+    "integrations/temporal.md",  # run on the real dev server: test_engine_temporal_sandbox
+    "integrations/celery.md",  # run on real workers: test_docs_celery
+    "integrations/dbos.md",  # run on real DBOS with SQLite: test_docs_dbos
 }
 # The real CLIs an example runs (as a user's PATH has them).
 CLIS_RUN = {"testing.md": ("claude",), "integrations/ai-clis.md": agents.CLI_NAMES}
@@ -314,8 +314,7 @@ def test_the_pages_that_mention_fakeprovider_link_the_testing_page() -> None:
         assert f"]({target}" in text, f"{page} mentions FakeProvider without linking {target}"
 
 
-# Other branches write these pages this round; the merge adds their link and empties this.
-_LINK_PENDING = {"integrations/celery.md", "integrations/dbos.md", "integrations/temporal.md"}
+_LINK_PENDING: set[str] = set()  # pages whose link to the testing page is still to come
 
 
 def test_getting_started_links_the_reference_and_the_testing_page() -> None:

@@ -262,9 +262,15 @@ class ErrorDetail:
         refuses, or one on a retryable detail, is dropped (`details["fix_command_dropped"]`
         says why); causes deeper than MAX_CAUSE_DEPTH become one summary, without recursion.
         Raises `PayloadError` when `code` is not a lower_snake name or `message` not a string,
-        or a field has the wrong type.
+        or a field has the wrong type, and for anything else a hostile value does while it is
+        read (a `__class__` or an item that raises): never another exception.
         """
-        return _read_payload(data)
+        try:
+            return _read_payload(data)
+        except PayloadError:
+            raise
+        except Exception as exc:  # a value that raises as it is read is a payload not to read
+            raise PayloadError(f"the payload could not be read ({type(exc).__name__})") from None
 
     def with_cause(self, cause: ErrorDetail | str | None) -> ErrorDetail:
         """A copy with another cause (trimmed to the depth limit; text cleaned)."""

@@ -33,20 +33,21 @@ _warning = threading.Lock()
 def sdk_retries(exc: BaseException) -> int:
     """How many times the SDK behind `exc` retried the request itself before raising (0:
     none, or nothing says so). Never raises."""
-    request = getattr(exc, "request", None)
-    if request is None:
-        return 0
-    try:
+    try:  # a forged or broken exception: its request, or the request's headers, may raise
+        request = getattr(exc, "request", None)
+        if request is None:
+            return 0
         value = header_value(getattr(request, "headers", None), RETRY_COUNT_HEADER)
         count = int(value) if isinstance(value, str) and value.isdigit() else 0
-    except Exception:  # a forged or broken request object
+    except Exception:
         return 0
     return count if count <= _MAX_COUNTED else 0
 
 
 def warn_once(exc: BaseException, count: int) -> None:
     """Say once per SDK that its client retries on its own, and what turns that off."""
-    package = package_of(type(exc).__module__)
+    module = getattr(type(exc), "__module__", None)
+    package = package_of(module) if isinstance(module, str) else "an SDK's"
     with _warning:
         if package in _warned:
             return
