@@ -137,3 +137,29 @@ def test_the_extras_table_names_the_extras_pyproject_has() -> None:
         re.findall(r'"recoverable\[(\w+)\]"', _section("## Installing: which extra for which SDK"))
     )
     assert named == set(extras) - {"test"}
+
+
+def test_the_quickstart_runs_as_written(capsys: Any) -> None:
+    (code,) = re.findall(r"```python\n(.*?)```", _section("## Quickstart"), re.DOTALL)
+    rc.set_testing(False)  # the 1 s Retry-After is really waited, as the comment says
+    exec(compile(code, "README.md quickstart", "exec"), {"__name__": "readme"})
+    row = rc.codes["provider_quota_exceeded"]
+    assert capsys.readouterr().out.splitlines() == [
+        "Hello from FakeProvider.",
+        "provider_quota_exceeded False",
+        row.fix_required,
+        row.user_message,
+        "3",
+    ]
+
+
+def test_the_readme_links_resolve() -> None:
+    text = (REPO / "README.md").read_text()
+    for target in re.findall(r"\]\(((?:docs|benchmarks)/[^)#]+)", text):
+        assert (REPO / target).is_file(), target
+    anchors = {
+        re.sub(r"[^a-z0-9 -]", "", heading.lower()).replace(" ", "-")
+        for heading in re.findall(r"^#{2,3} (.+)$", text, re.MULTILINE)
+    }
+    for anchor in re.findall(r"\]\(#([^)]+)\)", text):
+        assert anchor in anchors, anchor
