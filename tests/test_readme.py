@@ -1,11 +1,15 @@
-"""The README's agent-tool examples run as written, so they stay true."""
+"""The README's examples run as written, every ```python block of it, so they stay true."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +30,6 @@ def _blocks(language: str) -> list[str]:
 def test_the_section_has_its_examples() -> None:
     assert len(_blocks("python")) == 4
     assert len(_blocks("bash")) == 1
-
-
-@pytest.mark.parametrize("block", range(4))
-def test_each_python_example_runs(block: int, tmp_path: Path) -> None:
-    code = _blocks("python")[block]
-    try:
-        exec(compile(code, f"README.md python block {block}", "exec"), {"__name__": "readme"})
-    finally:
-        if "store_missing" in rc.codes:
-            rc.codes.unregister("store_missing")
-        rc.set_testing(False)
 
 
 def test_the_exec_example_runs_and_exits_as_it_says(tmp_path: Path) -> None:
@@ -74,29 +67,6 @@ def test_the_wire_section_has_its_examples() -> None:
     assert argv[3] in FAULTS
 
 
-def test_the_wire_examples_run(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    from recoverable.testing import FakeProvider, Fault
-
-    from .wire_server import serving
-
-    pure, server, client = _wire_blocks("python")
-    exec(compile(pure, "README.md wire block 0", "exec"), {"__name__": "readme"})
-    namespace: dict[str, Any] = {"__name__": "readme"}
-    exec(compile(server, "README.md wire block 1", "exec"), namespace)
-    with FakeProvider() as fake, serving(namespace["app"]) as url:
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
-        code = client.replace("http://127.0.0.1:8000", url)
-        fake.fail(Fault.rate_limited(retry_after=1))  # retried after 1 s, then answered
-        exec(compile(code, "README.md wire block 2", "exec"), {"__name__": "readme"})
-        assert capsys.readouterr().out == "Hello from FakeProvider.\n"
-        fake.fail(Fault.insufficient_quota())  # a quota stop: not retried
-        exec(compile(code, "README.md wire block 2", "exec"), {"__name__": "readme"})
-        row = rc.codes["provider_quota_exceeded"]
-        assert capsys.readouterr().out == f"provider_quota_exceeded {row.user_message}\n"
-        assert [r.fault for r in fake.requests] == ["rate_limited", None, "insufficient_quota"]
-
-
 # -- the other runnable examples: stages, FakeProvider with agents.run, the extras ------------
 
 
@@ -106,25 +76,6 @@ def _section(heading: str) -> str:
     start = text.index(f"\n{heading}\n")
     following = re.search(r"\n#{2,3} ", text[start + 1 :])
     return text[start : start + 1 + following.start()] if following else text[start:]
-
-
-def _run_python_blocks(heading: str, expected: int) -> None:
-    blocks = re.findall(r"```python\n(.*?)```", _section(heading), re.DOTALL)
-    assert len(blocks) == expected
-    for index, code in enumerate(blocks):
-        exec(compile(code, f"README.md {heading} {index}", "exec"), {"__name__": "readme"})
-
-
-def test_the_classifier_stage_example_runs() -> None:
-    _run_python_blocks("### Your own classifier stages", 1)
-
-
-def test_the_fakeprovider_agents_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from .cli_support import cli_bin_dir, find_cli
-
-    where = Path(find_cli("claude", cli_bin_dir())).parent
-    monkeypatch.setenv("PATH", f"{where}{os.pathsep}{os.environ.get('PATH', '')}")
-    _run_python_blocks("### Pointing `agents.run` at FakeProvider", 1)
 
 
 def test_the_extras_table_names_the_extras_pyproject_has() -> None:
@@ -139,20 +90,6 @@ def test_the_extras_table_names_the_extras_pyproject_has() -> None:
     assert named == set(extras) - {"test"}
 
 
-def test_the_quickstart_runs_as_written(capsys: Any) -> None:
-    (code,) = re.findall(r"```python\n(.*?)```", _section("## Quickstart"), re.DOTALL)
-    rc.set_testing(False)  # the 1 s Retry-After is really waited, as the comment says
-    exec(compile(code, "README.md quickstart", "exec"), {"__name__": "readme"})
-    row = rc.codes["provider_quota_exceeded"]
-    assert capsys.readouterr().out.splitlines() == [
-        "Hello from FakeProvider.",
-        "provider_quota_exceeded False",
-        row.fix_required,
-        row.user_message,
-        "3",
-    ]
-
-
 def test_the_readme_links_resolve() -> None:
     text = (REPO / "README.md").read_text()
     for target in re.findall(r"\]\(((?:docs|benchmarks)/[^)#]+)", text):
@@ -163,3 +100,194 @@ def test_the_readme_links_resolve() -> None:
     }
     for anchor in re.findall(r"\]\(#([^)]+)\)", text):
         assert anchor in anchors, anchor
+
+
+# --- every ```python block of the README runs as written ---------------------------------
+# Each block belongs to the nearest heading above it (## or ###); a section's blocks run in
+# order in one namespace of their own, never with a name the test supplies. Every section
+# with a block has its entry in RUNS, which says what its blocks print: a block added to a
+# section changes its count, a new section has no entry, and either fails the suite.
+
+
+def _python_sections() -> dict[str, list[str]]:
+    text = (REPO / "README.md").read_text()
+    heading, sections = "", dict[str, list[str]]()
+    for line, block in re.findall(r"^(#{2,3} [^\n]+)$|^```python\n(.*?)^```", text, re.M | re.S):
+        heading = line or heading
+        if not line:
+            sections.setdefault(heading, []).append(block)
+    return sections
+
+
+SECTIONS = _python_sections()
+
+
+@dataclass(frozen=True)
+class Fixtures:
+    """What a section's run may use: pytest's fixtures, never a name for the blocks."""
+
+    monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path
+
+
+def _run(heading: str, blocks: list[str]) -> list[str]:
+    """Run `blocks` in order in one namespace; the lines they printed."""
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            for index, code in enumerate(blocks):
+                exec(compile(code, f"README.md {heading} block {index}", "exec"), namespace)
+    finally:
+        if "store_missing" in rc.codes:  # the toolkit example registers it
+            rc.codes.unregister("store_missing")
+        rc.set_testing(False)
+    return printed.getvalue().splitlines()
+
+
+def _cli_path(monkeypatch: pytest.MonkeyPatch, *clis: str) -> None:
+    """The real CLIs on PATH, as a user's PATH has them (else: fail with how to install)."""
+    from .cli_support import cli_bin_dir, find_cli
+
+    where = {str(Path(find_cli(cli, cli_bin_dir())).parent) for cli in clis}
+    monkeypatch.setenv("PATH", os.pathsep.join([*sorted(where), os.environ.get("PATH", "")]))
+
+
+def _quickstart(blocks: list[str], _: Fixtures) -> None:
+    row = rc.codes["provider_quota_exceeded"]
+    assert _run("quickstart", blocks) == [
+        "Hello from FakeProvider.",
+        "provider_quota_exceeded False",
+        row.fix_required,
+        row.user_message,
+        "3",
+    ]  # the 1 s Retry-After is really waited, as the comment says
+
+
+def _the_value(blocks: list[str], _: Fixtures) -> None:
+    row = rc.codes["provider_quota_exceeded"]
+    assert len(blocks) == 2
+    assert _run("the value", blocks) == [
+        "provider_quota_exceeded", "False", "None", row.fix_required, "None", row.user_message,
+        "fix", "True", "429 openai req_fake_0001", "502 9", f"change first: {row.fix_required}",
+    ]  # fmt: skip
+
+
+def _classifying(blocks: list[str], _: Fixtures) -> None:
+    assert _run("classifying", blocks) == ["network_error", "provider_rate_limited 1000"]
+
+
+def _stages(blocks: list[str], _: Fixtures) -> None:
+    assert len(blocks) == 1
+    assert _run("stages", blocks) == []  # its asserts are what it shows
+
+
+def _retry_and_fallback(blocks: list[str], _: Fixtures) -> None:
+    assert _run("retry", blocks) == [
+        *["Hello from FakeProvider."] * 4,
+        "Hello from FakeProvider. anthropic ['provider_quota_exceeded']",
+        "provider_quota_exceeded False RateLimitError",
+    ]
+
+
+def _fleet(blocks: list[str], fixtures: Fixtures) -> None:
+    fixtures.monkeypatch.chdir(fixtures.tmp_path)  # the SQLite store is a file in the cwd
+    assert len(blocks) == 2
+    (line,) = _run("fleet", blocks)
+    assert re.fullmatch(r"[12] 429s", line), line
+
+
+def _ai_clis(blocks: list[str], fixtures: Fixtures) -> None:
+    _cli_path(fixtures.monkeypatch, "claude", "codex")
+    events = {"TextDelta", "ThinkingDelta", "ToolStart", "ToolEnd", "TurnEnd", "Error", "Raw"}
+    assert len(blocks) == 1
+    *streamed, done, run, replayed = _run("the AI CLIs", blocks)
+    assert set(streamed) <= events and "TextDelta" in streamed and done == "Done", streamed
+    assert run == "True Hello from FakeProvider."
+    assert replayed == "False provider_auth_failed"
+
+
+def _wire(blocks: list[str], fixtures: Fixtures) -> None:
+    from recoverable.testing import FakeProvider, Fault
+
+    from .wire_server import serving
+
+    pure, server, client = blocks
+    assert _run("wire 0", [pure]) == []
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    exec(compile(server, "README.md wire block 1", "exec"), namespace)
+    with FakeProvider() as fake, serving(namespace["app"]) as url:
+        fixtures.monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_url)
+        fixtures.monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+        code = client.replace("http://127.0.0.1:8000", url)  # the server's free port
+        fake.fail(Fault.rate_limited(retry_after=1))  # retried after 1 s, then answered
+        assert _run("wire 2", [code]) == ["Hello from FakeProvider."]
+        fake.fail(Fault.insufficient_quota())  # a quota stop: not retried
+        row = rc.codes["provider_quota_exceeded"]
+        assert _run("wire 2", [code]) == [f"provider_quota_exceeded {row.user_message}"]
+        assert [r.fault for r in fake.requests] == ["rate_limited", None, "insufficient_quota"]
+
+
+def _runs_silently(blocks: list[str], _: Fixtures) -> None:
+    assert len(blocks) == 1
+    assert _run("agent-tool", blocks) == []  # its asserts are what it shows
+
+
+def _testing(blocks: list[str], _: Fixtures) -> None:
+    assert _run("FakeProvider", blocks) == [
+        "429", "Hi there.", "['rate_limited', None]", "provider_overloaded",
+    ]  # fmt: skip
+
+
+def _agents_run(blocks: list[str], fixtures: Fixtures) -> None:
+    _cli_path(fixtures.monkeypatch, "claude", "codex")
+    assert len(blocks) == 1
+    assert _run("agents.run", blocks) == []  # its asserts are what it shows
+
+
+# The engine blocks need a real engine: each is an example its page runs there.
+# (the page, its example): temporal.md's workflows.py (tests/test_engine_temporal_sandbox.py),
+# celery.md's caller.py (tests/test_docs_celery.py), dbos.md's step (tests/test_docs_dbos.py),
+# otel.md's (tests/test_docs.py).
+ENGINE_PAGES = [("temporal", 1), ("celery", 1), ("dbos", 1), ("otel", 0)]
+DOCS = REPO / "docs" / "integrations"
+
+
+def _engines(blocks: list[str], _: Fixtures) -> None:
+    pages = {
+        page: re.findall(r"```python\n(.*?)```", (DOCS / f"{page}.md").read_text(), re.S)
+        for page, _ in ENGINE_PAGES
+    }
+    assert blocks == [pages[page][index] for page, index in ENGINE_PAGES]
+
+
+RUNS: dict[str, Callable[[list[str], Fixtures], None]] = {
+    "## Quickstart": _quickstart,
+    "## The value": _the_value,
+    "### Classifying an SDK error": _classifying,
+    "### Your own classifier stages": _stages,
+    "## Retry and fallback that obey it": _retry_and_fallback,
+    "## A fleet: one 429 quiets every worker": _fleet,
+    "## The AI coding CLIs": _ai_clis,
+    "## Errors on the wire: streams, HTTP answers, the browser": _wire,
+    "### The envelope": _runs_silently,
+    "### Exit codes, both ways": _runs_silently,
+    "### The ladder as code: `next_action` and `recover`": _runs_silently,
+    "### A toolkit for tool authors (click, typer)": _runs_silently,
+    "## Testing your agent: `FakeProvider`": _testing,
+    "### Pointing `agents.run` at FakeProvider": _agents_run,
+    "## Beyond one machine: Temporal, Celery, DBOS, OpenTelemetry": _engines,
+}
+
+
+def test_every_section_with_a_python_block_has_its_run() -> None:
+    assert list(SECTIONS) == list(RUNS)
+
+
+@pytest.mark.parametrize("heading", list(SECTIONS))
+def test_every_python_block_runs_as_written(
+    heading: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    run = RUNS.get(heading)
+    assert run is not None, f"README {heading!r}: a section with no run in RUNS"
+    run(SECTIONS[heading], Fixtures(monkeypatch, tmp_path))
