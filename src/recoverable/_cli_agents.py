@@ -47,7 +47,16 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     else:
         for info in infos:
             _print_cli(info, out)
+        if any(info.path is not None and info.authenticated is False for info in infos):
+            print(_FAKE_NEEDS_NO_LOGIN, file=out)
     return 0 if first is None else first.exit_code
+
+
+# After a `run --fake` a CLI still has no login of its own: say why that run worked.
+_FAKE_NEEDS_NO_LOGIN = (
+    "note: `recoverable run --fake` needs no login (it gives the CLI fake keys for a built-in "
+    "fake provider, in a throwaway home); a real provider needs the logins above"
+)
 
 
 def _print_cli(info: agents.CliInfo, out: TextIO) -> None:
@@ -61,6 +70,8 @@ def _print_cli(info: agents.CliInfo, out: TextIO) -> None:
         print(f"        {problem.code}: {problem.fix_required or problem.message}", file=out)
         if problem.fix_command:
             print(f"        run: {problem.fix_command}", file=out)
+        if problem.suggestion:
+            print(f"        how: {problem.suggestion}", file=out)
 
 
 # --- run ------------------------------------------------------------------------------------
