@@ -528,6 +528,8 @@ def test_a_subcommands_usage_mistake_is_named_by_it(command: str, tmp_path: Path
          "goes first: recoverable run 'Say hello' --fake [FAULT]); expected one of rate_limited, "),
         (["run", "hi", "--fake", "x " * 31], "argument --fake: unknown fault of 62 characters (a "
          "prompt goes first: recoverable run PROMPT --fake [FAULT]); expected one of "),
+        (["run", "hi", "--fake", "rate-limited"], "argument --fake: unknown fault "
+         "'rate-limited'; expected one of rate_limited, "),  # a word: no prompt hint
         (["run", "hi", "--retry-after", "2"], "--retry-after needs --fake rate_limited"),
         (["run", "hi", "--fake", "overloaded", "--retry-after", "2"],
          "--retry-after needs --fake rate_limited"),

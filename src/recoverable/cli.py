@@ -361,7 +361,7 @@ def fault_argument(text: str) -> str:
         shown = repr(text) if short else f"of {len(text)} characters"
         example = shlex.quote(text) if short else "PROMPT"
         hint = ""
-        if not text.isidentifier():  # a name could be a fault misspelt; a sentence is a prompt
+        if len(text.split()) > 1:  # one word may be a fault misspelt; words are a prompt
             hint = f" (a prompt goes first: recoverable run {example} --fake [FAULT])"
         raise argparse.ArgumentTypeError(
             f"unknown fault {shown}{hint}; expected one of {', '.join(FAULT_NAMES)}"
