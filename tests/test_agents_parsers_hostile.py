@@ -257,7 +257,7 @@ def test_retry_details_keep_only_what_they_can_mean() -> None:
     )
     assert isinstance(event, Error)
     assert event.detail.details == {"error": "rate_limit", "retrying": True}
-    assert event.detail.message == "claude retries after rate_limit"
+    assert event.detail.message == "claude retries after rate_limit, with no wait given"
     [real] = _claude.parse_line(
         _retry('"attempt":1,"max_retries":2,"retry_delay_ms":538.98,"error_status":429'), state
     )

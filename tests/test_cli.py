@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 import recoverable as rc
 
 
@@ -213,3 +216,36 @@ def test_classify_with_nothing_to_read_is_a_usage_error() -> None:
             "classify --help)\n"
         )
     assert "a failed tool's stderr" in " ".join(_run("classify", "--help").stdout.split())
+
+
+# -- usage errors that say what happened (issue 26) -------------------------------------------
+
+
+@given(st.text(max_size=300))
+def test_a_fault_argument_is_a_fault_or_a_one_line_reason(text: str) -> None:
+    import argparse
+
+    from recoverable.cli import fault_argument
+    from recoverable.testing._faults import FAULT_NAMES
+
+    try:
+        assert fault_argument(text) == text
+        assert text in ("", *FAULT_NAMES)
+    except argparse.ArgumentTypeError as refused:
+        reason = str(refused)
+        assert text and text not in FAULT_NAMES
+        assert reason.isprintable() and len(reason) < 400  # one line, whatever was given
+        assert reason.endswith(f"expected one of {', '.join(FAULT_NAMES)}")
+        assert ("a prompt goes first" in reason) == (len(text.split()) > 1)
+
+
+@given(st.text(max_size=30), st.integers(-5, 5))
+def test_a_whole_number_names_its_own_bound(text: str, minimum: int) -> None:
+    import argparse
+
+    from recoverable.cli import whole_number
+
+    try:
+        assert whole_number(text, minimum) >= minimum
+    except argparse.ArgumentTypeError as refused:
+        assert str(refused) == f"expected a whole number >= {minimum}, got {text!r}"

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,20 +148,24 @@ def test_a_silent_run_shows_a_status_line_in_a_terminal_only(tmp_path: Path) -> 
     argv = ("run", "hi", "--cli", "claude", "--fake", "hang", "--idle-timeout", "3")
     code, shown = _in_terminal(*argv, env=_env(tmp_path), cwd=tmp_path)
     assert code == 10, shown
-    assert "\r\x1b[K… claude running " in shown
-    assert "no output for 2 s" in shown
+    assert "\r\x1b[K… claude: no output for 2 s; the run stops in " in shown
     assert shown.endswith(
         "run_timeout (retryable: true) - The request took too long and was stopped.\r\n"
     )
+    # What the silent run waits for, counted down: the idle deadline (3 s here).
+    counted = re.findall(r"; the run stops in (\d) s \(--idle-timeout 3 s\) ·", shown)
+    left = [int(n) for n in counted]
+    assert left and all(0 < n <= 3 for n in left), shown
     # --json in the same terminal: events only, no status line.
     code, shown = _in_terminal(*argv, "--json", env=_env(tmp_path), cwd=tmp_path)
     assert code == 10
     assert "\x1b[K" not in shown and "…" not in shown
     assert all(json.loads(line)["type"] for line in shown.splitlines())
-    # Not a terminal: no status line either.
+    # Not a terminal: no status line, [waiting] lines instead (their test is below).
     done = _recoverable(*argv, env=_env(tmp_path), cwd=tmp_path)
     assert done.returncode == 10
-    assert "\x1b[K" not in done.stderr and "running" not in done.stderr
+    assert "\x1b[K" not in done.stderr and "\r" not in done.stderr
+    assert "[waiting] claude: no output for " in done.stderr
 
 
 def test_a_cli_retrying_a_failure_that_is_not_retryable_is_told_apart(tmp_path: Path) -> None:
@@ -259,27 +264,361 @@ def test_doctor_json_keeps_paths_versions_and_login_commands(tmp_path: Path) -> 
     ]  # fmt: skip
 
 
-def test_the_status_line_names_the_last_warning() -> None:
+def test_the_status_line_counts_down_the_retry_a_cli_announced() -> None:
     # What a silent Gemini waits for: its own retry, read from its stderr (a unit test: the
-    # real run takes a minute, tests/test_agents_fallback.py checks the warning itself).
+    # real run is below; tests/test_agents_fallback.py checks the warning itself).
     import io
 
     from recoverable import agents
-    from recoverable._cli_output import Printer
+    from recoverable._cli_output import Deadlines, Printer
 
     out, err = io.StringIO(), io.StringIO()
-    printer = Printer(out, err, "gemini", progress=True)
+    printer = Printer(out, err, "gemini", terminal=True, deadlines=Deadlines(300.0))
+    message = "gemini retries after provider_rate_limited in 65733 ms, attempt 1"
+    details = {"retrying": True, "attempt": 1, "retry_delay_ms": 65733}
     retry = rc.ErrorDetail.create(
-        "provider_rate_limited", "gemini retries after provider_rate_limited in 5733 ms, attempt 1",
-        source="gemini", details={"retrying": True},
-    )  # fmt: skip
+        "provider_rate_limited", message, source="gemini", details=details
+    )
     printer.event(agents.Error(retry, "warning"))
     time.sleep(2.5)
     printer.close()
     shown = err.getvalue()
     assert shown.startswith("[warning] retrying after provider_rate_limited - gemini retries")
-    assert re.search(
-        r"\r\x1b\[K… gemini running \d s, no output for \d s \(last: retrying after", shown
-    )  # the line is cut to the terminal's width (80 here), with an ellipsis
+    # The countdown comes first: a line cut to the terminal's width (80 here) keeps it.
+    statuses = re.findall(r"\r\x1b\[K(… [^\r]*)", shown)
+    assert statuses, shown
+    assert all(
+        re.fullmatch(
+            r"… gemini retries in 6[45] s \(after provider_rate_limited, attempt 1\) · "
+            r"running [12] s",
+            status,
+        )
+        for status in statuses
+    ), statuses
     assert shown.endswith("\r\x1b[K")  # cleared when the run ends
     assert out.getvalue() == ""
+
+
+_START, _LATER = 100.0, 112.4
+_W = {"cli": "claude", "started": _START, "last_event": _START + 2}
+
+
+@pytest.mark.parametrize(
+    ("waiting", "line", "status"),
+    [
+        (
+            dict(_W, deadlines=(300.0, None)),
+            "[waiting] claude: no output for 10 s; the run stops in 290 s (--idle-timeout 300 s)",
+            "… claude: no output for 10 s; the run stops in 290 s (--idle-timeout 300 s) · "
+            "running 12 s",
+        ),
+        (
+            dict(_W, deadlines=(300.0, 20.0)),
+            "[waiting] claude: no output for 10 s; the run stops in 8 s (--timeout 20 s)",
+            "… claude: no output for 10 s; the run stops in 8 s (--timeout 20 s) · running 12 s",
+        ),
+        (
+            dict(
+                _W,
+                deadlines=(300.0, None),
+                retry=("gemini", "provider_rate_limited", 2, 150.0),
+                last_warning="retrying after provider_rate_limited",
+            ),
+            "[waiting] gemini retries in 38 s (after provider_rate_limited, attempt 2)",
+            "… gemini retries in 38 s (after provider_rate_limited, attempt 2) · running 12 s",
+        ),
+        (  # a retry our own deadline cuts short
+            dict(_W, deadlines=(300.0, 20.0), retry=("gemini", "provider_rate_limited", 1, 170.0)),
+            "[waiting] gemini retries in 58 s (after provider_rate_limited, attempt 1); the run "
+            "stops in 8 s (--timeout 20 s) before that",
+            "… gemini retries in 58 s (after provider_rate_limited, attempt 1); the run stops in "
+            "8 s (--timeout 20 s) before that · running 12 s",
+        ),
+        (  # a retry whose wait is over: the run's own deadline again, and the last warning
+            dict(
+                _W,
+                deadlines=(30.0, None),
+                retry=("claude", "provider_overloaded", None, 110.0),
+                last_warning="retrying after provider_overloaded",
+            ),
+            "[waiting] claude: no output for 10 s; the run stops in 20 s (--idle-timeout 30 s)",
+            "… claude: no output for 10 s; the run stops in 20 s (--idle-timeout 30 s) · running "
+            "12 s · last: retrying after provider_overloaded",
+        ),
+        (  # no deadline at all (the library's idle_timeout=None)
+            dict(_W, deadlines=(None, None)),
+            "[waiting] claude: no output for 10 s; no deadline stops it",
+            "… claude: no output for 10 s; no deadline stops it · running 12 s",
+        ),
+    ],
+)
+def test_what_a_silent_run_waits_for(waiting: dict[str, Any], line: str, status: str) -> None:
+    from recoverable._cli_output import Deadlines, RetryWait, Waiting
+
+    retry = waiting.pop("retry", None)
+    deadlines = Deadlines(*waiting.pop("deadlines"))
+    shown = Waiting(
+        now=_LATER, deadlines=deadlines, retry=RetryWait(*retry) if retry else None, **waiting
+    )
+    assert (shown.line(), shown.status()) == (line, status)
+
+
+@pytest.mark.parametrize(
+    ("idle", "total", "every"),
+    [
+        (300.0, None, 15.0),
+        (30.0, None, 6.0),
+        (300.0, 10.0, 2.0),
+        (3.0, None, 1.0),
+        (None, None, 15.0),
+    ],
+)
+def test_a_waiting_line_comes_every_15_s_or_a_fifth_of_the_nearest_deadline(
+    idle: float | None, total: float | None, every: float
+) -> None:
+    from recoverable._cli_output import Deadlines, line_interval
+
+    assert line_interval(Deadlines(idle, total)) == every
+
+
+def test_a_hang_without_a_terminal_says_what_it_waits_for(tmp_path: Path) -> None:
+    # The provider never answers; stderr is a pipe (a CI log): [waiting] lines, one a second
+    # (a fifth of the 5 s deadline), each counting down to the idle deadline.
+    done = _recoverable(
+        "run",
+        "hi",
+        "--cli",
+        "claude",
+        "--fake",
+        "hang",
+        "--idle-timeout",
+        "5",
+        env=_env(tmp_path),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 10
+    lines = done.stderr.splitlines()
+    assert lines[-2:] == [
+        "[error] failed: run_timeout - the run passed its idle deadline of 5.0 s",
+        "run_timeout (retryable: true) - The request took too long and was stopped.",
+    ]
+    waiting = (
+        r"\[waiting\] claude: no output for (\d) s; the run stops in (\d) s "
+        r"\(--idle-timeout 5 s\)"
+    )
+    waits = [re.fullmatch(waiting, x) for x in lines[:-2]]
+    assert waits and all(waits), lines
+    pairs = [(int(m.group(1)), int(m.group(2))) for m in waits if m]
+    assert 3 <= len(pairs) <= 10, pairs  # by count, loosely: about one a second
+    assert all(4 <= silent + left <= 6 for silent, left in pairs), pairs
+    assert pairs[-1][1] <= 2  # the last one is near the deadline
+
+
+def test_a_cli_retry_is_counted_down_with_and_without_a_terminal(tmp_path: Path) -> None:
+    # Gemini waits out the 429's Retry-After (RetryInfo) silently: each second in a terminal,
+    # and without one at the start of the wait and every 3 s (a fifth of 15 s), what is left.
+    argv = (
+        "run",
+        "Say hello",
+        "--cli",
+        "gemini",
+        "--fake",
+        "rate_limited",
+        "--times",
+        "1",
+        "--retry-after",
+        "6",
+        "--idle-timeout",
+        "15",
+    )
+    done = _recoverable(*argv, env=_env(tmp_path), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "Hello from FakeProvider.\n"), done.stderr
+    lines = done.stderr.splitlines()
+    warning = next(i for i, x in enumerate(lines) if x.startswith("[warning] retrying after "))
+    announced = (
+        r"\[warning\] retrying after provider_rate_limited - gemini retries after "
+        r"provider_rate_limited in \d+ ms, attempt 1"
+    )
+    assert re.fullmatch(announced, lines[warning])
+    counting = r"\[waiting\] gemini retries in (\d) s \(after provider_rate_limited, attempt 1\)"
+    counted = [re.fullmatch(counting, x) for x in lines[warning + 1 :]]
+    left = [int(m.group(1)) for m in counted if m]
+    assert counted[0] is not None and left[0] in (6, 7), lines  # the start of the wait
+    assert 2 <= len(left) <= 5 and left == sorted(left, reverse=True), lines
+    code, shown = _in_terminal(*argv, env=_env(tmp_path), cwd=tmp_path)
+    assert code == 0, shown
+    status = r"\r\x1b\[K… gemini retries in [1-7] s \(after provider_rate_limited, attempt 1\) · "
+    assert re.search(status + r"running \d+ s", shown), shown
+    assert "[waiting]" not in shown
+
+
+# -- messages that say what happened (issue 26, item 8) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "code", "message"),
+    [
+        (  # what Claude sends for a dropped connection: no status, the literal "unknown"
+            {"error": "unknown", "attempt": 1, "max_retries": 1, "retry_delay_ms": 623},
+            "provider_connection_lost",
+            "claude retries after an error it did not name (no HTTP status) in 623 ms, "
+            "attempt 1 of 1",
+        ),
+        (
+            {"error": "rate_limit", "error_status": 429, "attempt": 2, "max_retries": 3,
+             "retry_delay_ms": 1100},
+            "provider_rate_limited",
+            "claude retries after rate_limit (HTTP 429) in 1100 ms, attempt 2 of 3",
+        ),
+        (
+            {"error_status": 529, "attempt": 1, "max_retries": 2},
+            "provider_overloaded",
+            "claude retries after an error it did not name (HTTP 529), with no wait given, "
+            "attempt 1 of 2",
+        ),
+        ({}, "provider_connection_lost",
+         "claude retries after an error it did not name (no HTTP status), with no wait given"),
+    ],
+)  # fmt: skip
+def test_claudes_retry_warning_says_what_it_retries_and_when(
+    fields: dict[str, Any], code: str, message: str
+) -> None:
+    from recoverable.agents import _claude
+
+    line = json.dumps({"type": "system", "subtype": "api_retry", **fields})
+    [event] = _claude.parse_line(line, _claude.new_state())
+    assert isinstance(event, rc.agents.Error) and event.is_retry
+    assert (event.detail.code, event.detail.message) == (code, message)
+
+
+def test_claude_retrying_a_dropped_connection_says_so_plainly(tmp_path: Path) -> None:
+    argv = ("run", "Say hello", "--cli", "claude", "--fake", "drop", "--times", "1")
+    done = _recoverable(*argv, env=_env(tmp_path), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "Hello from FakeProvider.\n")
+    assert re.fullmatch(
+        r"\[warning\] retrying after provider_connection_lost - claude retries after an error it "
+        r"did not name \(no HTTP status\) in \d+ ms, attempt 1 of 1\n",
+        done.stderr,
+    ), done.stderr
+
+
+@pytest.mark.parametrize("command", ["codes", "classify", "doctor", "exec"])
+def test_a_subcommands_usage_mistake_is_named_by_it(command: str, tmp_path: Path) -> None:
+    done = _recoverable(command, "--no-such-flag", env=_env(tmp_path), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"recoverable {command}: error: unrecognized arguments: --no-such-flag "
+        f"(see: recoverable {command} --help)\n"
+    )
+    # Before the subcommand, the word is the top level's.
+    done = _recoverable("--no-such-flag", command, env=_env(tmp_path), cwd=tmp_path)
+    assert done.stderr == (
+        "recoverable: error: unrecognized arguments: --no-such-flag (see: recoverable --help)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["run", "hi", "--max-turns", "-3"], "argument --max-turns: expected a whole number >= 1, "
+         "got '-3'"),
+        (["run", "", "--cli", "claude"], "the prompt is empty: give the CLI something to do"),
+        (["run", " \n\t", "--fake"], "the prompt is empty: give the CLI something to do"),
+        (["run", "--fake", "Say hello"], "argument --fake: unknown fault 'Say hello' (a prompt "
+         "goes first: recoverable run 'Say hello' --fake [FAULT]); expected one of rate_limited, "),
+        (["run", "hi", "--fake", "x " * 31], "argument --fake: unknown fault of 62 characters (a "
+         "prompt goes first: recoverable run PROMPT --fake [FAULT]); expected one of "),
+        (["run", "hi", "--fake", "rate-limited"], "argument --fake: unknown fault "
+         "'rate-limited'; expected one of rate_limited, "),  # a word: no prompt hint
+        (["run", "hi", "--retry-after", "2"], "--retry-after needs --fake rate_limited"),
+        (["run", "hi", "--fake", "overloaded", "--retry-after", "2"],
+         "--retry-after needs --fake rate_limited"),
+        (["run", "hi", "--fake", "rate_limited", "--retry-after", "soon"],
+         "argument --retry-after: expected a number of seconds > 0, got 'soon'"),
+    ],
+)  # fmt: skip
+def test_run_refuses_before_a_cli_starts(argv: list[str], reason: str, tmp_path: Path) -> None:
+    # A `claude` that leaves a mark when started: none of these may start it.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text(f"#!/bin/sh\ntouch {tmp_path}/started\n")
+    (bin_dir / "claude").chmod(0o755)
+    env = _env(tmp_path, with_clis=False, PATH=f"{bin_dir}:/usr/bin:/bin")
+    done = _recoverable(*argv, env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"recoverable run: error: {reason}"), done.stderr
+    assert done.stderr.endswith(" (see: recoverable run --help)\n")
+    assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "started").exists()
+
+
+def test_run_help_says_every_option_every_fault_and_the_defaults(tmp_path: Path) -> None:
+    from recoverable.agents import RunOptions
+    from recoverable.testing._faults import FAULT_NAMES
+
+    done = _recoverable("run", "--help", env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    fake = (
+        "--fake [FAULT] point the real CLI at a built-in fake provider on 127.0.0.1, optionally "
+        f"failing with FAULT: {', '.join(FAULT_NAMES)} "
+    )
+    assert fake in text
+    assert len(FAULT_NAMES) == 15
+    assert RunOptions().idle_timeout == 300
+    for option, says in [
+        ("prompt", "what the CLI should do (not empty)"),
+        ("--model MODEL", "the model the CLI uses (default: the CLI's own)"),
+        ("--cwd CWD", "the CLI's working directory (default: this one; with --fake, a throwaway "
+         "directory)"),
+        ("--max-turns N", "the most agent turns (claude only; default: the CLI's own)"),
+        ("--timeout S", "seconds the whole run may take (default: no limit)"),
+        ("--idle-timeout S", "seconds without any event before the run is stopped (default 300)"),
+        ("--retry-after S", "with --fake rate_limited: the 429 carries Retry-After: S"),
+    ]:  # fmt: skip
+        assert f" {option} {says}" in text, option
+
+
+def test_codex_retries_a_429_that_carries_retry_after_and_the_readme_says_how(
+    tmp_path: Path,
+) -> None:
+    fake = ("--fake", "rate_limited", "--times", "1", "--retry-after", "1")
+    done = _recoverable(
+        "run", "Say hello", "--cli", "codex", *fake, env=_env(tmp_path), cwd=tmp_path
+    )
+    assert (done.returncode, done.stdout) == (0, "Hello from FakeProvider.\n"), done.stderr
+    assert done.stderr.startswith("[warning] retrying after provider_rate_limited - ")
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "`--fake rate_limited --times 1 --retry-after 1` gives the header" in readme
+
+
+def test_doctor_after_a_fake_run_says_fake_needs_no_login_and_how_gemini_logs_in(
+    tmp_path: Path,
+) -> None:
+    argv = ("run", "Say hello", "--cli", "claude", "--fake")
+    done = _recoverable(*argv, env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0
+    done = _recoverable("doctor", env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == 8
+    lines = done.stdout.splitlines()
+    how = (
+        "Gemini CLI signs in interactively: run `gemini` in a terminal and choose a method (a "
+        "Google login, or set GEMINI_API_KEY)"
+    )
+    assert lines[-3:] == [
+        "        cli_not_authenticated: Log the CLI in to its provider account",
+        f"        how: {how}",
+        "note: `recoverable run --fake` needs no login (it gives the CLI fake keys for a built-in "
+        "fake provider, in a throwaway home); a real provider needs the logins above",
+    ]
+    envelope = json.loads(_recoverable("doctor", "--json", env=_env(tmp_path), cwd=tmp_path).stdout)
+    gemini = next(c for c in envelope["meta"]["clis"] if c["name"] == "gemini")
+    [problem] = gemini["problems"]
+    assert (problem["code"], problem["fix_command"], problem["suggestion"]) == (
+        "cli_not_authenticated",
+        None,
+        how,
+    )
+    # Logged in, the note is gone.
+    env = _env(tmp_path, ANTHROPIC_API_KEY="sk-ant-x", OPENAI_API_KEY="sk-x", GEMINI_API_KEY="x")
+    assert "note:" not in _recoverable("doctor", env=env, cwd=tmp_path).stdout

@@ -317,3 +317,55 @@ def test_classify_prints_the_envelope_and_exits_with_the_codes_status() -> None:
     assert envelope["error"]["retry_after_ms"] == 1000
     expected = rc.Envelope.failure(rc.classify("Connection refused"))
     assert rc.Envelope.parse(done.stdout) == expected
+
+
+# -- messages that say what happened (issue 26) -----------------------------------------------
+
+
+def test_a_retry_line_counts_against_this_execs_own_budget() -> None:
+    # The ladder's own limit (3 of one code in a row) is not what stops `--retries 1`.
+    done = _exec("--retries", "1", "--", "sh", "-c", "echo rate limit exceeded >&2; exit 1")
+    assert (done.returncode, done.stdout) == (11, "")
+    assert done.stderr.splitlines() == [
+        "rate limit exceeded",
+        "[recoverable exec] rate_limited: retrying in 1 s (retry 1 of 1: --retries 1)",
+        "rate limit exceeded",
+        "[recoverable exec] rate_limited (retryable: false) - rate limit exceeded",
+        "stopped: the retry budget is spent",
+    ]
+
+
+def test_a_budget_past_the_ladders_limit_says_both(tmp_path: Path) -> None:
+    done = _exec("--retries", "4", "--", "sh", "-c", FLAKY, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "done 3\n")
+    assert [x for x in done.stderr.splitlines() if x.startswith("[recoverable exec]")] == [
+        f"[recoverable exec] rate_limited: retrying in 1 s (retry {n} of 4: --retries 4; at most "
+        "3 in a row of one code)"
+        for n in (1, 2)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # git prints its reason, then its usage block: the reason is the message
+        (["git", "--no-such-option"], "git exited 129: unknown option: --no-such-option"),
+        (["git", "commit", "--no-such-option"], "git exited 129: error: unknown option "
+         "`no-such-option'"),
+        # GNU ls: its reason, then a pointer to its help
+        (["ls", "--no-such-option"], "ls exited 2: ls: unrecognized option '--no-such-option'"),
+        # argparse: usage first, then `prog: error: ...`
+        ([sys.executable, "-c", "import argparse; argparse.ArgumentParser('tool').parse_args()",
+          "--x"], "python3 exited 2: tool: error: unrecognized arguments: --x"),
+    ],
+)  # fmt: skip
+def test_a_usage_error_is_told_by_the_line_that_names_it(
+    argv: list[str], message: str, tmp_path: Path
+) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)  # git commit's own usage
+    done = _exec("--json", "--", *argv, cwd=tmp_path)
+    error = _envelope(done)["error"]
+    program = Path(argv[0]).name
+    assert (error["code"], error["message"]) == (
+        "TOOL_EXECUTION_FAILED", message.replace("python3", program, 1),
+    )  # fmt: skip

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from . import agents
-from ._cli_output import Printer, describe_failure
+from ._cli_output import Deadlines, Printer, describe_failure
 from ._codes import codes
 from ._detail import ErrorDetail
 
@@ -47,7 +47,16 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     else:
         for info in infos:
             _print_cli(info, out)
+        if any(info.path is not None and info.authenticated is False for info in infos):
+            print(_FAKE_NEEDS_NO_LOGIN, file=out)
     return 0 if first is None else first.exit_code
+
+
+# After a `run --fake` a CLI still has no login of its own: say why that run worked.
+_FAKE_NEEDS_NO_LOGIN = (
+    "note: `recoverable run --fake` needs no login (it gives the CLI fake keys for a built-in "
+    "fake provider, in a throwaway home); a real provider needs the logins above"
+)
 
 
 def _print_cli(info: agents.CliInfo, out: TextIO) -> None:
@@ -61,6 +70,8 @@ def _print_cli(info: agents.CliInfo, out: TextIO) -> None:
         print(f"        {problem.code}: {problem.fix_required or problem.message}", file=out)
         if problem.fix_command:
             print(f"        run: {problem.fix_command}", file=out)
+        if problem.suggestion:
+            print(f"        how: {problem.suggestion}", file=out)
 
 
 # --- run ------------------------------------------------------------------------------------
@@ -68,10 +79,11 @@ def _print_cli(info: agents.CliInfo, out: TextIO) -> None:
 
 @contextlib.contextmanager
 def _fake_setup(
-    cli: str | list[str], fault: str, times: int
+    cli: str | list[str], args: argparse.Namespace
 ) -> Iterator[tuple[str | list[str], dict[str, Any]]]:
-    """An embedded FakeProvider, a throwaway home, and the options pointing `cli` (one CLI or
-    an order of them) at them."""
+    """An embedded FakeProvider failing as `args` ask (`--fake FAULT`, `--times`,
+    `--retry-after`), a throwaway home, and the options pointing `cli` (one CLI or an order of
+    them) at them."""
     import tempfile
 
     from .agents._discovery import choose
@@ -80,8 +92,10 @@ def _fake_setup(
     if isinstance(cli, str):  # one CLI: the one named, or the first installed
         cli = choose(agents.CLI_NAMES if cli == "auto" else (cli,), need_auth=False).name
     with FakeProvider() as fake, tempfile.TemporaryDirectory(prefix="recoverable-") as home:
-        if fault:
-            fake.fail(Fault.named(fault), times=times or None)
+        if args.retry_after is not None:  # `--fake rate_limited` only (the command checks)
+            fake.fail(Fault.rate_limited(retry_after=args.retry_after), times=args.times or None)
+        elif args.fake:
+            fake.fail(Fault.named(args.fake), times=args.times or None)
         setup = cli_setup(cli, fake, home)
         work = os.path.join(home, "work")
         os.makedirs(work, exist_ok=True)
@@ -101,7 +115,9 @@ def _run(
     printer = None
     if not args.json:
         name = cli if isinstance(cli, str) else "/".join(cli)
-        printer = Printer(out, sys.stderr, name, progress=sys.stderr.isatty())
+        idle = options.get("idle_timeout", agents.RunOptions().idle_timeout)
+        deadlines = Deadlines(idle, options.get("timeout"))
+        printer = Printer(out, sys.stderr, name, terminal=sys.stderr.isatty(), deadlines=deadlines)
     try:
         for event in agents.stream_sync(args.prompt, cli, **options):
             if printer is None:
@@ -126,7 +142,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         if args.fake is None:
             return _run(args, cli, options, out)
-        with _fake_setup(cli, args.fake, args.times or 0) as (chosen, fake_options):
+        with _fake_setup(cli, args) as (chosen, fake_options):
             return _run(args, chosen, {**fake_options, **options}, out)
     except KeyboardInterrupt:
         return codes["run_cancelled"].exit_code

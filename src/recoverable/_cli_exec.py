@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from ._detail import ErrorDetail, RecoverableError
 from ._envelope import Envelope, written
 from ._fix_gate import SUGGESTED_COMMAND
-from ._ladder import Action
+from ._ladder import MAX_RETRIES_PER_CODE, Action
 from ._process_exit import process_envelope, spawn_failure, timed_out
 from ._recover import FIX_TIMEOUT_S, Recovery, recover
 from ._run_process import Terminated, run_bounded, terminations_raise
@@ -122,7 +122,7 @@ def _recover(attempts: _Attempts, args: argparse.Namespace) -> Recovery[Envelope
         allow_fixes=allowed,
         retries=args.retries,
         fix_timeout=args.fix_timeout or FIX_TIMEOUT_S,
-        on_step=_print_step,
+        on_step=_Steps(args.retries),
     )
 
 
@@ -150,15 +150,35 @@ def _cancelled(why: str, signal: str | None = None) -> ErrorDetail:
     return unvalidated("run_cancelled", why, details={"signal": signal} if signal else None)
 
 
-def _print_step(failure: ErrorDetail, action: Action) -> None:
-    """Each reissue the ladder decides, on stderr, as it is taken (a stop is the answer)."""
-    if action.kind == "retry":
-        what = f"retrying in {action.wait_ms} ms ({action.reason})"
-    elif action.kind == "run_fix":
-        what = f"running its fix: {action.command}"
-    else:
-        return
-    print(f"{_LABEL} {failure.code}: {what}", file=sys.stderr, flush=True)
+class _Steps:
+    """Each reissue the ladder decides, on stderr, as it is taken (a stop is the answer). A
+    retry is counted against this exec's own budget (`--retries`), the one that stops it; the
+    ladder's per-code limit (3 in a row) stops it sooner only past that."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.retries = 0
+
+    def __call__(self, failure: ErrorDetail, action: Action) -> None:
+        if action.kind == "retry":
+            self.retries += 1
+            limit = f"--retries {self.budget}"
+            if self.budget > MAX_RETRIES_PER_CODE:
+                limit += f"; at most {MAX_RETRIES_PER_CODE} in a row of one code"
+            what = (
+                f"retrying in {_wait_text(action.wait_ms)} (retry {self.retries} of "
+                f"{self.budget}: {limit})"
+            )
+        elif action.kind == "run_fix":
+            what = f"running its fix: {action.command}"
+        else:
+            return
+        print(f"{_LABEL} {failure.code}: {what}", file=sys.stderr, flush=True)
+
+
+def _wait_text(wait_ms: int) -> str:
+    """A wait for a person: seconds, as precise as it was given (1000 -> 1 s, 250 -> 0.25 s)."""
+    return f"{wait_ms / 1000:g} s"
 
 
 def _print_failure(error: ErrorDetail) -> None:

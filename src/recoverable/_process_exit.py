@@ -237,7 +237,7 @@ class _Facts:
         return unvalidated("tool_killed", message, source=self.program, details=details)
 
     def failed(self, returncode: int) -> ErrorDetail:
-        from ._classify.stderr import classify_stderr
+        from ._classify.stderr import classify_stderr, failure_line
 
         name = self.program or "the process"
         shell = _SHELL_STATUS.get(returncode)
@@ -250,8 +250,8 @@ class _Facts:
         found = classify_stderr(self.stderr, source=self.program)
         if found is not None:
             return copy_with(found, details={**found.details, **self.details(exit_code=returncode)})
-        last = next((line for line in reversed(self.stderr.splitlines()) if line.strip()), "")
-        message = f"{name} exited {returncode}" + (f": {last.strip()}" if last else "")
+        last = failure_line(self.stderr)  # git's unknown option, not its usage's last line
+        message = f"{name} exited {returncode}" + (f": {last}" if last else "")
         return unvalidated(
             "tool_execution_failed",
             clean_text(message),

@@ -21,8 +21,10 @@ function that needs it, so no other command and no `import recoverable` loads it
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TextIO
@@ -37,6 +39,7 @@ __all__ = [
     "main",
     "render_codes",
     "seconds_argument",
+    "whole_number",
 ]
 
 _COLUMNS = ("code", "category", "retryable", "fallback", "exit", "http", "user message")
@@ -212,6 +215,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, add in _SUBCOMMANDS.items():
         if command is None or command == name:
             add(sub)
+            sub.choices[name].set_defaults(subparser=sub.choices[name])
     return parser
 
 
@@ -254,15 +258,21 @@ def _add_fake_provider_command(sub: Any) -> None:
     p_fake.set_defaults(run=_cmd_fake_provider)
 
 
-def count_argument(text: str) -> int:
-    """A count >= 0; argparse shows the error as a usage message."""
+def whole_number(text: str, minimum: int = 0) -> int:
+    """A whole number >= `minimum`; the error names that bound (argparse shows it as a
+    usage message)."""
     try:
         count = int(text)
     except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+        count = minimum - 1
+    if count < minimum:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {text!r}")
     return count
+
+
+def count_argument(text: str) -> int:
+    """A count >= 0; argparse shows the error as a usage message."""
+    return whole_number(text)
 
 
 def fix_command_argument(text: str) -> str:
@@ -347,27 +357,66 @@ def cli_argument(text: str) -> str:
 
 
 def fault_argument(text: str) -> str:
-    """A FakeProvider fault name ("" for `--fake` alone: no fault)."""
+    """A FakeProvider fault name ("" for `--fake` alone: no fault). A text that is no fault's
+    name is most often the prompt, put after `--fake` (which takes it as its FAULT): say so."""
     from .testing._faults import FAULT_NAMES
 
     if text and text not in FAULT_NAMES:
+        short = text.isprintable() and len(text) <= _SHOWN_CHARS  # the reason stays one line
+        shown = repr(text) if short else f"of {len(text)} characters"
+        example = shlex.quote(text) if short else "PROMPT"
+        hint = ""
+        if len(text.split()) > 1:  # one word may be a fault misspelt; words are a prompt
+            hint = f" (a prompt goes first: recoverable run {example} --fake [FAULT])"
         raise argparse.ArgumentTypeError(
-            f"unknown fault {text!r}; expected one of {', '.join(FAULT_NAMES)}"
+            f"unknown fault {shown}{hint}; expected one of {', '.join(FAULT_NAMES)}"
         )
     return text
 
 
+_SHOWN_CHARS = 60  # of a mistaken argument, quoted back in a usage error
+
+
+class _RunHelp(argparse.HelpFormatter):
+    """`run --help` with every fault of the fault table, read only when the help is printed:
+    building the parser for a run does not import `recoverable.testing` (~150 ms)."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if action.dest == "fake" and action.help:
+            from .testing._faults import FAULT_NAMES
+
+            action = copy.copy(action)
+            action.help = f"{action.help}: {', '.join(FAULT_NAMES)}"
+        return super()._format_action(action)
+
+
+def _run_default(name: str) -> float | None:
+    """A run option's default, as `agents` has it (the help says what a run gets)."""
+    from .agents import RunOptions
+
+    value: float | None = getattr(RunOptions(), name)
+    return value
+
+
 def _positive_count(text: str) -> int:
     """A count >= 1."""
-    count = count_argument(text)
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return count
+    return whole_number(text, 1)
 
 
 def _add_run_command(sub: Any) -> None:
-    p_run = sub.add_parser("run", help="run an AI coding CLI on a prompt; stream its events")
-    p_run.add_argument("prompt")
+    p_run = sub.add_parser(
+        "run",
+        help="run an AI coding CLI on a prompt; stream its events",
+        description="Run an AI coding CLI (Claude Code, Codex, Gemini CLI) on PROMPT: its "
+        "answer on stdout, its warnings and failure on stderr, the failure's exit code. While "
+        "it is silent, what it waits for is counted down on stderr (the CLI's announced retry, "
+        "else the deadline that stops a silent run): a status line in a terminal, else a "
+        "[waiting] line at the start of the wait and every 15 s (a fifth of the nearest "
+        "deadline when that is shorter). --fake runs the real CLI against a built-in fake "
+        "provider on 127.0.0.1 (no login, no network).",
+        formatter_class=_RunHelp,
+    )
+    p_run.add_argument("prompt", help="what the CLI should do (not empty)")
     p_run.add_argument(
         "--cli", default="auto", type=cli_argument,
         help="claude, codex, gemini, auto (default: the first usable) or an order to fall back "
@@ -381,7 +430,7 @@ def _add_run_command(sub: Any) -> None:
         type=fault_argument,
         metavar="FAULT",
         help="point the real CLI at a built-in fake provider on 127.0.0.1, optionally failing "
-        "with FAULT (rate_limited, insufficient_quota, unauthorized, overloaded, drop, ...)",
+        "with FAULT",
     )
     p_run.add_argument(
         "--times",
@@ -390,15 +439,39 @@ def _add_run_command(sub: Any) -> None:
         metavar="N",
         help="with --fake FAULT: fail the first N requests; 0 (the default): every request",
     )
-    p_run.add_argument("--model")
-    p_run.add_argument("--cwd")
-    p_run.add_argument("--timeout", type=seconds_argument, metavar="S", help="total seconds")
     p_run.add_argument(
-        "--idle-timeout", type=seconds_argument, metavar="S",
-        help="seconds without any event before the run is stopped",
-    )  # fmt: skip
-    p_run.add_argument("--max-turns", type=_positive_count, metavar="N")
-    p_run.set_defaults(run=_lazy("cmd_run"), subparser=p_run)
+        "--retry-after",
+        type=seconds_argument,
+        default=None,
+        metavar="S",
+        help="with --fake rate_limited: the 429 carries Retry-After: S (Gemini's RetryInfo "
+        "too); without it the 429 has none, as OpenAI's plain rate limit",
+    )
+    p_run.add_argument("--model", help="the model the CLI uses (default: the CLI's own)")
+    p_run.add_argument(
+        "--cwd",
+        help="the CLI's working directory (default: this one; with --fake, a throwaway directory)",
+    )
+    p_run.add_argument(
+        "--timeout",
+        type=seconds_argument,
+        metavar="S",
+        help="seconds the whole run may take (default: no limit)",
+    )
+    p_run.add_argument(
+        "--idle-timeout",
+        type=seconds_argument,
+        metavar="S",
+        help="seconds without any event before the run is stopped "
+        f"(default {_run_default('idle_timeout'):g})",
+    )
+    p_run.add_argument(
+        "--max-turns",
+        type=_positive_count,
+        metavar="N",
+        help="the most agent turns (claude only; default: the CLI's own)",
+    )
+    p_run.set_defaults(run=_lazy("cmd_run"))
 
 
 def _add_doctor_command(sub: Any) -> None:
@@ -419,9 +492,14 @@ _SUBCOMMANDS: dict[str, Callable[[Any], None]] = {
 
 
 def _check_run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """What argparse cannot see alone: `--times` means something only with `--fake FAULT`."""
-    if getattr(args, "times", None) is not None and not args.fake:
+    """What argparse cannot see alone: an empty prompt (refused before a CLI starts), and
+    `--times` and `--retry-after`, which mean something only with a fault to inject."""
+    if not args.prompt.strip():
+        parser.error("the prompt is empty: give the CLI something to do")
+    if args.times is not None and not args.fake:
         parser.error("--times needs --fake FAULT (the fault to repeat)")
+    if args.retry_after is not None and args.fake != "rate_limited":
+        parser.error("--retry-after needs --fake rate_limited (the 429 that carries it)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -429,7 +507,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["fake-provider"]:  # its options are its own parser's (argparse would
         return _cmd_fake_provider(argparse.Namespace(rest=given[1:]), sys.stdout)  # eat them)
-    args = _parser(given[0] if given[:1] and given[0] in _SUBCOMMANDS else None).parse_args(given)
+    parser = _parser(given[0] if given[:1] and given[0] in _SUBCOMMANDS else None)
+    args, unknown = parser.parse_known_args(given)
+    if unknown:  # a word the subcommand does not take: its mistake, its parser names it
+        before = given[: given.index(args.command)]
+        mistaken = parser if any(word in before for word in unknown) else args.subparser
+        mistaken.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "run":
         _check_run(args.subparser, args)
     try:

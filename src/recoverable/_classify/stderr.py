@@ -5,6 +5,11 @@ Tools put their reason after prefixes of their own (`fatal: `, `npm ERR! `, `cur
 most three such prefixes, from the last line up (the last reason a tool gives is the one it
 stopped on). Only phrases that open what is left match, so a "rate limit" quoted inside a
 line never does. An SDK's `Error code: NNN - {body}` line is read as that HTTP answer.
+
+When no phrase names the failure, `failure_line` picks the line a person should read: the
+last one that is not the tool's usage text (a `usage:` line and the lines indented under
+it, git's and argparse's) nor a pointer to its help ("Try 'ls --help' for more
+information."), so `git --no-such-option` says `unknown option: --no-such-option`.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from .http_answers import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 from .text import status_line
 
-__all__ = ["classify_stderr", "provider_failure_in"]
+__all__ = ["classify_stderr", "failure_line", "provider_failure_in"]
 
 _MAX_LINES = 200  # of the tail, read from the end
 _MAX_LINE = 2000
@@ -79,6 +84,37 @@ def classify_stderr(tail: str, *, source: str | None = None) -> ErrorDetail | No
         if code is not None:
             return unvalidated(code, clean_text(line), source=source)
     return None
+
+
+# A tool's usage text and its pointers to help: not what went wrong.
+_USAGE = r"^[ \t]*usage:"
+_HELP_POINTER = (
+    r"^[ \t]*(?:\(?(?:try|see|run|use|type)\b|for more information\b).{0,120}"
+    r"(?:--help|\s-h\b|\bhelp\b|\bman\b)"
+)
+
+
+def failure_line(tail: str) -> str:
+    """The line of a failed process's stderr that says what went wrong, walking up from the
+    end: not blank, not a pointer to help, not the tool's usage text. Usage text is a `usage:`
+    line and, below it, the indented lines and the headings over them (git's option groups);
+    a line flush left with nothing indented under it is the tool's own again (argparse's
+    `prog: error: ...` after its usage). The usage line itself when nothing else is left; ""
+    for no text."""
+    lines = [clip(raw.rstrip(), _MAX_LINE) for raw in tail.splitlines()[-_MAX_LINES:]]
+    usage = [i for i, line in enumerate(lines) if re.match(_USAGE, line, re.IGNORECASE)]
+    first_usage = usage[0] if usage else len(lines)
+    indented_below = False  # the next non-blank line down is indented
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if not line.strip():
+            continue
+        indented = line[:1] in (" ", "\t")
+        in_usage = index >= first_usage and (indented or indented_below or index in usage)
+        indented_below = indented
+        if not in_usage and not re.match(_HELP_POINTER, line, re.IGNORECASE):
+            return line.strip()
+    return lines[usage[-1]].strip() if usage else ""
 
 
 # --- a process that talks to an LLM API died: its output, read as that API's failure --------

@@ -237,9 +237,7 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
     )
     details: dict[str, Any] = {key: value for key, value in read if value is not None}
     details[RETRYING] = True
-    message = f"claude retries after {literal or 'an API error'}"
-    if status is not None:
-        message += f" (HTTP {status})"
+    message = f"claude retries {_retry_words(literal, status, hint)}"
     if attempt is not None and most is not None:
         message += f", attempt {attempt} of {most}"
     return unvalidated(
@@ -250,6 +248,18 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
         source=NAME,
         details=details,
     )
+
+
+def _retry_words(literal: str | None, status: int | None, hint: int | None) -> str:
+    """What Claude retries after, and when, in plain words: its literal ("unknown" is none),
+    the status, the wait it gave (or that it gave none)."""
+    named = literal not in (None, "unknown")
+    what = f"after {literal}" if named else "after an error it did not name"
+    if status is not None:
+        what += f" (HTTP {status})"
+    elif not named:
+        what += " (no HTTP status)"
+    return f"{what} in {hint} ms" if hint is not None else f"{what}, with no wait given"
 
 
 def _assistant(data: dict[str, Any], state: ClaudeState) -> list[Event]:

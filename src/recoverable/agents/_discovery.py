@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._detail import ErrorDetail, RecoverableError, unvalidated
+from .._detail import ErrorDetail, RecoverableError, copy_with, unvalidated
 from ._cli_modules import CLI_NAMES, module_for
 from ._executables import find_executable
 
@@ -180,6 +180,13 @@ _LOGIN_ELSEWHERE: dict[str, Callable[[Mapping[str, str], Path], str | None]] = {
 }
 
 
+# A login with no command of its own (the registry's fix_command is one): for a person to do.
+_LOGIN_SUGGESTIONS = {
+    "gemini": "Gemini CLI signs in interactively: run `gemini` in a terminal and choose a "
+    "method (a Google login, or set GEMINI_API_KEY)",
+}
+
+
 def _toml_file(path: Path) -> dict[str, Any]:
     """A TOML file's table, or {} (missing, unreadable, invalid)."""
     import tomllib
@@ -213,9 +220,9 @@ def inspect_cli(
         authenticated = None if source is not None else False
     problems = []
     if authenticated is False:
-        problems.append(
-            unvalidated("cli_not_authenticated", f"{name} has no credentials", source=name)
-        )
+        problem = unvalidated("cli_not_authenticated", f"{name} has no credentials", source=name)
+        login = _LOGIN_SUGGESTIONS.get(name)
+        problems.append(problem if login is None else copy_with(problem, suggestion=login))
     if _older(found_version, TESTED_VERSIONS[name]):
         tested = ".".join(str(part) for part in TESTED_VERSIONS[name])
         older = f"{name} {found_version} is older than {tested}, the version tested"

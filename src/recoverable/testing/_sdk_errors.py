@@ -10,7 +10,9 @@ nothing more.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
@@ -53,8 +55,31 @@ def sdk_error(
         else:
             call(lambda httpx: httpx.MockTransport(_answering(httpx, fault)), model, stream)
     except Exception as error:
+        _close_generators(error)
         return error
     raise ValueError(f"{sdk} answers {fault.name!r} with success, not an error")
+
+
+_MAX_CHAIN = 8  # causes and contexts looked through
+
+
+def _close_generators(error: BaseException) -> None:
+    """Close the generators a streaming call left suspended in the frames of `error`'s
+    traceback (and its causes'). openai's `Stream` keeps its SSE reader in such a frame: the
+    exception would keep it alive until the interpreter's exit, which then closes it and
+    prints "Exception ignored in: <generator ...>"."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < _MAX_CHAIN:
+        seen.add(id(current))
+        tb = current.__traceback__
+        while tb is not None:
+            for value in list(tb.tb_frame.f_locals.values()):
+                if inspect.isgenerator(value) and value.gi_frame is not None:
+                    with contextlib.suppress(Exception):
+                        value.close()
+            tb = tb.tb_next
+        current = current.__cause__ or current.__context__
 
 
 def _answering(httpx: Any, fault: Fault) -> Callable[[Any], Any]:
