@@ -121,8 +121,14 @@ def log_failure(event: FailureEvent) -> None:
     code = event.detail.code
     if event.kind == "retry":
         wait = "an engine's backoff" if event.wait_s is None else f"{event.wait_s:.3f} s"
+        line = "attempt %s failed with %s; retrying in %s"
+        if event.detail.details.get("waited_by") == "cooldowns":  # the gate waits, or refuses
+            line = (
+                "attempt %s failed with %s; the next attempt waits the key's shared quiet time"
+                " (hint %s), or fails at once if that is longer than its max_wait_ms"
+            )
         logger.warning(
-            "attempt %s failed with %s; retrying in %s",
+            line,
             event.attempt,
             code,
             wait,

@@ -183,9 +183,13 @@ class Retrying:
         attempt: int,
         started: float,
         detail: ErrorDetail | None = None,
+        *,
+        gate_waits: bool = False,
     ) -> float:
         """The wait before the next attempt; raises when there is none. `detail`: `exc`
-        already classified by the caller (not classified again)."""
+        already classified by the caller (not classified again). `gate_waits`: the next
+        attempt's cooldown gate waits the key's quiet time, not this loop (reported so:
+        `details["waited_by"]`), and may refuse it at once when the quiet time is too long."""
         decision = self._decide(exc, attempt, started, detail)
         wait_s = decision.wait_s
         if wait_s is None:
@@ -197,7 +201,8 @@ class Retrying:
                 raise stopped_on(exc, decision.detail)
             self._give_up(exc, decision, attempt)
         if self.after_failure is not None:
-            self.after_failure(decision.detail, attempt, wait_s)
+            told = with_details(decision.detail, waited_by="cooldowns") if gate_waits else None
+            self.after_failure(told or decision.detail, attempt, wait_s)
         return wait_s
 
     def _give_up(self, exc: BaseException, decision: _Decision, attempts: int) -> NoReturn:
@@ -293,8 +298,9 @@ class Retrying:
             return self._after_failure(exc, attempt, started)
         detail = classify(exc)  # once: the gate and the decision read the same detail
         cooldowns.after_failure(detail, gate)
-        wait_s = self._after_failure(exc, attempt, started, detail)
-        return 0.0 if cooldowns.waits_out(detail) else wait_s
+        gate_waits = cooldowns.waits_out(detail)
+        wait_s = self._after_failure(exc, attempt, started, detail, gate_waits=gate_waits)
+        return 0.0 if gate_waits else wait_s
 
     async def _afailed(
         self, gate: Gate | None, exc: BaseException, attempt: int, started: float
@@ -305,8 +311,9 @@ class Retrying:
             return self._after_failure(exc, attempt, started)
         detail = classify(exc)
         await cooldowns.aafter_failure(detail, gate)
-        wait_s = self._after_failure(exc, attempt, started, detail)
-        return 0.0 if cooldowns.waits_out(detail) else wait_s
+        gate_waits = cooldowns.waits_out(detail)
+        wait_s = self._after_failure(exc, attempt, started, detail, gate_waits=gate_waits)
+        return 0.0 if gate_waits else wait_s
 
     def _succeeded(self, gate: Gate | None) -> None:
         if gate is not None and self.cooldowns is not None:

@@ -363,3 +363,20 @@ def test_any_text_makes_a_working_key(
 def test_a_key_part_must_be_text() -> None:
     with pytest.raises(TypeError, match="must be a string"):
         rc.Cooldowns.memory().key(source=42)  # type: ignore[arg-type]
+
+
+def test_a_wait_the_gate_does_is_logged_as_the_gates(
+    make: Factory, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The 429's 30 s hint is the key's quiet time: the next gate waits it, or (past
+    # max_wait_ms) fails at once; the log says so instead of "retrying in 30.000 s".
+    key = worker(make, clock, max_wait_ms=0)
+    with caplog.at_level(logging.WARNING, logger="recoverable.retry"):
+        refused = refusal(lambda: retrying(clock, key).call(calls_then(rate_limited(30_000))))
+    assert (refused.code, refused.details["cooldown"]) == ("provider_rate_limited", "quiet")
+    lines = [r.getMessage() for r in caplog.records if r.name == "recoverable.retry"]
+    assert lines[0] == (
+        "attempt 1 failed with provider_rate_limited; the next attempt waits the key's shared"
+        " quiet time (hint 30.000 s), or fails at once if that is longer than its max_wait_ms"
+    )
+    assert clock.slept == []
