@@ -5,6 +5,7 @@ reader raise, and every chunk read is a typed event."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 
@@ -156,3 +157,64 @@ def test_public_writers_never_carry_developer_text(
     if detail.code in ("unknown", "internal_error"):
         _, _, body = wire.http_response(detail, problem=problem, expose_message=True)
         assert MARKER.encode() not in body
+
+
+# --- attempts and error contexts ----------------------------------------------------------------
+
+contexts = st.none() | st.builds(
+    wire.ErrorContext,
+    st.none() | st.sampled_from(["claude", "codex", "gemini", "openai", "x-y_z"]),
+    st.none() | st.just("cli"),
+    st.none() | st.integers(min_value=0, max_value=10**18 - 1),
+    st.none() | st.integers(min_value=1, max_value=10**18 - 1),
+)
+
+
+@st.composite
+def retried_chunks(draw: st.DrawFn) -> list[wire.Chunk]:
+    """A retried stream as a publisher numbers it: attempts in order, each but the last one
+    that sent something followed by the marker that supersedes it."""
+    chunks: list[wire.Chunk] = []
+    attempts = draw(st.integers(min_value=1, max_value=4))
+    for attempt in range(1, attempts + 1):
+        if attempt > 1 and chunks and chunks[-1].attempt == attempt - 1:
+            chunks.append(wire.Chunk(wire.AttemptSuperseded(attempt - 1), None, attempt))
+        for event in draw(st.lists(events, max_size=3)):
+            context = draw(contexts) if isinstance(event, agents.Error) else None
+            if context is not None and context.agent is None:  # a kind is an agent's
+                context = dataclasses.replace(context, agent_kind=None)
+            context = None if context == wire.ErrorContext() else context  # (read as none)
+            chunks.append(wire.Chunk(event, None, attempt, context))
+    return [wire.Chunk(c.event, seq, c.attempt, c.context) for seq, c in enumerate(chunks, 1)]
+
+
+@SETTINGS
+@given(retried_chunks())
+def test_a_retried_stream_round_trips_and_its_readers_keep_the_winner(
+    sent: list[wire.Chunk],
+) -> None:
+    ndjson = "".join(wire.to_ndjson(chunk) for chunk in sent)
+    sse = "".join(wire.to_sse(chunk) for chunk in sent)
+    for chunks in (wire.read_ndjson_chunks(ndjson), wire.read_sse_chunks(sse)):
+        assert chunks == sent  # the event, seq, attempt and context of each
+    stale = {c.event.superseded for c in sent if isinstance(c.event, wire.AttemptSuperseded)}
+    winners = [c.event for c in sent if c.attempt not in stale
+               and not isinstance(c.event, wire.AttemptSuperseded)]  # fmt: skip
+    assert wire.read_ndjson(ndjson) == winners
+    assert wire.read_sse(sse) == winners
+    assert all(not isinstance(event, wire.AttemptSuperseded) for event in winners)
+
+
+@SETTINGS
+@given(retried_chunks())
+def test_a_retried_streams_public_chunks_name_only_our_agents(sent: list[wire.Chunk]) -> None:
+    for chunk in sent:
+        line = wire.to_ndjson(chunk, public=True)
+        if not line:
+            continue
+        data = json.loads(line)
+        assert data["attempt"] == chunk.attempt
+        if data["type"] == "error":
+            assert data.get("agent") in {None, "claude", "codex", "gemini"}
+            assert set(data) <= {"type", "severity", "detail", "seq", "attempt", "agent",
+                                 "agent_kind", "timestamp", "step"}  # fmt: skip

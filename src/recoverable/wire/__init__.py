@@ -50,6 +50,13 @@ _EXPORTS = {
     "MAX_CHUNK_CHARS": "._chunks",
     "MAX_SEQ": "._chunks",
     "Chunk": "._chunks",
+    "StreamEvent": "._chunks",
+    "Attempt": "._attempts",
+    "AttemptSuperseded": "._attempts",
+    "winning": "._attempts",
+    "ErrorContext": "._error_context",
+    "NotResumable": "._resume",
+    "Sessions": "._sessions",
     "public_payload": "._public_events",
     "NdjsonReader": "._ndjson",
     "read_ndjson": "._ndjson",
@@ -79,9 +86,15 @@ __all__ = [
     "MAX_CHUNK_CHARS",
     "MAX_SEQ",
     "PROBLEM_TYPE_PREFIX",
+    "Attempt",
+    "AttemptSuperseded",
     "Chunk",
+    "ErrorContext",
     "NdjsonReader",
+    "NotResumable",
+    "Sessions",
     "SseReader",
+    "StreamEvent",
     "StreamLog",
     "UiMessageStream",
     "aiter_chunks",
@@ -102,11 +115,13 @@ __all__ = [
     "to_ndjson",
     "to_sse",
     "to_ui_message_stream",
+    "winning",
 ]
 
 if TYPE_CHECKING:
     from ._ai_sdk import UiMessageStream, to_ui_message_stream
-    from ._chunks import MAX_CHUNK_CHARS, MAX_SEQ, Chunk
+    from ._attempts import Attempt, AttemptSuperseded, winning
+    from ._chunks import MAX_CHUNK_CHARS, MAX_SEQ, Chunk, StreamEvent
     from ._client import (
         aiter_chunks,
         aiter_events,
@@ -115,10 +130,12 @@ if TYPE_CHECKING:
         iter_events,
         raise_for_error,
     )
+    from ._error_context import ErrorContext
     from ._http import PROBLEM_TYPE_PREFIX, http_body, http_response, read_response
     from ._ndjson import NdjsonReader, read_ndjson, read_ndjson_chunks, to_ndjson
     from ._public_events import public_payload
-    from ._resume import StreamLog, last_event_id
+    from ._resume import NotResumable, StreamLog, last_event_id
+    from ._sessions import Sessions
     from ._sse import SseReader, read_sse, read_sse_chunks, to_sse
 
 
