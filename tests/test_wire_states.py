@@ -15,18 +15,23 @@ chunk's fields, end to end: a real uvicorn server (tests/wire_app.py) called wit
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 import recoverable as rc
 from recoverable import agents, wire
 from recoverable.testing import FakeProvider, Fault
+from recoverable.wire import asgi
 
 from .cli_support import cli_bin_dir, find_cli
 from .wire_app import AppState, build
@@ -452,3 +457,97 @@ def test_an_error_chunks_fields_read_from_a_peer(
     (chunk,) = wire.read_ndjson_chunks(line)
     assert isinstance(chunk.event, agents.Error)
     assert (chunk.context, chunk.attempt) == (context, None)
+
+
+def test_a_client_gone_before_the_status_cancels_the_run(
+    app: AppState, client: httpx.Client
+) -> None:
+    # nothing written yet: the status is held (up to its wait), and the client gives up
+    with pytest.raises(httpx.ReadTimeout):
+        client.get("/numbers/early-gone?count=0&then=hang", timeout=0.5)
+    log = app.logs["early-gone"]
+    _wait(lambda: log.closed)  # seen while the status waited: the source closed
+    kept = log.since(None)
+    assert kept is not None
+    assert [chunk.event.detail.code for chunk in kept] == ["run_cancelled"]  # type: ignore[union-attr]
+
+
+def test_a_slow_first_event_still_streams_after_the_wait() -> None:
+    # The status waits `status_wait` at most: then 200, and the events as they come.
+    app = FastAPI()
+
+    async def slow() -> Any:
+        await asyncio.sleep(0.6)
+        yield agents.TextDelta("late")
+        yield agents.Done(agents.RunResult(True, "late"))
+
+    @app.get("/slow")
+    async def route() -> Any:
+        return asgi.sse_response(slow(), status_wait=0.1)
+
+    with serving(app) as url, httpx.Client(base_url=url, timeout=10) as client:
+        started = time.monotonic()
+        with client.stream("GET", "/slow") as response:
+            assert response.status_code == 200
+            assert time.monotonic() - started < 0.5  # the status did not wait for the event
+            events = list(wire.iter_events(response))
+    assert events == [agents.TextDelta("late"), agents.Done(agents.RunResult(True, "late"))]
+
+
+# --- the wire page's own examples (its ```py blocks; its ```python ones are the README's) -----
+
+
+def _page_examples() -> list[str]:
+    page = Path(__file__).resolve().parent.parent / "docs" / "integrations" / "wire.md"
+    return re.findall(r"```py\n(.*?)```", page.read_text(), re.DOTALL)
+
+
+def _example_app(code: str, monkeypatch: pytest.MonkeyPatch, source: Any) -> Any:
+    monkeypatch.setattr(agents, "stream", source)  # the page's runs, without an account
+    namespace: dict[str, Any] = {"__name__": "wire_page"}
+    exec(compile(code, "docs/integrations/wire.md", "exec"), namespace)
+    return namespace["app"]
+
+
+def test_the_pages_sessions_example(monkeypatch: pytest.MonkeyPatch) -> None:
+    sessions_code, _ = _page_examples()
+    gate = threading.Event()
+
+    async def run(prompt: str, cli: str) -> Any:
+        yield agents.TextDelta(prompt)
+        while not gate.is_set():
+            await asyncio.sleep(0.02)
+        yield agents.Done(agents.RunResult(True, prompt))
+
+    app = _example_app(sessions_code, monkeypatch, run)
+    with serving(app) as url, httpx.Client(base_url=url, timeout=10) as client:
+        first = _started(url, "/chat/s?prompt=hi", 1)
+        _typed(client.post("/chat/s?prompt=again"), 409, "state_already_running")
+        gate.set()
+        first.join(10)
+        assert [chunk.event for chunk in first.chunks] == [
+            agents.TextDelta("hi"), agents.Done(agents.RunResult(True, "hi")),
+        ]  # fmt: skip
+        response = client.get("/chat/s/stream", headers={"Last-Event-ID": "2"})
+        assert response.status_code == 204
+        _typed(client.get("/chat/other/stream"), 404, "state_session_not_found")
+
+
+def test_the_pages_retry_example(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, retry_code = _page_examples()
+    calls: list[int] = []
+
+    async def run(prompt: str, cli: str) -> Any:
+        calls.append(len(calls) + 1)
+        yield agents.TextDelta(f"draft {len(calls)} ")
+        if len(calls) == 1:
+            raise rc.RecoverableError("provider_connection_lost", "dropped")
+        yield agents.Done(agents.RunResult(True, "done"))
+
+    app = _example_app(retry_code, monkeypatch, run)
+    monkeypatch.setattr(rc.RetryPolicy, "backoff", lambda self, attempt, rng: 0.0)
+    with serving(app) as url, httpx.Client(base_url=url, timeout=10) as client:
+        raw = client.get("/runs?prompt=hi").text
+    assert wire.read_sse(raw) == [agents.TextDelta("draft 2 "),
+                                  agents.Done(agents.RunResult(True, "done"))]  # fmt: skip
+    assert calls == [1, 2]

@@ -330,7 +330,7 @@ _TABLE: tuple[Code, ...] = (
          "This conversation was changed by another request at the same time. Please reload "
          "it and try again.",
          "Reload the current state and try again",
-         when="two writers on one stream at once (a `StreamLog` already being written)"),
+         when="a second writer on one stream (a `StreamLog` another publisher writes or wrote)"),
     Code("unauthenticated", "auth", N, N, 8, 401,
          "Please sign in to continue.",
          "Provide credentials", when="no or invalid credentials"),

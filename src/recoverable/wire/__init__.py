@@ -34,11 +34,18 @@ whatever style (else `from_http`). Clients: `raise_for_error(response)` and
 `iter_events(response)` / `aiter_events(response)` over an httpx (or httpx2) response.
 
 The Vercel AI SDK's UI message stream: `to_ui_message_stream(events)` / `UiMessageStream`
-(text, reasoning and tool parts; a failure as `{"type": "error", "errorText": sentence}`),
-served by `asgi.ui_message_response` so a `useChat` front end works unchanged.
+(text, reasoning and tool parts; a failure as a `data-recoverable-error` part, its code,
+`retryable` and wait, then `{"type": "error", "errorText": sentence}`), served by
+`asgi.ui_message_response` so a `useChat` front end works unchanged and can branch on the code.
 
 `StreamLog` keeps a stream's numbered events so a client reconnecting with `Last-Event-ID`
-(`last_event_id(headers)`) is served from where it stopped.
+(`last_event_id(headers)`) is served from where it stopped (`asgi.resume_response`: 404, 400,
+410 when it cannot be, 204 when the stream has ended); `Sessions` keeps one live run a session
+(`state_already_running`; `supersede=True`: `state_run_superseded`). The ASGI streams answer a
+failure before their first byte with its own status (`_opening`). A retried stream marks its
+attempts (`Attempt`, `Retrying.stream`'s `on_attempt`): each chunk's `attempt`, and an
+`AttemptSuperseded` marker the readers drop the stale attempt by (`winning`). An error chunk
+carries its agent, kind, timestamp and step (`ErrorContext`, on `Chunk.context`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,10 @@ reaches neither the client (unless `expose_message`) nor the log.
 public chunks by default (no developer text), numbered, one error event when the source
 fails, the source closed (a CLI's process group stopped) when the client disconnects, every
 event kept in `log` when given, so a client reconnecting with `Last-Event-ID` can be served
-with `sse_response(log.follow(last_event_id(request.headers)))`.
+with `sse_response(log.follow(last_event_id(request.headers)))` or `resume_response(log,
+request)` (which answers 404 for no stream and 400 for an id not ours). Each holds its status
+until the stream writes (`_opening`): a stream that fails before that is answered with the
+failure's status, one that ends with nothing to send with 204 (an EventSource stops).
 
 Needs the `asgi` extra (starlette, sse-starlette); `import recoverable.wire` does not import it.
 """
@@ -500,11 +503,12 @@ async def _opened_unless_gone(
     try:
         await asyncio.wait({opening, gone}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        loser = gone if opening.done() else opening
+        opened = opening.done()
+        loser = gone if opened else opening
         loser.cancel()
         with contextlib.suppress(BaseException):
             await loser
-    return opening.result() if opening.done() else None
+    return opening.result() if opened else None
 
 
 async def _disconnected(receive: Any) -> None:
