@@ -5,9 +5,11 @@ reader raise, and every chunk read is a typed event."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
 import json
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,6 +17,8 @@ from hypothesis import strategies as st
 import recoverable as rc
 from recoverable import agents, wire
 from recoverable.agents._events import Severity
+from recoverable.wire._opening import Pump, open_stream, rest
+from recoverable.wire._publish import published
 
 from .wire_support import MARKER, events
 
@@ -218,3 +222,61 @@ def test_a_retried_streams_public_chunks_name_only_our_agents(sent: list[wire.Ch
             assert data.get("agent") in {None, "claude", "codex", "gemini"}
             assert set(data) <= {"type", "severity", "detail", "seq", "attempt", "agent",
                                  "agent_kind", "timestamp", "step"}  # fmt: skip
+
+
+# --- how a streamed response begins (`_opening`): its status, and nothing lost --------------------
+
+
+def _public_written(chunk: wire.Chunk) -> list[wire.Chunk]:
+    return [] if wire.to_ndjson(chunk, public=True) == "" else [chunk]
+
+
+def _expected_opening(sent: list[agents.Event]) -> str:
+    """The answer the table of `_opening` gives: "failure", "empty" or "stream"."""
+    written = [e for e in sent if not isinstance(e, agents.Raw)]
+    if not written:
+        return "empty"
+    meaningful = [e for e in written if not isinstance(e, agents.TurnEnd)
+                  and not (isinstance(e, agents.Error) and e.severity != "error")]  # fmt: skip
+    if not meaningful:
+        return "stream"
+    first = meaningful[0]
+    if not (isinstance(first, agents.Error) and first.severity == "error"):
+        return "stream"
+    after = meaningful[1:2]
+    return "failure" if not after or isinstance(after[0], agents.Done) else "stream"
+
+
+async def _open(sent: list[agents.Event]) -> tuple[Any, list[wire.Chunk]]:
+    async def source() -> Any:
+        for event in sent:
+            yield event
+
+    pump = Pump(published(source()))
+    opening = await open_stream(pump, _public_written, 5.0)
+    if opening.failure is not None or opening.empty:
+        await pump.stop()
+        return opening, []
+    return opening, [chunk async for chunk in rest(opening, pump, _public_written)]
+
+
+@SETTINGS
+@given(st.lists(events, max_size=6))
+def test_a_streams_opening_says_what_its_table_says_and_loses_nothing(
+    sent: list[agents.Event],
+) -> None:
+    opening, streamed = asyncio.run(_open(sent))
+    expected = _expected_opening(sent)
+    if expected == "failure":
+        first = next(e for e in sent if isinstance(e, agents.Error) and e.severity == "error")
+        assert opening.failure == first.detail
+    elif expected == "empty":
+        assert (opening.failure, opening.empty) == (None, True)
+    else:
+        assert opening.failure is None and not opening.empty
+        # the stream sends every written event, in order, numbered from 1
+        assert [chunk.event for chunk in streamed] == [
+            e for e in sent if not isinstance(e, agents.Raw)
+        ]
+        numbers = [chunk.seq for chunk in streamed]
+        assert numbers == sorted(numbers)

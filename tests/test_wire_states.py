@@ -551,3 +551,30 @@ def test_the_pages_retry_example(monkeypatch: pytest.MonkeyPatch) -> None:
     assert wire.read_sse(raw) == [agents.TextDelta("draft 2 "),
                                   agents.Done(agents.RunResult(True, "done"))]  # fmt: skip
     assert calls == [1, 2]
+
+
+@pytest.mark.parametrize("superseded", ["1", 0, -1, True, 10**7, None, 1.0])
+def test_a_forged_marker_is_a_malformed_chunk(superseded: object) -> None:
+    line = json.dumps({"type": "attempt_superseded", "superseded": superseded, "attempt": 2})
+    (chunk,) = wire.read_ndjson_chunks(line)
+    assert isinstance(chunk.event, agents.Error)
+    assert (chunk.event.severity, chunk.event.detail.code) == ("warning", "tool_output_invalid")
+
+
+@pytest.mark.parametrize("attempt", ["2", 0, -3, True, 1.5, 10**7, [1]])
+def test_an_attempt_that_is_not_one_is_left_out(attempt: object) -> None:
+    line = json.dumps({"type": "text_delta", "text": "a", "attempt": attempt})
+    (chunk,) = wire.read_ndjson_chunks(line)
+    assert (chunk.event, chunk.attempt) == (agents.TextDelta("a"), None)
+
+
+def test_a_marker_drops_only_its_attempt() -> None:
+    lines = [
+        {"type": "text_delta", "text": "unmarked"},
+        {"type": "text_delta", "text": "one", "attempt": 1},
+        {"type": "attempt_superseded", "superseded": 1, "attempt": 2},
+        {"type": "attempt_superseded", "superseded": 7, "attempt": 2},  # no such attempt
+        {"type": "text_delta", "text": "two", "attempt": 2},
+    ]
+    events = wire.read_ndjson("".join(json.dumps(line) + "\n" for line in lines))
+    assert events == [agents.TextDelta("unmarked"), agents.TextDelta("two")]

@@ -92,9 +92,9 @@ class _Numbering:
             if not isinstance(item.event, _CHUNK_EVENTS):
                 raise TypeError(f"a chunk's event is an agents event, not {_kind(item.event)}")
             return item
-        if not isinstance(item, (*EVENTS, ErrorDetail, RecoverableError)):
+        if not isinstance(item, (*_CHUNK_EVENTS, ErrorDetail, RecoverableError)):
             raise TypeError(f"a stream yields agents events or chunks, not {_kind(item)}")
-        return self.number(as_event(item))
+        return self.number(as_event(item))  # (a relayed marker too: a reader resets there)
 
     def number(self, event: Event | AttemptSuperseded) -> Chunk:
         if self.log is not None and self.log.superseded is not None:
