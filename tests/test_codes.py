@@ -13,7 +13,10 @@ ROWS = list(rc.codes)
 
 
 def test_the_table_holds_every_code_of_the_design() -> None:
-    assert len(ROWS) == 53  # 52, and not_supported (the seeds' NOT_SUPPORTED)
+    # 52, not_supported (the seeds' NOT_SUPPORTED), and Helix's five state_* rows for the
+    # sessions and streams the wire keeps (already running, not found, not resumable,
+    # superseded, concurrency conflict)
+    assert len(ROWS) == 58
     assert {row.category for row in ROWS} == {
         "provider",
         "cli",
@@ -25,6 +28,7 @@ def test_the_table_holds_every_code_of_the_design() -> None:
         "rate",
         "service",
         "network",
+        "state",
         "internal",
         "unknown",
     }
@@ -59,6 +63,11 @@ def test_user_sentences_name_no_code_id_or_cause(row: rc.Code) -> None:
         ("run_timeout", False, False, 10, 504),
         ("rate_limited", True, False, 11, 429),
         ("unknown", False, False, 1, 500),
+        ("state_already_running", True, False, 12, 409),
+        ("state_session_not_found", False, False, 5, 404),
+        ("state_not_resumable", False, False, 6, 410),
+        ("state_run_superseded", False, False, 6, 409),
+        ("state_concurrency_conflict", False, False, 6, 409),
     ],
 )
 def test_rows_carry_the_designed_decisions(

@@ -164,7 +164,13 @@ def _check_payload(data: dict[str, Any], *, exposed: bool = False) -> None:
 def _check_chunk(data: dict[str, Any]) -> None:
     """Every detail a public chunk holds is a public payload."""
     if data["type"] == "error":
-        assert set(data) <= {"type", "severity", "detail", "seq"}
+        # beside the detail: the seed's fields, each ours (a CLI of this library) or a number
+        context = {"agent", "agent_kind", "timestamp", "step", "attempt"}
+        assert set(data) <= {"type", "severity", "detail", "seq", *context}
+        assert data.get("agent") in {None, "claude", "codex", "gemini"}
+        assert data.get("agent_kind") in {None, "cli"}
+        numbers = [data[key] for key in ("timestamp", "step", "attempt") if key in data]
+        assert all(type(number) is int for number in numbers)
         _check_payload(data["detail"])
     elif data["type"] == "tool_end":
         assert data["error"] is None

@@ -222,3 +222,49 @@ def test_the_readme_command_serves_the_page(tmp_path: Path) -> None:
         process.wait(10)
         assert process.stdout is not None
         process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def wire_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AppState, str]]:
+    """The wire tests' own app (tests/wire_app.py): streams kept for resumes."""
+    from .wire_app import build
+
+    with FakeProvider() as fake:
+        state = AppState(fake, tmp_path_factory.mktemp("eventsource"), "claude")
+        with serving(build(state)) as url:
+            yield state, url
+
+
+def test_an_event_source_stops_on_an_ended_streams_204(
+    browser: Browser, wire_served: tuple[AppState, str]
+) -> None:
+    # A real EventSource: it reads the run, reconnects when the stream ends (with its
+    # Last-Event-ID), is answered 204 (the stream has ended) and stops for good.
+    state, url = wire_served
+    context = browser.new_context()
+    page = context.new_page()
+    page.route("**/*", _loopback_only)
+    try:
+        page.goto(url + "/count?n=1")
+        page.evaluate(
+            """() => {
+                window.seen = []; window.errors = 0;
+                const source = new EventSource("/numbers/browser?count=2");
+                window.source = source;
+                source.onmessage = (m) => {
+                    window.seen.push([m.lastEventId, JSON.parse(m.data).type]);
+                };
+                source.onerror = () => { window.errors += 1; };
+            }"""
+        )
+        page.wait_for_function("window.source.readyState === 2", timeout=15_000)  # CLOSED
+        page.wait_for_timeout(4_000)  # longer than a reconnection's wait: none comes
+        seen = page.evaluate("window.seen")
+        assert seen == [["1", "text_delta"], ["2", "text_delta"], ["3", "done"]]
+        calls = {key: n for key, n in state.calls.items() if key.startswith("browser ")}
+        assert calls == {"browser from None": 1, "browser from 3": 1}  # one reconnection: 204
+        assert page.evaluate("window.source.readyState") == 2
+        assert page.evaluate("window.errors") == 2  # the end's, then the 204's (the last)
+    finally:
+        context.close()
+    assert state.logs["browser"].closed

@@ -5,8 +5,11 @@ reader raise, and every chunk read is a typed event."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import itertools
 import json
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +17,8 @@ from hypothesis import strategies as st
 import recoverable as rc
 from recoverable import agents, wire
 from recoverable.agents._events import Severity
+from recoverable.wire._opening import Pump, open_stream, rest
+from recoverable.wire._publish import published
 
 from .wire_support import MARKER, events
 
@@ -156,3 +161,122 @@ def test_public_writers_never_carry_developer_text(
     if detail.code in ("unknown", "internal_error"):
         _, _, body = wire.http_response(detail, problem=problem, expose_message=True)
         assert MARKER.encode() not in body
+
+
+# --- attempts and error contexts ----------------------------------------------------------------
+
+contexts = st.none() | st.builds(
+    wire.ErrorContext,
+    st.none() | st.sampled_from(["claude", "codex", "gemini", "openai", "x-y_z"]),
+    st.none() | st.just("cli"),
+    st.none() | st.integers(min_value=0, max_value=10**18 - 1),
+    st.none() | st.integers(min_value=1, max_value=10**18 - 1),
+)
+
+
+@st.composite
+def retried_chunks(draw: st.DrawFn) -> list[wire.Chunk]:
+    """A retried stream as a publisher numbers it: attempts in order, each but the last one
+    that sent something followed by the marker that supersedes it."""
+    chunks: list[wire.Chunk] = []
+    attempts = draw(st.integers(min_value=1, max_value=4))
+    for attempt in range(1, attempts + 1):
+        if attempt > 1 and chunks and chunks[-1].attempt == attempt - 1:
+            chunks.append(wire.Chunk(wire.AttemptSuperseded(attempt - 1), None, attempt))
+        for event in draw(st.lists(events, max_size=3)):
+            context = draw(contexts) if isinstance(event, agents.Error) else None
+            if context is not None and context.agent is None:  # a kind is an agent's
+                context = dataclasses.replace(context, agent_kind=None)
+            context = None if context == wire.ErrorContext() else context  # (read as none)
+            chunks.append(wire.Chunk(event, None, attempt, context))
+    return [wire.Chunk(c.event, seq, c.attempt, c.context) for seq, c in enumerate(chunks, 1)]
+
+
+@SETTINGS
+@given(retried_chunks())
+def test_a_retried_stream_round_trips_and_its_readers_keep_the_winner(
+    sent: list[wire.Chunk],
+) -> None:
+    ndjson = "".join(wire.to_ndjson(chunk) for chunk in sent)
+    sse = "".join(wire.to_sse(chunk) for chunk in sent)
+    for chunks in (wire.read_ndjson_chunks(ndjson), wire.read_sse_chunks(sse)):
+        assert chunks == sent  # the event, seq, attempt and context of each
+    stale = {c.event.superseded for c in sent if isinstance(c.event, wire.AttemptSuperseded)}
+    winners = [c.event for c in sent if c.attempt not in stale
+               and not isinstance(c.event, wire.AttemptSuperseded)]  # fmt: skip
+    assert wire.read_ndjson(ndjson) == winners
+    assert wire.read_sse(sse) == winners
+    assert all(not isinstance(event, wire.AttemptSuperseded) for event in winners)
+
+
+@SETTINGS
+@given(retried_chunks())
+def test_a_retried_streams_public_chunks_name_only_our_agents(sent: list[wire.Chunk]) -> None:
+    for chunk in sent:
+        line = wire.to_ndjson(chunk, public=True)
+        if not line:
+            continue
+        data = json.loads(line)
+        assert data["attempt"] == chunk.attempt
+        if data["type"] == "error":
+            assert data.get("agent") in {None, "claude", "codex", "gemini"}
+            assert set(data) <= {"type", "severity", "detail", "seq", "attempt", "agent",
+                                 "agent_kind", "timestamp", "step"}  # fmt: skip
+
+
+# --- how a streamed response begins (`_opening`): its status, and nothing lost --------------------
+
+
+def _public_written(chunk: wire.Chunk) -> list[wire.Chunk]:
+    return [] if wire.to_ndjson(chunk, public=True) == "" else [chunk]
+
+
+def _expected_opening(sent: list[agents.Event]) -> str:
+    """The answer the table of `_opening` gives: "failure", "empty" or "stream"."""
+    written = [e for e in sent if not isinstance(e, agents.Raw)]
+    if not written:
+        return "empty"
+    meaningful = [e for e in written if not isinstance(e, agents.TurnEnd)
+                  and not (isinstance(e, agents.Error) and e.severity != "error")]  # fmt: skip
+    if not meaningful:
+        return "stream"
+    first = meaningful[0]
+    if not (isinstance(first, agents.Error) and first.severity == "error"):
+        return "stream"
+    after = meaningful[1:2]
+    return "failure" if not after or isinstance(after[0], agents.Done) else "stream"
+
+
+async def _open(sent: list[agents.Event]) -> tuple[Any, list[wire.Chunk]]:
+    async def source() -> Any:
+        for event in sent:
+            yield event
+
+    pump = Pump(published(source()))
+    opening = await open_stream(pump, _public_written, 5.0)
+    if opening.failure is not None or opening.empty:
+        await pump.stop()
+        return opening, []
+    return opening, [chunk async for chunk in rest(opening, pump, _public_written)]
+
+
+@SETTINGS
+@given(st.lists(events, max_size=6))
+def test_a_streams_opening_says_what_its_table_says_and_loses_nothing(
+    sent: list[agents.Event],
+) -> None:
+    opening, streamed = asyncio.run(_open(sent))
+    expected = _expected_opening(sent)
+    if expected == "failure":
+        first = next(e for e in sent if isinstance(e, agents.Error) and e.severity == "error")
+        assert opening.failure == first.detail
+    elif expected == "empty":
+        assert (opening.failure, opening.empty) == (None, True)
+    else:
+        assert opening.failure is None and not opening.empty
+        # the stream sends every written event, in order, numbered from 1
+        assert [chunk.event for chunk in streamed] == [
+            e for e in sent if not isinstance(e, agents.Raw)
+        ]
+        numbers = [chunk.seq for chunk in streamed]
+        assert numbers == sorted(numbers)

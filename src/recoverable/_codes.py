@@ -37,6 +37,7 @@ CATEGORY_SENTENCES: Mapping[str, str] = MappingProxyType(
         "rate": "Too many requests right now. Please wait a moment and try again.",
         "service": "The service could not complete the request. Please try again later.",
         "network": "A network problem interrupted the request. Please try again.",
+        "state": "This conversation cannot do that right now.",
     }
 )
 
@@ -306,6 +307,30 @@ _TABLE: tuple[Code, ...] = (
     Code("precondition_failed", "caller", N, N, 4, 412,
          "This cannot be done yet because something it needs is not ready.",
          "Satisfy the precondition first", when="precondition unmet"),
+    # Sessions and their streams (Helix's state_* family): the wire's `Sessions` and
+    # `StreamLog` raise them; a user's own session store may too.
+    Code("state_already_running", "state", Y, N, 12, 409,
+         "This conversation is still answering an earlier message. Please try again when it "
+         "has finished.",
+         when="a session already has a live run (a second start through the wire's `Sessions`); "
+              "retryable once that run ends"),
+    Code("state_session_not_found", "state", N, N, 5, 404,
+         "This conversation could not be found.",
+         "Start a new conversation",
+         when="a session (or its stream) this server does not know, as a resume names it"),
+    Code("state_not_resumable", "state", N, N, 6, 410,
+         "This conversation cannot be continued from where it stopped. Please reload it.",
+         "Reload the conversation from its current state",
+         when="a resume from a Last-Event-ID the stream never gave out or no longer keeps"),
+    Code("state_run_superseded", "state", N, N, 6, 409,
+         "This answer was replaced by a newer request.",
+         when="a newer run of the same session took over (`Sessions.start(supersede=True)`): "
+              "never retried"),
+    Code("state_concurrency_conflict", "state", N, N, 6, 409,
+         "This conversation was changed by another request at the same time. Please reload "
+         "it and try again.",
+         "Reload the current state and try again",
+         when="a second writer on one stream (a `StreamLog` another publisher writes or wrote)"),
     Code("unauthenticated", "auth", N, N, 8, 401,
          "Please sign in to continue.",
          "Provide credentials", when="no or invalid credentials"),

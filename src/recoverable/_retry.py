@@ -50,6 +50,7 @@ __all__ = [
 
 P = ParamSpec("P")
 T = TypeVar("T")
+A = TypeVar("A")  # what marks an attempt in a stream (`on_attempt`)
 
 _testing = False
 _CANCEL_POLL_S = 0.02  # how often an async wait looks at a cancel it cannot await
@@ -501,19 +502,40 @@ class Retrying:
 
     # --- streams: hold the error until the outcome is known ---------------------------------
 
+    @overload
+    def stream(
+        self,
+        open_stream: Callable[[], AsyncIterator[T]],
+        *,
+        on_error: Callable[[ErrorDetail], T] | None = None,
+        retry_after_output: bool = False,
+        on_attempt: None = None,
+    ) -> AsyncIterator[T]: ...
+    @overload
+    def stream(
+        self,
+        open_stream: Callable[[], AsyncIterator[T]],
+        *,
+        on_error: Callable[[ErrorDetail], T] | None = None,
+        retry_after_output: bool = False,
+        on_attempt: Callable[[int], A],
+    ) -> AsyncIterator[T | A]: ...
     async def stream(
         self,
         open_stream: Callable[[], AsyncIterator[T]],
         *,
         on_error: Callable[[ErrorDetail], T] | None = None,
         retry_after_output: bool = False,
-    ) -> AsyncIterator[T]:
+        on_attempt: Callable[[int], A] | None = None,
+    ) -> AsyncIterator[T | A]:
         """Relay `open_stream()`'s items, retrying failed attempts; emit one error, at the end.
 
         A retried attempt emits nothing; only a terminal failure is reported, once: as the
         item `on_error(detail)` when given, else raised as `RecoverableError`. Once an attempt
         has yielded output it is not retried (the reader would see it twice) unless
-        `retry_after_output` is set. With `cooldowns`, the gate runs before each attempt (a
+        `retry_after_output` is set; `on_attempt(n)` is then yielded before attempt n's items
+        (`wire.Attempt`: the wire marks each chunk's attempt and tells its readers which
+        attempt's output to drop). With `cooldowns`, the gate runs before each attempt (a
         refusal is the terminal failure) and each attempt's outcome is recorded.
         """
         started = self.clock()
@@ -521,6 +543,8 @@ class Retrying:
         while True:
             _check_task_cancel(attempt)
             self._begin(attempt)  # the same prelude as every other form: cancel, then hook
+            if on_attempt is not None:
+                yield on_attempt(attempt)
             produced = False
             try:
                 gate = await self._agate(started)

@@ -34,11 +34,18 @@ whatever style (else `from_http`). Clients: `raise_for_error(response)` and
 `iter_events(response)` / `aiter_events(response)` over an httpx (or httpx2) response.
 
 The Vercel AI SDK's UI message stream: `to_ui_message_stream(events)` / `UiMessageStream`
-(text, reasoning and tool parts; a failure as `{"type": "error", "errorText": sentence}`),
-served by `asgi.ui_message_response` so a `useChat` front end works unchanged.
+(text, reasoning and tool parts; a failure as a `data-recoverable-error` part, its code,
+`retryable` and wait, then `{"type": "error", "errorText": sentence}`), served by
+`asgi.ui_message_response` so a `useChat` front end works unchanged and can branch on the code.
 
 `StreamLog` keeps a stream's numbered events so a client reconnecting with `Last-Event-ID`
-(`last_event_id(headers)`) is served from where it stopped.
+(`last_event_id(headers)`) is served from where it stopped (`asgi.resume_response`: 404, 400,
+410 when it cannot be, 204 when the stream has ended); `Sessions` keeps one live run a session
+(`state_already_running`; `supersede=True`: `state_run_superseded`). The ASGI streams answer a
+failure before their first byte with its own status (`_opening`). A retried stream marks its
+attempts (`Attempt`, `Retrying.stream`'s `on_attempt`): each chunk's `attempt`, and an
+`AttemptSuperseded` marker the readers drop the stale attempt by (`winning`). An error chunk
+carries its agent, kind, timestamp and step (`ErrorContext`, on `Chunk.context`).
 """
 
 from __future__ import annotations
@@ -50,6 +57,13 @@ _EXPORTS = {
     "MAX_CHUNK_CHARS": "._chunks",
     "MAX_SEQ": "._chunks",
     "Chunk": "._chunks",
+    "StreamEvent": "._chunks",
+    "Attempt": "._attempts",
+    "AttemptSuperseded": "._attempts",
+    "winning": "._attempts",
+    "ErrorContext": "._error_context",
+    "NotResumable": "._resume",
+    "Sessions": "._sessions",
     "public_payload": "._public_events",
     "NdjsonReader": "._ndjson",
     "read_ndjson": "._ndjson",
@@ -79,9 +93,15 @@ __all__ = [
     "MAX_CHUNK_CHARS",
     "MAX_SEQ",
     "PROBLEM_TYPE_PREFIX",
+    "Attempt",
+    "AttemptSuperseded",
     "Chunk",
+    "ErrorContext",
     "NdjsonReader",
+    "NotResumable",
+    "Sessions",
     "SseReader",
+    "StreamEvent",
     "StreamLog",
     "UiMessageStream",
     "aiter_chunks",
@@ -102,11 +122,13 @@ __all__ = [
     "to_ndjson",
     "to_sse",
     "to_ui_message_stream",
+    "winning",
 ]
 
 if TYPE_CHECKING:
     from ._ai_sdk import UiMessageStream, to_ui_message_stream
-    from ._chunks import MAX_CHUNK_CHARS, MAX_SEQ, Chunk
+    from ._attempts import Attempt, AttemptSuperseded, winning
+    from ._chunks import MAX_CHUNK_CHARS, MAX_SEQ, Chunk, StreamEvent
     from ._client import (
         aiter_chunks,
         aiter_events,
@@ -115,10 +137,12 @@ if TYPE_CHECKING:
         iter_events,
         raise_for_error,
     )
+    from ._error_context import ErrorContext
     from ._http import PROBLEM_TYPE_PREFIX, http_body, http_response, read_response
     from ._ndjson import NdjsonReader, read_ndjson, read_ndjson_chunks, to_ndjson
     from ._public_events import public_payload
-    from ._resume import StreamLog, last_event_id
+    from ._resume import NotResumable, StreamLog, last_event_id
+    from ._sessions import Sessions
     from ._sse import SseReader, read_sse, read_sse_chunks, to_sse
 
 

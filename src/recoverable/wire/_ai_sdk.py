@@ -5,17 +5,29 @@
     data: {"type":"text-start","id":"text-1"}
     data: {"type":"text-delta","id":"text-1","delta":"Hel"}
     ...
+    data: {"type":"data-recoverable-error","data":{"code":"provider_rate_limited", ...}}
     data: {"type":"error","errorText":"The AI service is busy right now. ..."}
     data: [DONE]
 
 Text and reasoning deltas open a part and add to it; a tool start is a `tool-input-available`
 (a dynamic tool: the CLI's own), its end `tool-output-available` or `tool-output-error`; a
 turn's end ends the step; the run's `Done` ends the last step with `finish` (its
-`finishReason` "stop" or "error"). A failure is `{"type": "error", "errorText": sentence}`:
-this registry's sentence for its code (`recoverable._public`), never developer text nor a
-peer's own words; a failed tool's `errorText` likewise. Tool inputs and outputs are sent
-with credentials scrubbed, as the public stream chunks are. Warnings and `Raw` events are
-not sent. Pure.
+`finishReason` "stop" or "error"). Tool inputs and outputs are sent with credentials
+scrubbed, as the public stream chunks are. Warnings and `Raw` events are not sent. Pure.
+
+A failure is two chunks. First a data part, `data-recoverable-error`, whose `data` is the
+detail's public view (`_public_events.public_payload`: code, category, retryable, the wait,
+fix_required, the sentence) with the stream's context (`_error_context`: agent, agent_kind,
+timestamp, step; and the attempt in a retried stream): the AI SDK's schema takes any
+`data-*` part, and `useChat` keeps it in the message's `parts`, so a page branches on
+`part.data.code`. Then `{"type": "error", "errorText": sentence}`, which `useChat` shows as
+its `error`: this registry's sentence for the code (`recoverable._public`), never developer
+text nor a peer's own words; a failed tool's `errorText` likewise.
+
+A retried stream (`_attempts`): each attempt is one step (a turn's end does not end it), and
+when an attempt is superseded its step is reset (`reset-step`, which drops the parts it
+added) after a transient `data-attempt-superseded` part (`onData` sees it), so the message
+shows only the attempt that won.
 """
 
 from __future__ import annotations
@@ -36,10 +48,18 @@ from ..agents._events import (
     ToolStart,
     TurnEnd,
 )
-from ._chunks import chunk_json
-from ._public_events import public_tool_input, public_tool_text
+from ._attempts import AttemptSuperseded
+from ._chunks import Chunk, chunk_json
+from ._error_context import ErrorContext, context_fields
+from ._public_events import public_payload, public_tool_input, public_tool_text
 
-__all__ = ["UI_MESSAGE_STREAM_HEADERS", "UiMessageStream", "to_ui_message_stream"]
+__all__ = [
+    "ERROR_PART",
+    "SUPERSEDED_PART",
+    "UI_MESSAGE_STREAM_HEADERS",
+    "UiMessageStream",
+    "to_ui_message_stream",
+]
 
 UI_MESSAGE_STREAM_HEADERS = {
     "cache-control": "no-cache",
@@ -48,6 +68,10 @@ UI_MESSAGE_STREAM_HEADERS = {
 }
 """The headers the AI SDK sends with a UI message stream (and `text/event-stream`)."""
 DONE = "[DONE]"
+ERROR_PART = "data-recoverable-error"
+"""The data part before a failure's `error` chunk: the detail's public view and context."""
+SUPERSEDED_PART = "data-attempt-superseded"
+"""The transient data part before a superseded attempt's `reset-step`."""
 
 
 class UiMessageStream:
@@ -59,6 +83,8 @@ class UiMessageStream:
         self._parts = 0
         self._in_step = False
         self._finished = False
+        self._attempts = False  # a retried stream: one step per attempt
+        self._chunk: Chunk | None = None  # the chunk being written, when one is
 
     def start(self) -> list[dict[str, Any]]:
         """The chunk that opens the message."""
@@ -67,8 +93,13 @@ class UiMessageStream:
             start["messageId"] = self._message_id
         return [start]
 
-    def write(self, event: Event) -> list[dict[str, Any]]:
-        """The chunks of one event (none for a warning or a `Raw` event)."""
+    def write(self, item: Event | AttemptSuperseded | Chunk) -> list[dict[str, Any]]:
+        """The chunks of one event, or of a stream's chunk (with its attempt and an error's
+        context); none for a warning or a `Raw` event."""
+        chunk = self._chunk = item if isinstance(item, Chunk) else None
+        event = item if chunk is None else chunk.event
+        if chunk is not None and chunk.attempt is not None:
+            self._attempts = True
         writer = _WRITERS.get(type(event))
         if self._finished or writer is None:
             return []
@@ -90,12 +121,27 @@ class UiMessageStream:
         return [*self._step(), *self._close(), _tool_end(event)]
 
     def _turn_end(self, event: TurnEnd) -> list[dict[str, Any]]:
-        return self._end_step()
+        return [] if self._attempts else self._end_step()
 
     def _error(self, event: Error) -> list[dict[str, Any]]:
         if event.severity != "error":
             return []
-        return [*self._close(), {"type": "error", "errorText": public_sentence(event.detail)}]
+        chunk = self._chunk
+        if chunk is None:
+            data = error_data(event.detail)
+        else:
+            data = error_data(event.detail, chunk.context, chunk.attempt)
+        failure = {"type": "error", "errorText": public_sentence(event.detail)}
+        return [*self._close(), {"type": ERROR_PART, "data": data}, failure]
+
+    def _superseded(self, event: AttemptSuperseded) -> list[dict[str, Any]]:
+        data: dict[str, Any] = {"superseded": event.superseded}
+        if self._chunk is not None and self._chunk.attempt is not None:
+            data["attempt"] = self._chunk.attempt
+        chunks = [*self._close(), {"type": SUPERSEDED_PART, "data": data, "transient": True}]
+        if self._in_step:  # (with no step open, `reset-step` would drop every part)
+            chunks.append({"type": "reset-step"})
+        return chunks
 
     def _done(self, event: Done) -> list[dict[str, Any]]:
         self._finished = True
@@ -145,7 +191,19 @@ _WRITERS: dict[type, Callable[[UiMessageStream, Any], list[dict[str, Any]]]] = {
     TurnEnd: UiMessageStream._turn_end,
     Error: UiMessageStream._error,
     Done: UiMessageStream._done,
+    AttemptSuperseded: UiMessageStream._superseded,
 }
+
+
+def error_data(
+    detail: ErrorDetail, context: ErrorContext | None = None, attempt: int | None = None
+) -> dict[str, Any]:
+    """The `data` of a failure's data part: its public view, context and attempt."""
+    data = public_payload(detail)
+    data.update(context_fields(context, public=True))
+    if attempt is not None:
+        data["attempt"] = attempt
+    return data
 
 
 def _tool_end(event: ToolEnd) -> dict[str, Any]:
@@ -169,8 +227,11 @@ def sse_data(data: dict[str, Any] | str) -> str:
     return f"data: {data if isinstance(data, str) else chunk_json(data)}\n\n"
 
 
-def to_ui_message_stream(events: Iterable[Event], *, message_id: str | None = None) -> str:
-    """A whole run's events as the UI message stream's SSE text, `[DONE]` last."""
+def to_ui_message_stream(
+    events: Iterable[Event | AttemptSuperseded | Chunk], *, message_id: str | None = None
+) -> str:
+    """A whole run's events (or a stream's chunks) as the UI message stream's SSE text,
+    `[DONE]` last."""
     writer = UiMessageStream(message_id)
     chunks = writer.start()
     for event in events:

@@ -1,10 +1,12 @@
 """Events as chunks: one JSON object per event, with its `type` and a sequence number. Pure.
 
 Writing: `chunk_dict` (the agents event, its `type` in snake_case, `seq` when given: an int
-from 0 to MAX_SEQ, anything else is refused). A standalone `ErrorDetail` (or
-`RecoverableError`) is written as an `Error` event. `public=True` writes what a person's
-browser may see, and only that (`_public_events`: no developer text, stderr, session ids or
-a peer's words; `Raw` events not at all).
+from 0 to MAX_SEQ, anything else is refused); `chunk_data` writes a whole `Chunk`: its `seq`,
+its `attempt` in a retried stream (`_attempts`) and an error's context (`_error_context`:
+agent, kind, timestamp, step). A standalone `ErrorDetail` (or `RecoverableError`) is written
+as an `Error` event. `public=True` writes what a person's browser may see, and only that
+(`_public_events`: no developer text, stderr, session ids or a peer's words; `Raw` events not
+at all).
 
 Reading: `read_chunk` over an untrusted object. A known `type` with fields of the wrong type,
 an error whose detail `ErrorDetail.from_dict` refuses, anything that is not a JSON object: a
@@ -40,6 +42,8 @@ from ..agents._events import (
     TurnEnd,
     event_to_dict,
 )
+from ._attempts import MAX_ATTEMPT, AttemptSuperseded, checked_attempt
+from ._error_context import ErrorContext, context_fields, read_context
 from ._public_events import public_event
 
 __all__ = [
@@ -47,8 +51,10 @@ __all__ = [
     "MAX_SEQ",
     "WIRE_SOURCE",
     "Chunk",
+    "StreamEvent",
     "as_event",
     "checked_seq",
+    "chunk_data",
     "chunk_dict",
     "chunk_json",
     "load_chunk",
@@ -65,20 +71,28 @@ WIRE_SOURCE = "wire"
 _MAX_QUOTED = 200  # how much of a malformed chunk its warning quotes (scrubbed)
 
 
+StreamEvent = Event | AttemptSuperseded
+"""What a chunk carries: an agents event, or the marker of a superseded attempt."""
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One event read from a stream, with the sequence number it was sent with."""
+    """One event of a stream, with the sequence number it was sent with."""
 
-    event: Event
+    event: StreamEvent
     """The event, typed (a malformed chunk is an `Error` warning; an unknown one `Raw`)."""
     seq: int | None = None
     """Its sequence number (SSE `id:`, NDJSON `seq`), when it carried one."""
+    attempt: int | None = None
+    """The attempt of a retried stream it belongs to, from 1 (`_attempts`); None outside one."""
+    context: ErrorContext | None = None
+    """An error's agent, kind, timestamp and step (`_error_context`), when it was stamped."""
 
 
 # --- writing ---------------------------------------------------------------------------------
 
 
-def as_event(value: Event | ErrorDetail | RecoverableError) -> Event:
+def as_event(value: StreamEvent | ErrorDetail | RecoverableError) -> StreamEvent:
     """An event; a detail (or the error carrying one) as a standalone `Error` event."""
     if isinstance(value, ErrorDetail):
         return Error(value)
@@ -101,19 +115,35 @@ def checked_seq(seq: object) -> int | None:
 
 
 def chunk_dict(
-    value: Event | ErrorDetail | RecoverableError, *, seq: int | None = None, public: bool = False
+    value: StreamEvent | ErrorDetail | RecoverableError,
+    *,
+    seq: int | None = None,
+    public: bool = False,
 ) -> dict[str, Any] | None:
     """The chunk of an event as JSON data (None: a `Raw` event is not written publicly)."""
     seq = checked_seq(seq)
     event = as_event(value)
-    if public:
+    if isinstance(event, AttemptSuperseded):
+        data: dict[str, Any] | None = event.to_dict()
+    elif public:
         data = public_event(event)
-        if data is None:
-            return None
     else:
         data = event_to_dict(event)
-    if seq is not None:
+    if data is not None and seq is not None:
         data["seq"] = seq
+    return data
+
+
+def chunk_data(chunk: Chunk, *, public: bool = False, seq: bool = True) -> dict[str, Any] | None:
+    """A whole chunk as JSON data: its event, `seq` (unless `seq=False`: SSE sends it as the
+    `id:`), `attempt` and an error's context (see the module's docstring)."""
+    data = chunk_dict(chunk.event, seq=chunk.seq if seq else None, public=public)
+    if data is None:
+        return None
+    if chunk.attempt is not None:
+        data["attempt"] = checked_attempt(chunk.attempt)
+    if isinstance(chunk.event, Error):
+        data.update(context_fields(chunk.context, public=public))
     return data
 
 
@@ -191,18 +221,24 @@ def read_chunk(data: object, seq: int | None = None) -> Chunk:
     if seq is None:
         own = data.get("seq")
         seq = own if type(own) is int and 0 <= own <= MAX_SEQ else None
+    number = data.get("attempt")
+    attempt = number if type(number) is int and 1 <= number <= MAX_ATTEMPT else None
     kind = data.get("type")
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
         if not isinstance(kind, str):
             return malformed("no string 'type'")
-        fields = {key: value for key, value in data.items() if key != "seq"}
-        return Chunk(Raw(WIRE_SOURCE, fields), seq)
+        fields = {key: value for key, value in data.items() if key not in _CHUNK_KEYS}
+        return Chunk(Raw(WIRE_SOURCE, fields), seq, attempt)
     try:
         event = reader(data)
     except (_Refused, PayloadError) as refused:
         return malformed(f"{kind}: {refused}")
-    return Chunk(event, seq)
+    context = read_context(data) if isinstance(event, Error) else None
+    return Chunk(event, seq, attempt, context)
+
+
+_CHUNK_KEYS = frozenset({"seq", "attempt"})  # the chunk's own fields, not its event's
 
 
 class _Refused(ValueError):
@@ -283,7 +319,14 @@ def _raw(data: Mapping[str, Any]) -> Raw:
     return Raw(_str(data, "cli"), data.get("event"))
 
 
-_READERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
+def _superseded(data: Mapping[str, Any]) -> AttemptSuperseded:
+    number = data.get("superseded")
+    if type(number) is not int or not 1 <= number <= MAX_ATTEMPT:
+        raise _Refused(f"'superseded' must be an attempt number (1 to {MAX_ATTEMPT})")
+    return AttemptSuperseded(number)
+
+
+_READERS: dict[str, Callable[[Mapping[str, Any]], StreamEvent]] = {
     TextDelta.type: lambda data: TextDelta(_str(data, "text")),
     ThinkingDelta.type: lambda data: ThinkingDelta(_str(data, "text")),
     ToolStart.type: lambda data: ToolStart(_str(data, "tool_id"), _str(data, "name"),
@@ -293,4 +336,5 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
     Error.type: _error,
     Done.type: _done,
     Raw.type: _raw,
+    AttemptSuperseded.type: _superseded,
 }  # fmt: skip

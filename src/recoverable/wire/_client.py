@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from .._classify import classify
 from .._detail import RecoverableError, with_details
-from ..agents._events import Error, Event
-from ._chunks import Chunk
+from ..agents._events import Error
+from ._chunks import Chunk, StreamEvent
 from ._http import MAX_BODY_BYTES, read_response
 from ._ndjson import NdjsonReader
 from ._sse import SseReader, parse_seq
@@ -134,8 +134,10 @@ def iter_chunks(response: Any) -> Iterator[Chunk]:
     yield from reader.close()
 
 
-def iter_events(response: Any) -> Iterator[Event]:
-    """The events of a streamed SSE or NDJSON response, typed (see `iter_chunks`)."""
+def iter_events(response: Any) -> Iterator[StreamEvent]:
+    """The events of a streamed SSE or NDJSON response, typed (see `iter_chunks`); in a
+    retried stream, an `AttemptSuperseded` where an attempt's output became stale (drop what
+    you kept since the previous one)."""
     for chunk in iter_chunks(response):
         yield chunk.event
 
@@ -156,7 +158,7 @@ async def aiter_chunks(response: Any) -> AsyncIterator[Chunk]:
         yield chunk
 
 
-async def aiter_events(response: Any) -> AsyncIterator[Event]:
+async def aiter_events(response: Any) -> AsyncIterator[StreamEvent]:
     """`iter_events` for an async response."""
     async for chunk in aiter_chunks(response):
         yield chunk.event

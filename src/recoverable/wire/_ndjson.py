@@ -9,22 +9,40 @@ Lines end at LF only (a CR before it is dropped); blank lines are skipped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from .._detail import ErrorDetail, RecoverableError
 from ..agents._events import Event
-from ._chunks import MAX_CHUNK_CHARS, Chunk, chunk_dict, chunk_json, load_chunk, malformed
+from ._attempts import winning_events
+from ._chunks import (
+    MAX_CHUNK_CHARS,
+    Chunk,
+    StreamEvent,
+    chunk_data,
+    chunk_dict,
+    chunk_json,
+    load_chunk,
+    malformed,
+)
 from ._lines import ChunkReader, iter_chunks
 
 __all__ = ["NdjsonReader", "read_ndjson", "read_ndjson_chunks", "to_ndjson"]
 
 
 def to_ndjson(
-    event: Event | ErrorDetail | RecoverableError, *, seq: int | None = None, public: bool = False
+    event: StreamEvent | ErrorDetail | RecoverableError | Chunk,
+    *,
+    seq: int | None = None,
+    public: bool = False,
 ) -> str:
     """One event as an NDJSON line (with its newline). A detail is written as an `Error`
-    event. `public=True`: what a browser may see (see `recoverable.wire`); a `Raw` event is
-    then not written (the empty string)."""
-    data = chunk_dict(event, seq=seq, public=public)
+    event; a `Chunk` with its own `seq`, attempt and error context. `public=True`: what a
+    browser may see (see `recoverable.wire`); a `Raw` event is then not written (the empty
+    string)."""
+    if isinstance(event, Chunk):
+        data = chunk_data(event if seq is None else replace(event, seq=seq), public=public)
+    else:
+        data = chunk_dict(event, seq=seq, public=public)
     return "" if data is None else chunk_json(data) + "\n"
 
 
@@ -57,5 +75,6 @@ def read_ndjson_chunks(text_or_lines: str | bytes | Iterable[str | bytes]) -> li
 
 def read_ndjson(text_or_lines: str | bytes | Iterable[str | bytes]) -> list[Event]:
     """The events of NDJSON text (or of its lines): typed, a malformed line as an `Error`
-    warning (`tool_output_invalid`), an unknown type as `Raw`; nothing raises."""
-    return [chunk.event for chunk in iter_ndjson_chunks(text_or_lines)]
+    warning (`tool_output_invalid`), an unknown type as `Raw`; of a retried stream, only the
+    attempts not superseded (`_attempts.winning`); nothing raises."""
+    return winning_events(iter_ndjson_chunks(text_or_lines))

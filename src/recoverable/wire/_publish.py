@@ -8,11 +8,22 @@ ended by exactly one error when it fails, and `run_cancelled` when the client go
   a chunk is passed on as it is, once its sequence number is checked (`checked_seq`);
   anything else the source yields (not an event, a chunk with a `seq` of text) is a failure
   of the source, answered as below;
+- a `log` is claimed first (`StreamLog.claim`): when it has another writer, or its session
+  another live run (`Sessions`), the one chunk is that refusal (not kept in the log) and the
+  source is not started;
+- an `Error` chunk is stamped with where and when it happened (`_error_context`: the agent,
+  its kind, the timestamp, the step);
+- a retried source marks its attempts (`wire.Attempt`, `Retrying.stream`'s `on_attempt`):
+  each chunk carries its attempt, and an attempt that follows one that sent anything starts
+  with the `AttemptSuperseded` marker (`_attempts`);
 - when the source raises, the failure is classified and sent as one `Error` event, unless
   the source already sent its error (an `Error` of severity "error"); the stream then ends,
   and the log `recoverable.wire` gets one line for it (`_logging`: no developer text);
-- when the response is cancelled (the client disconnected), the source is closed (for
-  `agents.stream`: its process group is stopped) and the log, if any, gets `run_cancelled`.
+- when the response is cancelled (the client disconnected) before the stream's outcome is
+  known (its end, or its error), the source is closed (for `agents.stream`: its process group
+  is stopped) and the log, if any, gets `run_cancelled`;
+- when a newer run supersedes the log (`StreamLog.supersede`), the stream ends at the
+  source's next event with the log's `state_run_superseded` chunk, and the source is closed.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
@@ -36,34 +48,80 @@ from ..agents._events import (
     ToolStart,
     TurnEnd,
 )
-from ._chunks import Chunk, checked_seq
+from ._attempts import Attempt, AttemptSuperseded, checked_attempt
+from ._chunks import Chunk, as_event, checked_seq
+from ._error_context import ErrorContext, agent_of
 from ._logging import log_failure
 from ._resume import StreamLog
 
-__all__ = ["published"]
+__all__ = ["close_source", "published"]
 
 EVENTS = (TextDelta, ThinkingDelta, ToolStart, ToolEnd, TurnEnd, Error, Done, Raw)
+_CHUNK_EVENTS = (*EVENTS, AttemptSuperseded)
+
+
+class _Superseded(Exception):
+    """The log was superseded: the stream ends with its chunk."""
 
 
 class _Numbering:
-    """Numbers events: through the log when there is one, else from 1."""
+    """Numbers events (through the log when there is one, else from 1) with their attempt
+    and an error's context."""
 
     def __init__(self, log: StreamLog | None) -> None:
         self.log = log
         self.last = 0
+        self.attempt: int | None = None
+        self.sent_in_attempt = False  # whether the current attempt has sent a chunk
+        self.turns = 0  # the turns ended in the current attempt
+        self.agent: str | None = None  # the CLI the events came from
 
-    def chunk(self, item: Event | Chunk) -> Chunk:
+    def start_attempt(self, marker: Attempt) -> Chunk | None:
+        """Attempt `marker.number` starts: the marker superseding the last one, when it sent
+        anything."""
+        number = checked_attempt(marker.number)
+        previous, sent = self.attempt, self.sent_in_attempt
+        self.attempt, self.sent_in_attempt, self.turns = number, False, 0
+        if previous is None or not sent:
+            return None
+        return self.number(AttemptSuperseded(previous))
+
+    def chunk(self, item: object) -> Chunk:
         if isinstance(item, Chunk):
             checked_seq(item.seq)
-            if not isinstance(item.event, EVENTS):
+            if not isinstance(item.event, _CHUNK_EVENTS):
                 raise TypeError(f"a chunk's event is an agents event, not {_kind(item.event)}")
             return item
-        if not isinstance(item, (*EVENTS, ErrorDetail, RecoverableError)):
+        if not isinstance(item, (*_CHUNK_EVENTS, ErrorDetail, RecoverableError)):
             raise TypeError(f"a stream yields agents events or chunks, not {_kind(item)}")
+        return self.number(as_event(item))  # (a relayed marker too: a reader resets there)
+
+    def number(self, event: Event | AttemptSuperseded) -> Chunk:
+        if self.log is not None and self.log.superseded is not None:
+            raise _Superseded
+        context = self._context(event) if isinstance(event, Error) else None
+        self._follow(event)
+        self.sent_in_attempt = True
         if self.log is not None:
-            return self.log.append(item)
+            return self.log.append(event, attempt=self.attempt, context=context)
         self.last += 1
-        return Chunk(item, self.last)
+        return Chunk(event, self.last, self.attempt, context)
+
+    def _follow(self, event: object) -> None:
+        """What the chunks' context needs: the turns ended, the CLI that runs."""
+        if isinstance(event, TurnEnd):
+            self.turns += 1
+        elif isinstance(event, Raw) and agent_of(event.cli) is not None:
+            self.agent = event.cli
+
+    def _context(self, event: Error) -> ErrorContext:
+        agent = agent_of(getattr(event.detail, "source", None)) or agent_of(self.agent)
+        return ErrorContext(
+            agent=None if agent is None else agent[0],
+            agent_kind=None if agent is None else agent[1],
+            timestamp_ms=int(time.time() * 1000),
+            step=self.turns + 1,
+        )
 
     def close(self) -> None:
         if self.log is not None and not self.log.closed:
@@ -74,28 +132,45 @@ async def published(
     source: AsyncIterable[Any], *, log: StreamLog | None = None
 ) -> AsyncIterator[Chunk]:
     """The chunks to send for `source` (see the module's docstring)."""
+    if log is not None:
+        refusal = log.claim()
+        if refusal is not None:  # the log is another's: nothing is written to it
+            await close_source(aiter(source))
+            yield Chunk(Error(refusal))
+            return
     numbering = _Numbering(log)
     iterator = aiter(source)
     failed = ended = False
     try:
         async for item in iterator:
+            if isinstance(item, Attempt):
+                marker = numbering.start_attempt(item)
+                if marker is not None:
+                    yield marker
+                continue
             chunk = numbering.chunk(item)
             failed = failed or (isinstance(chunk.event, Error) and chunk.event.severity == "error")
             yield chunk
         ended = True
     except asyncio.CancelledError:
         raise
+    except _Superseded:
+        ended = True
+        superseded = log.superseded if log is not None else None
+        assert superseded is not None
+        yield superseded
     except Exception as exc:  # the source failed: one classified error ends the stream
         ended = True
         detail = classify(exc)
         log_failure("stream", detail, exc, level=logging.WARNING)  # a stream cut short
         if not failed:
-            yield numbering.chunk(Error(detail))
+            with contextlib.suppress(_Superseded):
+                yield numbering.number(Error(detail))
     finally:
-        if not ended:  # cancelled, or closed early: the client went away
+        if not ended and not failed:  # cancelled, or closed early: the client went away
             _cancelled(numbering)
         numbering.close()
-        await _close(iterator)
+        await close_source(iterator)
 
 
 def _cancelled(numbering: _Numbering) -> None:
@@ -103,7 +178,7 @@ def _cancelled(numbering: _Numbering) -> None:
         numbering.log.append(Error(ErrorDetail.create("run_cancelled", "the client went away")))
 
 
-async def _close(iterator: Any) -> None:
+async def close_source(iterator: Any) -> None:
     """Close the source, shielded (a cancelled response must still stop the run)."""
     aclose = getattr(iterator, "aclose", None)
     if aclose is None:

@@ -1,28 +1,38 @@
 """Resuming a stream where a client stopped: the events an app keeps, numbered.
 
-    log = wire.StreamLog()                    # one per run, kept by the app
+    log = wire.StreamLog()                    # one per run, kept by the app (or `Sessions`)
     chunk = log.append(event)                 # numbered 1, 2, 3, ...
     missed = log.since(wire.last_event_id(request.headers))   # after the client's last id
 
 A client that reconnects with `Last-Event-ID: 7` is sent chunks 8 onwards (`since`), then
 whatever comes next (`follow`, until `close`). When chunk 8 has already been dropped (the log
-keeps the last `max_events`) or the id is not one this log gave, `since` answers None: the
-client cannot be served from where it stopped.
+keeps the last `max_events`) or the id is not one this log gave, the client cannot be served
+from where it stopped: `since` answers None, `resume_refusal` the typed reason
+(`state_not_resumable`), and `follow` raises it (`NotResumable`, still a LookupError), so a
+response over it answers 410 before its first byte. A stream that has ended with nothing after
+the client's id has nothing to send: the responses answer that 204 No Content, which tells an
+EventSource to stop reconnecting.
+
+One writer per log: a publisher (`_publish`) `claim`s the log before its first event; a second
+one is refused (`state_concurrency_conflict`). `supersede` ends a log for a newer run of its
+session (`Sessions`): its followers get `state_run_superseded` as the last event, and its own
+publisher stops at its next event.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from .._classify.http_answers import header_value
 from .._detail import ErrorDetail, RecoverableError
-from ..agents._events import Event
-from ._chunks import Chunk, as_event
+from ..agents._events import Error
+from ._chunks import Chunk, StreamEvent, as_event
+from ._error_context import ErrorContext
 from ._sse import parse_seq
 
-__all__ = ["StreamLog", "last_event_id"]
+__all__ = ["NotResumable", "StreamLog", "last_event_id"]
 
 
 def last_event_id(headers: object) -> int | None:
@@ -31,15 +41,29 @@ def last_event_id(headers: object) -> int | None:
     return parse_seq(header_value(headers, "last-event-id"))
 
 
+class NotResumable(RecoverableError, LookupError):
+    """A resume a log cannot serve (`state_not_resumable`): a typed failure that is still the
+    LookupError `follow` always raised."""
+
+
+Claim = Callable[["StreamLog"], ErrorDetail | None]
+"""What a log asks before a writer takes it (`Sessions`): the refusal, or None."""
+
+
 class StreamLog:
     """The numbered events of one stream, the last `max_events` kept, for clients that resume."""
 
-    def __init__(self, *, max_events: int = 10_000) -> None:
+    def __init__(self, *, max_events: int = 10_000, on_claim: Claim | None = None) -> None:
         if max_events < 1:
             raise ValueError("max_events must be at least 1")
         self._chunks: deque[Chunk] = deque(maxlen=max_events)
         self._next = 1
         self._closed = False
+        self._claimed = False
+        self._on_claim = on_claim
+        self._superseded: Chunk | None = None
+        self._writer: asyncio.Task[None] | None = None  # cancelled when superseded
+        self._cancelled: asyncio.Task[None] | None = None
         self._wakeup: asyncio.Event | None = None  # set when something is appended or closed
 
     @property
@@ -52,12 +76,28 @@ class StreamLog:
         """Whether the stream has ended (`close`): `follow` then stops after the last event."""
         return self._closed
 
-    def append(self, event: Event | ErrorDetail | RecoverableError) -> Chunk:
-        """Number and keep an event; wakes the clients that `follow` (call it from their
-        event loop's thread)."""
+    @property
+    def live(self) -> bool:
+        """Whether a writer has claimed the log and the stream has not ended."""
+        return self._claimed and not self._closed
+
+    @property
+    def superseded(self) -> Chunk | None:
+        """The `state_run_superseded` chunk that ended the log (`supersede`), else None."""
+        return self._superseded
+
+    def append(
+        self,
+        event: StreamEvent | ErrorDetail | RecoverableError,
+        *,
+        attempt: int | None = None,
+        context: ErrorContext | None = None,
+    ) -> Chunk:
+        """Number and keep an event (with its attempt and an error's context, when given);
+        wakes the clients that `follow` (call it from their event loop's thread)."""
         if self._closed:
             raise ValueError("the stream has ended")
-        chunk = Chunk(as_event(event), self._next)
+        chunk = Chunk(as_event(event), self._next, attempt, context)
         self._next += 1
         self._chunks.append(chunk)
         self._notify()
@@ -68,27 +108,82 @@ class StreamLog:
         self._closed = True
         self._notify()
 
-    def since(self, seq: int | None) -> list[Chunk] | None:
-        """The chunks after `seq` (None: from the first); None when some of them are no
-        longer kept or `seq` was never given out."""
+    def claim(self) -> ErrorDetail | None:
+        """Take the log for one writer (a publisher, before its first event); the refusal when
+        it is or was another's (`state_concurrency_conflict`: two runs would interleave in one
+        numbering), or when `on_claim` refuses (`Sessions`: another run of the session)."""
+        if self._claimed or self._closed:
+            return ErrorDetail.create(
+                "state_concurrency_conflict",
+                "this stream log already has a writer"
+                if self.live
+                else "this stream log was written and has ended",
+            )
+        refusal = self._on_claim(self) if self._on_claim is not None else None
+        if refusal is None:
+            self._claimed = True
+        return refusal
+
+    def cancel_on_supersede(self, task: asyncio.Task[None]) -> None:
+        """The task that writes this log (a wire response's publisher): `supersede` cancels
+        it, so the run it publishes stops at once."""
+        self._writer = task
+
+    def cancelled(self, task: asyncio.Task[None]) -> bool:
+        """Whether `supersede` cancelled `task` (and not someone else)."""
+        return task is self._cancelled
+
+    def supersede(self, *, by: str = "a newer run") -> Chunk | None:
+        """End the stream for a newer run: `state_run_superseded` appended as its last event,
+        the log closed, its writer's task cancelled (`cancel_on_supersede`; any other
+        publisher stops at its next event). None when it had ended."""
+        if self._closed:
+            return None
+        detail = ErrorDetail.create("state_run_superseded", f"superseded by {by}")
+        self._superseded = self.append(Error(detail))
+        self.close()
+        writer = self._writer
+        if writer is not None and not writer.done() and writer is not _current_task():
+            self._cancelled = writer
+            writer.cancel()
+        return self._superseded
+
+    def resume_refusal(self, seq: int | None) -> ErrorDetail | None:
+        """Why the chunks after `seq` cannot be served (`state_not_resumable`), else None."""
         after = 0 if seq is None else seq
         if after > self.last_seq or after < 0:
+            why = f"event {after} was never sent by this stream (it is at {self.last_seq})"
+        elif after + 1 < self._first():
+            why = f"the events after {after} are no longer kept"
+        else:
             return None
-        first = self._chunks[0].seq if self._chunks else self._next
-        assert first is not None
-        if after + 1 < first:
+        return ErrorDetail.create("state_not_resumable", why, details={"last_event_id": after})
+
+    def _first(self) -> int:
+        """The number of the first chunk kept (the next one's when none is)."""
+        first = self._chunks[0].seq if self._chunks else None
+        return self._next if first is None else first
+
+    def since(self, seq: int | None) -> list[Chunk] | None:
+        """The chunks after `seq` (None: from the first); None when some of them are no
+        longer kept or `seq` was never given out (`resume_refusal` says which)."""
+        if self.resume_refusal(seq) is not None:
             return None
+        after = 0 if seq is None else seq
         kept = self._chunks
-        return [kept[index] for index in range(after + 1 - first, len(kept))]  # the tail: O(1) each
+        return [kept[index] for index in range(after + 1 - self._first(), len(kept))]  # O(1) each
 
     async def follow(self, seq: int | None = None) -> AsyncIterator[Chunk]:
         """The chunks after `seq`, then each new one as it is appended, until `close`.
-        Raises LookupError when the stream cannot be resumed from `seq` (see `since`)."""
+        Raises `NotResumable` (a LookupError) when the stream cannot be resumed from `seq`
+        (see `resume_refusal`)."""
         sent = 0 if seq is None else seq
         while True:
             missed = self.since(sent)
             if missed is None:
-                raise LookupError(f"events after {sent} are no longer kept")
+                refusal = self.resume_refusal(sent)
+                assert refusal is not None
+                raise NotResumable(refusal)
             for chunk in missed:
                 yield chunk
                 sent = chunk.seq or sent
@@ -105,3 +200,10 @@ class StreamLog:
         wakeup, self._wakeup = self._wakeup, None
         if wakeup is not None:
             wakeup.set()
+
+
+def _current_task() -> asyncio.Task[object] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return None

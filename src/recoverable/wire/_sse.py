@@ -15,10 +15,13 @@ from collections.abc import Iterable, Iterator
 
 from .._detail import ErrorDetail, RecoverableError
 from ..agents._events import Event
+from ._attempts import winning_events
 from ._chunks import (
     MAX_CHUNK_CHARS,
     Chunk,
+    StreamEvent,
     checked_seq,
+    chunk_data,
     chunk_dict,
     chunk_json,
     load_chunk,
@@ -32,15 +35,23 @@ _MAX_SEQ_DIGITS = 18  # below 2**63: what every reader holds
 
 
 def to_sse(
-    event: Event | ErrorDetail | RecoverableError, *, seq: int | None = None, public: bool = False
+    event: StreamEvent | ErrorDetail | RecoverableError | Chunk,
+    *,
+    seq: int | None = None,
+    public: bool = False,
 ) -> str:
     """One event as an SSE message (`id:` when numbered, one `data:` line, a blank line).
-    A detail is written as an `Error` event. `public=True`: what a browser may see (see
+    A detail is written as an `Error` event; a `Chunk` with its own `seq` (as the `id:`),
+    attempt and error context. `public=True`: what a browser may see (see
     `recoverable.wire`); a `Raw` event is then not written (the empty string). `seq` is an
     int from 0 to MAX_SEQ (TypeError, ValueError): nothing but digits goes in the `id:`
     field, and the JSON of `data:` holds no line break, so one call writes one event."""
-    seq = checked_seq(seq)
-    data = chunk_dict(event, public=public)
+    if isinstance(event, Chunk):
+        seq = checked_seq(event.seq if seq is None else seq)
+        data = chunk_data(event, public=public, seq=False)
+    else:
+        seq = checked_seq(seq)
+        data = chunk_dict(event, public=public)
     if data is None:
         return ""
     head = "" if seq is None else f"id: {seq}\n"
@@ -134,5 +145,6 @@ def read_sse_chunks(text_or_lines: str | bytes | Iterable[str | bytes]) -> list[
 
 def read_sse(text_or_lines: str | bytes | Iterable[str | bytes]) -> list[Event]:
     """The events of an SSE text (or of its lines): typed, a malformed event as an `Error`
-    warning (`tool_output_invalid`), an unknown type as `Raw`; nothing raises."""
-    return [chunk.event for chunk in iter_sse_chunks(text_or_lines)]
+    warning (`tool_output_invalid`), an unknown type as `Raw`; of a retried stream, only the
+    attempts not superseded (`_attempts.winning`); nothing raises."""
+    return winning_events(iter_sse_chunks(text_or_lines))
