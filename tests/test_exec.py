@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -256,11 +257,25 @@ def _pids_of(tmp_path: Path) -> list[int]:
     raise AssertionError("the command never wrote its pids")
 
 
+@pytest.fixture
+def default_stops() -> Iterator[None]:
+    """SIGTERM and SIGHUP at their defaults for the processes a test starts (they inherit an
+    ignored signal: a run under nohup ignores SIGHUP, which exec then keeps ignoring, as the
+    caller wished)."""
+    previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 # The command and a background job of its own, both writing their pids, both running on.
 _TWO_PROCESSES = "echo $$ > pids; sleep 61 & echo $! >> pids; wait"
 
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+@pytest.mark.usefixtures("default_stops")
 def test_a_supervisors_stop_stops_the_group_prints_the_envelope_and_exits_128_n(
     tmp_path: Path, signame: str
 ) -> None:
@@ -281,6 +296,7 @@ def test_a_supervisors_stop_stops_the_group_prints_the_envelope_and_exits_128_n(
     assert [pid for pid in pids if alive(pid)] == []
 
 
+@pytest.mark.usefixtures("default_stops")
 def test_timeout_1_around_exec_gets_the_envelope_and_no_survivor(tmp_path: Path) -> None:
     source = str(Path(rc.__file__).resolve().parent.parent)
     done = subprocess.run(

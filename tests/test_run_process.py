@@ -70,10 +70,17 @@ def test_a_sigterm_while_a_fix_runs_stops_its_group_then_ends_this_process(
         "print('not reached: the signal ends the process once the fix is stopped')\n"
     )
     source = str(Path(rc.__file__).resolve().parent.parent)
-    process = subprocess.Popen(
-        [sys.executable, "-c", script, "sleep 61"],
-        cwd=tmp_path, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": source},
-    )  # fmt: skip
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # an inherited "ignore" is kept
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", script, "sleep 61"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": source},
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     deadline = time.monotonic() + 30
     fix = None
     while fix is None and time.monotonic() < deadline:  # the fix's own group: its sleep
