@@ -228,6 +228,7 @@ def test_no_command_is_an_argument_error() -> None:
     assert _exec("--retries", "x", "--", "true").returncode == 2
 
 
+@pytest.mark.usefixtures("default_stops")
 def test_a_cancel_stops_the_command_and_exits_130(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "recoverable", "exec", "--json", "--", "sh", "-c",
@@ -259,10 +260,14 @@ def _pids_of(tmp_path: Path) -> list[int]:
 
 @pytest.fixture
 def default_stops() -> Iterator[None]:
-    """SIGTERM and SIGHUP at their defaults for the processes a test starts (they inherit an
-    ignored signal: a run under nohup ignores SIGHUP, which exec then keeps ignoring, as the
-    caller wished)."""
-    previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    """SIGTERM, SIGHUP and SIGINT at their defaults for the processes a test starts (they
+    inherit an ignored signal: a run under nohup ignores SIGHUP, which exec then keeps
+    ignoring, as the caller wished)."""
+    stops = (signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in stops}
+    # SIGINT as a terminal leaves it: a shell's background job ignores it, and Python then
+    # installs no KeyboardInterrupt of its own
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
