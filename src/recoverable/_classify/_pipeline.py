@@ -8,7 +8,7 @@ the two registries users add to (`add_classifier`, `register_handler`).
 from __future__ import annotations
 
 import _thread
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any, NamedTuple
 
 from .._detail import (
@@ -84,6 +84,21 @@ def package_of(module: str) -> str:
     if root == "google" and rest:
         return "google." + rest.partition(".")[0]
     return root
+
+
+_MAX_FRAMES = 64  # of a traceback walked for the package that raised
+
+
+def raised_by(exc: BaseException, packages: Container[str]) -> str | None:
+    """The first of `packages` whose code is in `exc`'s traceback (by the frames' module
+    globals, at most _MAX_FRAMES of them), or None."""
+    frame, seen = exc.__traceback__, 0
+    while frame is not None and seen < _MAX_FRAMES:
+        package = package_of(frame.tb_frame.f_globals.get("__name__", ""))
+        if package in packages:
+            return package
+        frame, seen = frame.tb_next, seen + 1
+    return None
 
 
 def register_handler(package: str, class_name: str, handler: Handler) -> None:

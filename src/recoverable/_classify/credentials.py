@@ -11,7 +11,7 @@ the variable to set, chosen from the table below (never taken from the text).
 from __future__ import annotations
 
 from .._detail import ErrorDetail
-from ._pipeline import Handler, error_message, package_of
+from ._pipeline import Handler, cause_chain, error_message, package_of, raised_by
 
 __all__ = ["BUILTIN_HANDLERS", "HANDLERS", "missing_key", "missing_key_in_chain"]
 
@@ -39,7 +39,6 @@ _WORDS = {
     "google.genai": ("no api key was provided", "missing key inputs argument"),
 }
 _SOURCES = {"google.genai": "google", "cerebras": "cerebras"}
-_MAX_FRAMES = 64
 
 
 def missing_key(package: str, exc: BaseException) -> ErrorDetail | None:
@@ -68,20 +67,18 @@ def _by_class(package: str) -> Handler:
     return handler
 
 
-def _raised_from(exc: BaseException) -> str | None:
-    """The SDK package among `_WORDS` whose frames raised `exc`, if any."""
-    frame, seen = exc.__traceback__, 0
-    while frame is not None and seen < _MAX_FRAMES:
-        package = package_of(frame.tb_frame.f_globals.get("__name__", ""))
-        if package in _WORDS:
-            return package
-        frame, seen = frame.tb_next, seen + 1
-    return None
+# The SDKs whose missing key is a builtin (anthropic's TypeError, google-genai's ValueError).
+_BUILTIN_RAISERS = ("anthropic", "google.genai")
 
 
 def _builtin(exc: BaseException) -> ErrorDetail | None:
-    """anthropic's TypeError and google-genai's ValueError, raised from their own frames."""
-    package = _raised_from(exc)
+    """anthropic's TypeError and google-genai's ValueError, raised from their own frames. The
+    words are read first (every TypeError and ValueError classified comes here; few say
+    them), the traceback only then."""
+    said = error_message(exc).lower().lstrip("\"'")
+    if not any(words in said for package in _BUILTIN_RAISERS for words in _WORDS[package]):
+        return None
+    package = raised_by(exc, _BUILTIN_RAISERS)
     return None if package is None else missing_key(package, exc)
 
 
@@ -104,11 +101,9 @@ BUILTIN_HANDLERS: dict[tuple[str, str], Handler] = {
 def missing_key_in_chain(exc: BaseException | None) -> ErrorDetail | None:
     """A missing key anywhere in a wrapper's chain (litellm wraps openai's `OpenAIError` in its
     own, with a status of 500 it made up: the SDK's error below it is the evidence)."""
-    seen = 0
-    while exc is not None and seen < _MAX_FRAMES:
-        handler = HANDLERS.get((package_of(type(exc).__module__), type(exc).__name__))
-        found = handler(exc) if handler is not None else None
+    for link in cause_chain(exc) if exc is not None else ():
+        handler = HANDLERS.get((package_of(type(link).__module__), type(link).__name__))
+        found = handler(link) if handler is not None else None
         if found is not None:
             return found
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return None

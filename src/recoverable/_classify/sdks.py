@@ -22,6 +22,7 @@ from ._pipeline import (
     classify_by_class,
     error_message,
     package_of,
+    raised_by,
 )
 from .bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
 from .credentials import missing_key, missing_key_in_chain
@@ -683,17 +684,11 @@ _SDK_SOURCES = {
     "cohere": "cohere",
     "huggingface_hub": "huggingface",
 }
-_MAX_FRAMES = 64
 
 
 def _sdk_source(exc: BaseException) -> str | None:
-    frame, seen = exc.__traceback__, 0
-    while frame is not None and seen < _MAX_FRAMES:
-        source = _SDK_SOURCES.get(package_of(frame.tb_frame.f_globals.get("__name__", "")))
-        if source is not None:
-            return source
-        frame, seen = frame.tb_next, seen + 1
-    return None
+    package = raised_by(exc, _SDK_SOURCES)
+    return None if package is None else _SDK_SOURCES[package]
 
 
 def _transport(code: str, provider_code: str, phase: str | None) -> Handler:
