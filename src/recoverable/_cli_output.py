@@ -63,7 +63,10 @@ def clip(text: str, limit: int) -> str:
 
 def describe_failure(error: ErrorDetail) -> list[str]:
     """How a run failed, for a person: the code, whether a retry may help, and the fix."""
-    lines = [f"{error.code} (retryable: {str(error.retryable).lower()}) - {error.user_message}"]
+    from ._public import public_sentence  # a person reads only this process's sentences
+
+    sentence = public_sentence(error)
+    lines = [f"{error.code} (retryable: {str(error.retryable).lower()}) - {sentence}"]
     if error.fix_required:
         lines.append(f"fix: {error.fix_required}")
     if error.fix_command:
