@@ -24,7 +24,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import recoverable as rc
-from recoverable import _secrets, _untrusted
+from recoverable._core import secrets as _secrets
+from recoverable._core import untrusted as _untrusted
 
 
 def _self_referencing() -> dict[str, Any]:

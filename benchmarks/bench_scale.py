@@ -38,7 +38,7 @@ from _cases import _openai_status
 from bench_parse import CHUNK, build_stream
 from bench_run import fake_server, stand_in
 from recoverable import agents
-from recoverable._detail import MAX_CAUSE_DEPTH
+from recoverable._core.detail import MAX_CAUSE_DEPTH
 from recoverable.agents._cli_modules import module_for
 from recoverable.agents._process import RunContext
 from recoverable.testing import Fault, sdk_error

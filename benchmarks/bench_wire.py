@@ -28,7 +28,7 @@ from typing import Any
 
 import recoverable as rc
 from recoverable import agents, wire
-from recoverable.agents import _events
+from recoverable._core import events as _events
 
 REPEATS = 5
 PIECE = 64 * 1024  # what one socket read hands both readers

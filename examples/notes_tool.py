@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 import recoverable as rc
-from recoverable import toolkit
+from recoverable.tools import toolkit
 
 # Registered once, checked at registration: one static, safe command, and our word that it
 # is idempotent (running it twice is the same as once).

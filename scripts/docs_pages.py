@@ -74,7 +74,7 @@ def codes_page() -> str:
 
 def matrix_page() -> str:
     """The fault matrix, rendered by the function `recoverable codes --markdown` prints."""
-    from recoverable._fault_matrix import render_matrix
+    from recoverable.testing._fault_matrix import render_matrix
 
     lines = [
         _GENERATED,
@@ -89,8 +89,8 @@ def matrix_page() -> str:
         "cell for real and asserts its code and `retryable`; where a surface hides a",
         "distinction, the cell says so and quotes the evidence, never a guess.",
         "",
-        "The table lives in `src/recoverable/_fault_matrix.py`; `recoverable codes --markdown`",
-        "prints it after the code table.",
+        "The table lives in `src/recoverable/testing/_fault_matrix.py`;",
+        "`recoverable codes --markdown` prints it after the code table.",
         "",
         render_matrix(),
         "",
@@ -120,8 +120,8 @@ def _columns(columns: str) -> Iterator[None]:
 
 def command_page() -> str:
     """`recoverable --help` and each subcommand's, as the parsers print them."""
-    from recoverable.cli import _parser
-    from recoverable.testing._command import _parser as fake_parser
+    from recoverable.command._cli import _parser
+    from recoverable.command._fake_provider import _parser as fake_parser
 
     lines = [
         _GENERATED,

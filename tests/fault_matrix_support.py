@@ -1,6 +1,6 @@
 """Driving one FakeProvider fault through one surface, and what the surface reported.
 
-The surfaces are those of the fault matrix (`recoverable._fault_matrix.SURFACES`): the real
+The surfaces are those of the fault matrix (`recoverable.testing._fault_matrix.SURFACES`): the real
 CLIs through `agents.run`, the real SDK clients (non-streaming and streaming) and the raw HTTP
 answer read by `from_http` (or by `classify_response` when the answer is a 200). Each run
 gets its own FakeProvider, so cells can run side by side.

@@ -11,8 +11,8 @@ import pytest
 
 import recoverable as rc
 from recoverable import agents
-from recoverable._cooldown_rules import GO
 from recoverable.agents._cooldown_gate import cli_gate
+from recoverable.fleet._rules import GO
 from recoverable.testing import FakeProvider, Fault
 
 from .test_agents_fallback import ORDER, _no_leftovers, _options

@@ -17,8 +17,7 @@ import pytest
 
 import recoverable as rc
 from recoverable import ErrorDetail, agents
-from recoverable.agents import _claude, _codex, _gemini
-from recoverable.agents._events import (
+from recoverable._core.events import (
     Done,
     Error,
     Event,
@@ -29,6 +28,7 @@ from recoverable.agents._events import (
     ToolEnd,
     ToolStart,
 )
+from recoverable.agents import _claude, _codex, _gemini
 from recoverable.agents._options import RunOptions
 from recoverable.agents._parsing import ParseState
 from recoverable.agents._replay import EventLog, ProcessEnd, decode_line, finish, replay

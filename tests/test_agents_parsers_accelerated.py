@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recoverable import agents
+from recoverable._core.events import Done, Event
 from recoverable.agents import _parsing
-from recoverable.agents._events import Done, Event
 from recoverable.agents._options import RunOptions
 from recoverable.agents._process import RunContext
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from recoverable._classify.http_answers import from_http
-from recoverable._untrusted import MAX_HINT_MS, TRUNCATED
+from recoverable._classify.http.answers import from_http
+from recoverable._core.events import Error, Event, RunResult, TextDelta, TurnEnd
+from recoverable._core.untrusted import MAX_HINT_MS, TRUNCATED
 from recoverable.agents import _claude, _codex, _gemini
-from recoverable.agents._events import Error, Event, RunResult, TextDelta, TurnEnd
 from recoverable.agents._replay import replay
 
 from .test_agents_parsers import DATA, MODULES, summary

@@ -22,9 +22,9 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from recoverable import ErrorDetail
-from recoverable._untrusted import MAX_HINT_MS
+from recoverable._core.events import Done, Error, Event, RunResult
+from recoverable._core.untrusted import MAX_HINT_MS
 from recoverable.agents import _gemini
-from recoverable.agents._events import Done, Error, Event, RunResult
 from recoverable.agents._options import DEFAULT_MAX_LINE_BYTES
 from recoverable.agents._parsing import ParseState, as_dict
 from recoverable.agents._replay import EventLog, Lines, ProcessEnd, decode_line, finish, replay

@@ -239,8 +239,8 @@ def _tool_results(*outcomes: tuple[str, bool]) -> bytes:
 
 @pytest.mark.parametrize("keep", [0, None])
 def test_the_guardrail_reads_the_count_each_line_leaves(keep: int | None) -> None:
+    from recoverable._core.events import ToolEnd
     from recoverable.agents import _claude
-    from recoverable.agents._events import ToolEnd
     from recoverable.agents._process import RunContext
 
     context = RunContext(_claude, RunOptions(max_tool_failures=3, keep_events=keep), lambda: 0.0)

@@ -17,8 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._classify._pipeline import _text_of, error_message
-from recoverable._classify.http_answers import (
+from recoverable._classify.http.answers import (
     ProviderBody,
     _duration_ms,
     _is_status,
@@ -28,7 +27,8 @@ from recoverable._classify.http_answers import (
     httpx_header_map,
     provider_detail,
 )
-from recoverable._untrusted import MAX_MESSAGE_CHARS, clean_text
+from recoverable._classify.pipeline import _text_of, error_message
+from recoverable._core.untrusted import MAX_MESSAGE_CHARS, clean_text
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import recoverable as rc
-from recoverable._codes import check_row, validate_fix_command
+from recoverable._core.codes import check_row, validate_fix_command
 
 ROWS = list(rc.codes)
 

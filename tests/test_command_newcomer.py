@@ -270,7 +270,7 @@ def test_the_status_line_counts_down_the_retry_a_cli_announced() -> None:
     import io
 
     from recoverable import agents
-    from recoverable._cli_output import Deadlines, Printer
+    from recoverable.command._output import Deadlines, Printer
 
     out, err = io.StringIO(), io.StringIO()
     printer = Printer(out, err, "gemini", terminal=True, deadlines=Deadlines(300.0))
@@ -353,7 +353,7 @@ _W = {"cli": "claude", "started": _START, "last_event": _START + 2}
     ],
 )
 def test_what_a_silent_run_waits_for(waiting: dict[str, Any], line: str, status: str) -> None:
-    from recoverable._cli_output import Deadlines, RetryWait, Waiting
+    from recoverable.command._output import Deadlines, RetryWait, Waiting
 
     retry = waiting.pop("retry", None)
     deadlines = Deadlines(*waiting.pop("deadlines"))
@@ -376,7 +376,7 @@ def test_what_a_silent_run_waits_for(waiting: dict[str, Any], line: str, status:
 def test_a_waiting_line_comes_every_15_s_or_a_fifth_of_the_nearest_deadline(
     idle: float | None, total: float | None, every: float
 ) -> None:
-    from recoverable._cli_output import Deadlines, line_interval
+    from recoverable.command._output import Deadlines, line_interval
 
     assert line_interval(Deadlines(idle, total)) == every
 

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 import recoverable as rc
-from recoverable._detail import _FIELDS, MAX_CAUSE_DEPTH
+from recoverable._core.detail import _FIELDS, MAX_CAUSE_DEPTH
 
 SRC = Path(rc.__file__).parent
 

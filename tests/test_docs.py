@@ -18,8 +18,8 @@ import yaml
 
 import recoverable as rc
 from recoverable import agents, testing
-from recoverable._fault_matrix import FAULTS
 from recoverable.testing import CliSetup, FakeProvider, Fault, Limits, RateLimit, RecordedRequest
+from recoverable.testing._fault_matrix import FAULTS
 from recoverable.testing._faults import FaultName
 from recoverable.testing._providers import PROVIDERS
 
@@ -102,7 +102,7 @@ REFERENCE = {
     "recoverable.wire": "wire",
     "recoverable.wire.asgi": "wire",
     "recoverable.testing": "testing",
-    "recoverable.toolkit": "toolkit",
+    "recoverable.tools.toolkit": "toolkit",
     "recoverable.integrations.temporal": "integrations",
     "recoverable.integrations.celery": "integrations",
     "recoverable.integrations.dbos": "integrations",

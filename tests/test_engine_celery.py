@@ -24,7 +24,7 @@ from celery import Celery
 from celery.result import AsyncResult
 
 import recoverable as rc
-from recoverable._cooldown_rules import GO
+from recoverable.fleet._rules import GO
 from recoverable.integrations import celery as rcc
 from recoverable.testing import FakeProvider, Fault
 

@@ -410,7 +410,7 @@ def test_should_retry_on_a_raw_sdk_error_counts_its_retries_and_names_the_fix(
     fake: FakeProvider, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rdb, "_unclassified_warned", set())
-    monkeypatch.setattr("recoverable._sdk_retries._warned", set())
+    monkeypatch.setattr("recoverable._retry.sdk_retries._warned", set())
     fake.fail(Fault.rate_limited(retry_after_ms=10), times=None)
     default = openai.OpenAI(api_key="sk-test", base_url=fake.openai_url)  # max_retries=2
 

@@ -26,8 +26,8 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 import recoverable as rc
-from recoverable import _sdk_retries as sdk_retries_module
-from recoverable._cooldown_rules import GO
+from recoverable._retry import sdk_retries as sdk_retries_module
+from recoverable.fleet._rules import GO
 from recoverable.integrations import temporal as rt
 from recoverable.testing import FakeProvider, Fault
 

@@ -25,7 +25,7 @@ from temporalio.exceptions import (
 )
 
 import recoverable as rc
-from recoverable._codes import validate_fix_command
+from recoverable._core.codes import validate_fix_command
 from recoverable.integrations import temporal as rt
 
 from .test_properties_detail import SETTINGS, json_like, texts

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from temporalio.exceptions import ApplicationError
 
 import recoverable as rc
-from recoverable._codes import validate_fix_command
+from recoverable._core.codes import validate_fix_command
 from recoverable.integrations import celery as rcc
 from recoverable.integrations import dbos as rdb
 from recoverable.integrations import temporal as rt

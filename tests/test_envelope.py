@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._codes import validate_fix_command
-from recoverable._envelope import MAX_ENVELOPE_CHARS, Envelope, written
-from recoverable._untrusted import MAX_HINT_MS
+from recoverable._core.codes import validate_fix_command
+from recoverable._core.envelope import MAX_ENVELOPE_CHARS, Envelope, written
+from recoverable._core.untrusted import MAX_HINT_MS
 
 KEYS = ["ok", "data", "error", "warnings", "meta"]
 

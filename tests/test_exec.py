@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import recoverable as rc
-from recoverable import cli
+from recoverable import command as cli
 
 from .runner_support import alive
 from .test_hostile_values import INJECTIONS

@@ -53,7 +53,7 @@ def test_command_serves_until_terminated() -> None:
 
 
 def test_command_rejects_a_public_host() -> None:
-    from recoverable.testing._command import main
+    from recoverable.command._fake_provider import main
 
     with pytest.raises(SystemExit) as info:
         main(["--host", "0.0.0.0"])
@@ -62,7 +62,7 @@ def test_command_rejects_a_public_host() -> None:
 
 @pytest.mark.parametrize("port", ["70000", "-1", "http"])
 def test_command_rejects_a_port_out_of_range(port: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from recoverable.testing._command import main
+    from recoverable.command._fake_provider import main
 
     with pytest.raises(SystemExit) as info:
         main(["--port", port])
@@ -74,8 +74,8 @@ def test_command_rejects_a_port_out_of_range(port: str, capsys: pytest.CaptureFi
 def test_times_is_a_count_in_both_commands(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from recoverable.cli import main as command
-    from recoverable.testing._command import main
+    from recoverable.command._cli import main as command
+    from recoverable.command._fake_provider import main
 
     for run in (lambda: main(argv), lambda: command(["run", "hi", "--fake", "overloaded", *argv])):
         with pytest.raises(SystemExit) as info:
@@ -85,8 +85,8 @@ def test_times_is_a_count_in_both_commands(
 
 
 def test_times_defaults_to_every_request_in_both_commands() -> None:
-    from recoverable.cli import _parser as command_parser
-    from recoverable.testing._command import _parser
+    from recoverable.command._cli import _parser as command_parser
+    from recoverable.command._fake_provider import _parser
 
     assert _parser().parse_args(["--fault", "overloaded"]).times == 0
     # None: not given (`--times` without `--fake FAULT` is refused), which `run` reads as 0
@@ -143,8 +143,8 @@ def _call(name: str, url: str) -> None:
 
 
 def test_every_provider_has_a_base_url_and_its_sdk_reaches_it() -> None:
+    from recoverable.command._fake_provider import BASE_URLS
     from recoverable.testing import FakeProvider
-    from recoverable.testing._command import BASE_URLS
     from recoverable.testing._providers import PROVIDERS
 
     assert sorted(row.api for row in BASE_URLS) == sorted(p.apis[0].name for p in PROVIDERS)
@@ -155,7 +155,7 @@ def test_every_provider_has_a_base_url_and_its_sdk_reaches_it() -> None:
 
 
 def test_the_command_prints_every_apis_base_url() -> None:
-    from recoverable.testing._command import BASE_URLS
+    from recoverable.command._fake_provider import BASE_URLS
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "recoverable", "fake-provider"],

@@ -1,5 +1,5 @@
 """The fault matrix, for real: every FakeProvider fault through every surface, each cell
-asserted against the one table `recoverable._fault_matrix` (which `recoverable codes
+asserted against the one table `recoverable.testing._fault_matrix` (which `recoverable codes
 --markdown` prints).
 
 The CLI cells run the real claude, codex and gemini with their own retries off
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from recoverable._fault_matrix import FAULTS, SURFACES, Cell, FaultRow, cell, render_matrix
 from recoverable.testing import Fault
+from recoverable.testing._fault_matrix import FAULTS, SURFACES, Cell, FaultRow, cell, render_matrix
 from recoverable.testing._faults import FAULT_NAMES
 
 from .fault_matrix_support import (

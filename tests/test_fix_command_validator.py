@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._codes import check_row, validate_fix_command
-from recoverable._fix_commands import MAX_COMMAND_CHARS, MAX_DEPTH, fix_command_refusal
+from recoverable._core.codes import check_row, validate_fix_command
+from recoverable._core.fix_commands import MAX_COMMAND_CHARS, MAX_DEPTH, fix_command_refusal
 
 # --- the injection corpus ------------------------------------------------------------------
 # Every spelling issue 22 measured as accepted on main, and several hundred more an attacker

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable import wire
-from recoverable._codes import FixCommandRejected, validate_fix_command
+from recoverable._core.codes import FixCommandRejected, validate_fix_command
 
 SRC = Path(rc.__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -52,7 +52,7 @@ sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 4)
 WRAPPER = """\
 import sys
 import recoverable as rc
-from recoverable.cli import main
+from recoverable.command._cli import main
 rc.register_code("gate_demo_missing", category="gate", exit_code=4,
                  user_message="The demo is not set up.", fix_required="Set the demo up",
                  fix_command="gatedemo setup", fix_contract="idempotent")
@@ -478,7 +478,7 @@ def test_the_library_runs_a_fix_in_one_place_only_after_the_gate() -> None:
         for path in (SRC / "recoverable").rglob("*.py")
         if "run_fix(" in path.read_text()
     }
-    assert calls == {"recoverable/_recover.py": 2}  # its definition and the ladder's one call
-    source = (SRC / "recoverable" / "_recover.py").read_text()
+    assert calls == {"recoverable/tools/_recover.py": 2}  # its definition and the ladder's one call
+    source = (SRC / "recoverable" / "tools" / "_recover.py").read_text()
     fix = source[source.index("    def _fix(") : source.index("    def _stop(")]
     assert fix.index("fix_refusal(") < fix.index("run_fix(")

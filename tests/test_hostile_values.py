@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import recoverable as rc
-from recoverable._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, MAX_NODES, REPEATED
+from recoverable._core.untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, MAX_NODES, REPEATED
 
 
 def _json(detail: rc.ErrorDetail) -> str:
@@ -195,8 +195,8 @@ def test_an_sdk_errors_huge_message_is_cut_before_it_is_copied_or_scrubbed(
     """A 4M-character message (the SDK parsed the body whole): the scrubber sees at most
     4 x the cap, so classify costs the same past it (bench_scale.py's curve), and the
     message is what clean_text makes of the whole text."""
-    from recoverable import _untrusted
     from recoverable._classify import http_answers
+    from recoverable._core import untrusted as _untrusted
     from recoverable.testing import Fault, sdk_error
 
     huge = ("the field \u00e9 was wrong; " * 200_000)[:4_000_000]
@@ -421,7 +421,7 @@ def no_spawn(monkeypatch: pytest.MonkeyPatch) -> list[object]:
         started.append(args)
         raise AssertionError(f"a process was started: {args!r}")
 
-    monkeypatch.setattr("recoverable._run_process.run_bounded", refuse)
+    monkeypatch.setattr("recoverable.tools._run_process.run_bounded", refuse)
     return started
 
 
@@ -439,7 +439,7 @@ def test_the_fix_runner_refuses_an_unsafe_command_without_starting_anything(
 def test_recover_never_runs_a_command_smuggled_past_the_validator(
     command: str, no_spawn: list[object]
 ) -> None:
-    from recoverable._detail import copy_with
+    from recoverable._core.detail import copy_with
 
     detail = rc.ErrorDetail.create("precondition_failed", "m")
     with pytest.raises(rc.FixCommandRejected):

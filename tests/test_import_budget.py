@@ -29,7 +29,7 @@ import atexit, json, sys
 before = set(sys.modules)
 atexit.register(lambda: print("\\nMODULES " + json.dumps(sorted(set(sys.modules) - before))))
 sys.argv = ["recoverable", *sys.argv[1:]]
-from recoverable.cli import main
+from recoverable.command import main
 code = main()
 sys.stdout.flush()
 sys.exit(code)
@@ -37,8 +37,10 @@ sys.exit(code)
 
 # What the run path may load of ours: the command, the agents package's runner and parser for
 # the one CLI, the value types and the part of classify the parsers read (with the
-# OpenAI-compatible services' bodies, which http_answers reads on its common path).
-OWN_BUDGET = 30
+# OpenAI-compatible services' bodies, which the HTTP answers read on their common path). The
+# folders of the floor plan (`_core`, `_classify/http`, `command`) add their `__init__`s, each a
+# docstring: counted, as every module is, though they cost next to nothing.
+OWN_BUDGET = 33
 # Everything it loads, the standard library included (argparse, dataclasses, subprocess, ...):
 # 80 on CPython 3.11.7, with room for another patch release's standard library.
 TOTAL_BUDGET = 85
@@ -54,9 +56,9 @@ NOT_ON_THE_RUN_PATH = (
     "logging",
     "recoverable.testing",
     "recoverable.wire",
-    "recoverable._envelope",
-    "recoverable._ladder",
-    "recoverable._classify.sdks",
+    "recoverable._core.envelope",
+    "recoverable.tools._ladder",
+    "recoverable._classify.sdks.handlers",
     "recoverable._classify.python_errors",
     "recoverable._classify.responses",
     "recoverable.agents._discovery",
@@ -126,17 +128,17 @@ def test_the_fake_provider_loads_only_with_fake(tmp_path: Path) -> None:
         "msgspec",
         "logging",
         "recoverable.agents._codex",
-        "recoverable._classify.sdks",
+        "recoverable._classify.sdks.handlers",
     )
     assert [name for name in absent if name in modules] == []
 
 
 def test_classify_loads_its_stages_on_first_use() -> None:
     code = (
-        "import sys, recoverable._classify.http_answers, recoverable._classify.stderr\n"
-        "assert 'recoverable._classify.sdks' not in sys.modules\n"
+        "import sys, recoverable._classify.http.answers, recoverable._classify.stderr\n"
+        "assert 'recoverable._classify.sdks.handlers' not in sys.modules\n"
         "from recoverable._classify import classify\n"
-        "assert 'recoverable._classify.sdks' in sys.modules\n"
+        "assert 'recoverable._classify.sdks.handlers' in sys.modules\n"
         "print(classify(TimeoutError()).code)\n"
     )
     done = subprocess.run(

@@ -13,7 +13,7 @@ import openai
 import pytest
 
 import recoverable as rc
-from recoverable._sdk_retries import sdk_retries
+from recoverable._retry.sdk_retries import sdk_retries
 from recoverable.testing import FakeProvider, Fault
 
 MESSAGES: Any = [{"role": "user", "content": "hi"}]

@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 
 import recoverable as rc
-from recoverable._process_exit import process_envelope, program_name, signal_of, spawn_failure
+from recoverable._classify.process_exit import (
+    process_envelope,
+    program_name,
+    signal_of,
+    spawn_failure,
+)
 
 SPEC_EXIT = {0, *range(1, 14), 130}
 

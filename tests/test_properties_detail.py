@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._codes import category_sentence
-from recoverable._secrets import scrub
-from recoverable._untrusted import MAX_MESSAGE_CHARS
+from recoverable._core.codes import category_sentence
+from recoverable._core.secrets import scrub
+from recoverable._core.untrusted import MAX_MESSAGE_CHARS
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._classify.bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
+from recoverable._classify.sdks.bedrock import BOTOCORE_CLASSES, URLLIB3_CLASSES
 from recoverable.testing import FakeProvider, Fault, RateLimit, Reply, sdk_error
 from recoverable.testing._faults import FAULT_NAMES
 from recoverable.testing._providers.bedrock import event_message

@@ -35,8 +35,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 import recoverable as rc
 from recoverable import agents, wire
-from recoverable._codes import CATEGORY_SENTENCES, GENERIC_USER_MESSAGE
-from recoverable._public import (
+from recoverable._core.codes import CATEGORY_SENTENCES, GENERIC_USER_MESSAGE
+from recoverable._core.public import (
     FIX_REQUIRED_SENTENCE,
     PEER_CATEGORY,
     PEER_USER_MESSAGE,

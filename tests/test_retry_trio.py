@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 import recoverable as rc
-from recoverable._retry import _async_sleep
+from recoverable._retry.loop import _async_sleep
 
 
 def failing_async(*errors: Exception) -> tuple[Callable[[], Awaitable[str]], list[float]]:

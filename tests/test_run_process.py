@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recoverable._run_process import run_bounded
+from recoverable.tools._run_process import run_bounded
 
 from .runner_support import alive
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 import recoverable as rc
-from recoverable._secrets import REDACTED, scrub
+from recoverable._core.secrets import REDACTED, scrub
 from recoverable.testing import Fault, sdk_error
 
 # (what a text holds, the secret part that must not survive)

@@ -14,7 +14,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from recoverable._secrets import REDACTED, scrub
+from recoverable._core.secrets import REDACTED, scrub
 
 # -- the first version, verbatim (its table and the order it ran the regexes in) ------------
 
@@ -123,7 +123,7 @@ def test_a_text_seen_before_is_scrubbed_as_the_first_time() -> None:
 
 
 def test_a_pattern_added_later_applies_to_texts_seen_before() -> None:
-    from recoverable._secrets import add_secret_pattern
+    from recoverable._core.secrets import add_secret_pattern
 
     text = "ticket zq-778899 rejected"
     assert scrub(text) is text

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from typer.testing import CliRunner as TyperRunner
 
 import recoverable as rc
-from recoverable import toolkit
+from recoverable.tools import toolkit
 
 from .test_hostile_values import INJECTIONS
 
@@ -361,7 +361,7 @@ def test_import_recoverable_loads_no_framework() -> None:
     code = (
         "import sys, recoverable as rc\n"
         "rc.Envelope, rc.next_action, rc.from_process, rc.recover\n"
-        "from recoverable import toolkit\n"
+        "from recoverable.tools import toolkit\n"
         "print(sorted(m for m in ('click', 'typer') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

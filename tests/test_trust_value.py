@@ -30,11 +30,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import recoverable as rc
-from recoverable._codes import CATEGORY_SENTENCES, category_sentence, validate_fix_command
-from recoverable._detail import copy_with
-from recoverable._instrumentation import FailureEvent, report
-from recoverable._secrets import REDACTED
-from recoverable._untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, MAX_NODES, json_safe_dict
+from recoverable._core.codes import CATEGORY_SENTENCES, category_sentence, validate_fix_command
+from recoverable._core.detail import copy_with
+from recoverable._core.failures import FailureEvent, report
+from recoverable._core.secrets import REDACTED
+from recoverable._core.untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, MAX_NODES, json_safe_dict
 from recoverable.integrations import otel
 
 from .test_properties_detail import SETTINGS, json_like, texts

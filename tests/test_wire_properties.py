@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable import agents, wire
-from recoverable.agents._events import Severity
+from recoverable._core.events import Severity
 from recoverable.wire._opening import Pump, open_stream, rest
 from recoverable.wire._publish import published
 

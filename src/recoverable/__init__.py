@@ -17,58 +17,57 @@ from __future__ import annotations
 
 import importlib
 
+from ._core import __version__
+
 # Not `typing.TYPE_CHECKING`: importing typing alone would double the import time.
 TYPE_CHECKING = False
 
-__version__ = "0.1.0"
-"""The installed version."""
-
 # public name -> the private module that defines it
 _EXPORTS = {
-    "Code": "._codes",
-    "CodeRegistry": "._codes",
-    "FixCommandRejected": "._codes",
-    "codes": "._codes",
-    "register_code": "._codes",
-    "ErrorDetail": "._detail",
-    "PayloadError": "._detail",
-    "RecoverableError": "._detail",
+    "Code": "._core.codes",
+    "CodeRegistry": "._core.codes",
+    "FixCommandRejected": "._core.codes",
+    "codes": "._core.codes",
+    "register_code": "._core.codes",
+    "ErrorDetail": "._core.detail",
+    "PayloadError": "._core.detail",
+    "RecoverableError": "._core.detail",
     "Stage": "._classify",
     "add_classifier": "._classify",
-    "add_secret_pattern": "._secrets",
-    "scrub": "._secrets",
+    "add_secret_pattern": "._core.secrets",
+    "scrub": "._core.secrets",
     "classify": "._classify",
     "classify_known": "._classify",
     "classify_response": "._classify",
     "from_http": "._classify",
     "retry_after_ms": "._classify",
-    "Answer": "._retry",
-    "BreakerPolicy": "._cooldown_rules",
-    "Cooldowns": "._cooldowns",
-    "FleetPolicy": "._cooldown_rules",
-    "RetryPolicy": "._policy",
-    "Retrying": "._retry",
-    "afallback": "._retry",
-    "fallback": "._retry",
-    "retry": "._retry",
-    "set_testing": "._retry",
-    "without_sdk_retries": "._sdk_retries",
-    "FailureEvent": "._instrumentation",
-    "get_failure_hooks": "._instrumentation",
-    "set_failure_hooks": "._instrumentation",
-    "retry_if_retryable": "._retry_adapters",
-    "stamina_on": "._retry_adapters",
-    "wait_retry_after": "._retry_adapters",
-    "Envelope": "._envelope",
-    "code_from_envelope": "._envelope",
-    "envelope_code": "._envelope",
-    "Action": "._ladder",
-    "next_action": "._ladder",
-    "from_process": "._process_exit",
-    "FixRun": "._recover",
-    "Recovery": "._recover",
-    "recover": "._recover",
-    "run_fix": "._recover",
+    "Answer": "._retry.loop",
+    "BreakerPolicy": ".fleet._rules",
+    "Cooldowns": ".fleet._cooldowns",
+    "FleetPolicy": ".fleet._rules",
+    "RetryPolicy": "._retry.policy",
+    "Retrying": "._retry.loop",
+    "afallback": "._retry.loop",
+    "fallback": "._retry.loop",
+    "retry": "._retry.loop",
+    "set_testing": "._retry.loop",
+    "without_sdk_retries": "._retry.sdk_retries",
+    "FailureEvent": "._core.failures",
+    "get_failure_hooks": "._core.failures",
+    "set_failure_hooks": "._core.failures",
+    "retry_if_retryable": "._retry.adapters",
+    "stamina_on": "._retry.adapters",
+    "wait_retry_after": "._retry.adapters",
+    "Envelope": "._core.envelope",
+    "code_from_envelope": "._core.envelope",
+    "envelope_code": "._core.envelope",
+    "Action": ".tools._ladder",
+    "next_action": ".tools._ladder",
+    "from_process": "._classify.process_exit",
+    "FixRun": ".tools._recover",
+    "Recovery": ".tools._recover",
+    "recover": ".tools._recover",
+    "run_fix": ".tools._recover",
 }
 
 __all__ = [
@@ -129,20 +128,20 @@ if TYPE_CHECKING:
         from_http,
         retry_after_ms,
     )
-    from ._codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
-    from ._cooldown_rules import BreakerPolicy, FleetPolicy
-    from ._cooldowns import Cooldowns
-    from ._detail import ErrorDetail, PayloadError, RecoverableError
-    from ._envelope import Envelope, code_from_envelope, envelope_code
-    from ._instrumentation import FailureEvent, get_failure_hooks, set_failure_hooks
-    from ._ladder import Action, next_action
-    from ._policy import RetryPolicy
-    from ._process_exit import from_process
-    from ._recover import FixRun, Recovery, recover, run_fix
-    from ._retry import Answer, Retrying, afallback, fallback, retry, set_testing
-    from ._retry_adapters import retry_if_retryable, stamina_on, wait_retry_after
-    from ._sdk_retries import without_sdk_retries
-    from ._secrets import add_secret_pattern, scrub
+    from ._classify.process_exit import from_process
+    from ._core.codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
+    from ._core.detail import ErrorDetail, PayloadError, RecoverableError
+    from ._core.envelope import Envelope, code_from_envelope, envelope_code
+    from ._core.failures import FailureEvent, get_failure_hooks, set_failure_hooks
+    from ._core.secrets import add_secret_pattern, scrub
+    from ._retry.adapters import retry_if_retryable, stamina_on, wait_retry_after
+    from ._retry.loop import Answer, Retrying, afallback, fallback, retry, set_testing
+    from ._retry.policy import RetryPolicy
+    from ._retry.sdk_retries import without_sdk_retries
+    from .fleet._cooldowns import Cooldowns
+    from .fleet._rules import BreakerPolicy, FleetPolicy
+    from .tools._ladder import Action, next_action
+    from .tools._recover import FixRun, Recovery, recover, run_fix
 
 
 def __getattr__(name: str) -> object:

@@ -1,5 +1,5 @@
 """`python -m recoverable` runs the `recoverable` command."""
 
-from .cli import main
+from .command import main
 
 raise SystemExit(main())

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import recoverable as rc
-from recoverable._cooldown_stores import MemoryStore
+from recoverable.fleet._stores import MemoryStore
 
 STORES = ("memory", "sqlite", "redis")
 

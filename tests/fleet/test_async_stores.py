@@ -18,7 +18,7 @@ import pytest
 import trio
 
 import recoverable as rc
-from recoverable._cooldown_rules import GO
+from recoverable.fleet._rules import GO
 
 from .support import rate_limited
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._cooldown_rules import GO, KeyState, TaskUsage, admit
+from recoverable.fleet._rules import GO, KeyState, TaskUsage, admit
 
 from .support import Clock, Factory, calls_then, rate_limited, refusal, retrying, worker
 

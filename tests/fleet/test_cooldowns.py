@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._cooldown_rules import GO
-from recoverable._cooldown_stores import FallibleStore, MemoryStore
-from recoverable._cooldowns import credential_hash
+from recoverable.fleet._cooldowns import credential_hash
+from recoverable.fleet._rules import GO
+from recoverable.fleet._stores import FallibleStore, MemoryStore
 
 from .support import (
     CREDENTIAL,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._cooldown_rules import CLOCK_SKEW_S, GO, FleetPolicy, KeyState
+from recoverable.fleet._rules import CLOCK_SKEW_S, GO, FleetPolicy, KeyState
 
 from .support import Clock, Factory, calls_then, rate_limited, refusal, retrying, worker
 

@@ -11,7 +11,7 @@ the fix once, see the same code come back, and stop.
 from __future__ import annotations
 
 import recoverable as rc
-from recoverable import toolkit
+from recoverable.tools import toolkit
 
 CODES = ("stubborn_cache_stale",)
 

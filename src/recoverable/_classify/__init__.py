@@ -27,7 +27,8 @@ import _thread
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._pipeline import (
+    from .http.answers import from_http, retry_after_ms
+    from .pipeline import (
         Handler,
         Stage,
         add_classifier,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
         classify_known,
         register_handler,
     )
-    from .http_answers import from_http, retry_after_ms
     from .responses import classify_response
 
 __all__ = [
@@ -66,12 +66,13 @@ def __getattr__(name: str) -> Any:
 
 def _set_stages() -> None:
     """Import the stages, set their order (the one place it is set), bind the names."""
-    from . import _pipeline, credentials, python_errors, sdks
-    from .http_answers import from_http, retry_after_ms, status_attribute
+    from . import credentials, pipeline, python_errors
+    from .http.answers import from_http, retry_after_ms, status_attribute
     from .responses import classify_response
+    from .sdks import handlers as sdks
     from .text import classify_text
 
-    _pipeline.use_stages(
+    pipeline.use_stages(
         by_name={
             **python_errors.HANDLERS,
             **credentials.BUILTIN_HANDLERS,
@@ -83,5 +84,5 @@ def _set_stages() -> None:
     )
     names = {"from_http": from_http, "retry_after_ms": retry_after_ms}
     names["classify_response"] = classify_response
-    names.update((name, getattr(_pipeline, name)) for name in __all__ if name not in names)
+    names.update((name, getattr(pipeline, name)) for name in __all__ if name not in names)
     globals().update(names)

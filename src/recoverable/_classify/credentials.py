@@ -10,8 +10,8 @@ the variable to set, chosen from the table below (never taken from the text).
 
 from __future__ import annotations
 
-from .._detail import ErrorDetail
-from ._pipeline import Handler, cause_chain, error_message, package_of, raised_by
+from .._core.detail import ErrorDetail
+from .pipeline import Handler, cause_chain, error_message, package_of, raised_by
 
 __all__ = ["BUILTIN_HANDLERS", "HANDLERS", "missing_key", "missing_key_in_chain"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import errno
 from contextvars import ContextVar
 
-from .._detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted, unvalidated
-from ._pipeline import Handler, always, error_message, resolve_exception
-from .http_answers import client_status_error
+from .._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted, unvalidated
+from .http.answers import client_status_error
+from .pipeline import Handler, always, error_message, resolve_exception
 
 __all__ = ["HANDLERS"]
 
@@ -43,7 +43,7 @@ def _os_error(exc: BaseException) -> ErrorDetail | None:
 
 def _timeout_expired(exc: BaseException) -> ErrorDetail:
     """subprocess's deadline passed: the command may have acted, so `tool_timeout`."""
-    from .._process_exit import timed_out
+    from .process_exit import timed_out
 
     seconds = getattr(exc, "timeout", None)
     return timed_out(
@@ -55,7 +55,7 @@ def _timeout_expired(exc: BaseException) -> ErrorDetail:
 
 def _called_process_error(exc: BaseException) -> ErrorDetail:
     """`check=True` saw a non-zero exit: read it as any finished process (`from_process`)."""
-    from .._process_exit import from_process
+    from .process_exit import from_process
 
     return from_process(
         getattr(exc, "returncode", 1),

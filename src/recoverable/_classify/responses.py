@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from .._detail import ErrorDetail, unvalidated
-from .._untrusted import clean_text
-from ._pipeline import package_of
-from .http_answers import from_http
+from .._core.detail import ErrorDetail, unvalidated
+from .._core.untrusted import clean_text
+from .http.answers import from_http
+from .pipeline import package_of
 
 __all__ = ["classify_response"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from .._detail import ErrorDetail, copy_with, unvalidated
-from .._untrusted import clean_text, clip
-from .http_answers import MESSAGE_PHRASES, from_http
+from .._core.detail import ErrorDetail, copy_with, unvalidated
+from .._core.untrusted import clean_text, clip
+from .http.answers import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 from .text import status_line
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from .._detail import ErrorDetail, unvalidated
-from .._untrusted import clean_text
-from .http_answers import MESSAGE_PHRASES, from_http
+from .._core.detail import ErrorDetail, unvalidated
+from .._core.untrusted import clean_text
+from .http.answers import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 
 __all__ = ["classify_text"]

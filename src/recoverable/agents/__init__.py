@@ -25,12 +25,12 @@ import time
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._detail import ErrorDetail
-from . import _events
+from .._core import events as _events
+from .._core.detail import ErrorDetail
+from .._core.events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
+from .._core.events import Done, Event, RunResult
 from ._cli_modules import CLI_NAMES, module_for
 from ._cooldown_gate import CliCooldowns, acli_gate, cli_gate
-from ._events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
-from ._events import Done, Event, RunResult
 from ._executables import find_executable
 from ._fallback import FallbackGate
 from ._options import RUN_KEEP_EVENTS, RunOptions, RunRefused
@@ -56,7 +56,7 @@ __all__ += _events.__all__
 if TYPE_CHECKING:
     import asyncio
 
-    from .._cancel import CancelSignal
+    from .._core.cancel import CancelSignal
     from ._discovery import CliInfo, discover
 
 

@@ -23,12 +23,12 @@ import sys
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
-from ._events import Event
+from .._core.events import Event
 from ._options import RunOptions
 from ._process import CHUNK, RunContext, StderrTail, environment, signal_group
 
 if TYPE_CHECKING:
-    from .._cancel import CancelSignal
+    from .._core.cancel import CancelSignal
 
 __all__ = ["Child", "kill_pipe_holders"]
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from .._classify.http_answers import from_http
+from .._classify.http.answers import from_http
 from .._classify.phrases import PhraseTable
-from .._detail import ErrorDetail, unvalidated
-from .._untrusted import clean_hint_ms, clean_status, clean_text
-from ._events import (
+from .._core.detail import ErrorDetail, unvalidated
+from .._core.events import (
     RETRYING,
     Error,
     Event,
@@ -25,6 +24,7 @@ from ._events import (
     ToolStart,
     TurnEnd,
 )
+from .._core.untrusted import clean_hint_ms, clean_status, clean_text
 from ._options import RunOptions, option_flags
 from ._parsing import (
     Handlers,

@@ -15,11 +15,10 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .._classify.http_answers import from_http
+from .._classify.http.answers import from_http
 from .._classify.phrases import PhraseTable
-from .._detail import ErrorDetail, unvalidated
-from .._untrusted import clean_text
-from ._events import (
+from .._core.detail import ErrorDetail, unvalidated
+from .._core.events import (
     RETRYING,
     Error,
     Event,
@@ -30,6 +29,7 @@ from ._events import (
     ToolStart,
     TurnEnd,
 )
+from .._core.untrusted import clean_text
 from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,

@@ -19,12 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from .._detail import ErrorDetail, RecoverableError, copy_with
-from ._events import Done, Error, Event, RunResult
+from .._core.detail import ErrorDetail, RecoverableError, copy_with
+from .._core.events import Done, Error, Event, RunResult
 
 if TYPE_CHECKING:
-    from .._cooldown_rules import Gate
-    from .._cooldowns import Cooldowns
+    from ..fleet._cooldowns import Cooldowns
+    from ..fleet._rules import Gate
 
 __all__ = ["CliCooldowns", "CliGate", "acli_gate", "cli_gate"]
 
@@ -35,7 +35,7 @@ _UNNARROWED = "*/*/*"  # Cooldowns.scope before .key(...)
 
 
 def _key_for(cooldowns: CliCooldowns, cli: str, model: str | None) -> Cooldowns | None:
-    from .._cooldowns import Cooldowns
+    from ..fleet._cooldowns import Cooldowns
 
     if isinstance(cooldowns, Cooldowns):
         if cooldowns.scope == _UNNARROWED:
@@ -94,13 +94,13 @@ class CliGate:
 
 
 def _cap(key: Cooldowns) -> int:
-    from .._policy import RetryPolicy
+    from .._retry.policy import RetryPolicy
 
     return key.max_wait_ms if key.max_wait_ms is not None else RetryPolicy().max_retry_after_ms
 
 
 def _passed(key: Cooldowns, gate: Gate) -> CliGate:
-    from .._retry import waits_are_off
+    from .._retry.loop import waits_are_off
 
     return CliGate(key, gate, 0.0 if waits_are_off() else gate.wait_s)
 

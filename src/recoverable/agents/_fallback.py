@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from .._detail import ErrorDetail, copy_with, with_details
-from ._events import Done, Error, Event, RunResult, ToolStart
+from .._core.detail import ErrorDetail, copy_with, with_details
+from .._core.events import Done, Error, Event, RunResult, ToolStart
 
 __all__ = ["FallbackGate"]
 

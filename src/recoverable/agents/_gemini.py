@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._classify.http_answers import from_http
+from .._classify.http.answers import from_http
 from .._classify.phrases import PhraseTable
-from .._detail import ErrorDetail, unvalidated
-from .._untrusted import clean_hint_ms, clean_status, clean_text
-from ._events import RETRYING, Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
+from .._core.detail import ErrorDetail, unvalidated
+from .._core.events import RETRYING, Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
+from .._core.untrusted import clean_hint_ms, clean_status, clean_text
 from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,

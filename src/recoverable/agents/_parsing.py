@@ -16,13 +16,13 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from .._classify.http_answers import message_code
+from .._classify.http.answers import message_code
 from .._classify.phrases import PhraseTable
 from .._classify.stderr import classify_stderr, provider_failure_in
-from .._detail import ErrorDetail, unvalidated, with_details
-from .._untrusted import clean_text, json_safe_dict
+from .._core.detail import ErrorDetail, unvalidated, with_details
+from .._core.events import Error, Event, Raw
+from .._core.untrusted import clean_text, json_safe_dict
 from ._answer import AnswerText
-from ._events import Error, Event, Raw
 from ._options import DEFAULT_MAX_TEXT_CHARS, RunOptions
 
 __all__ = [

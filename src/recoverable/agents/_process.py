@@ -15,9 +15,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic
 
-from .._detail import ErrorDetail, unvalidated
-from .._instrumentation import FailureEvent, report
-from ._events import Done, Error, Event
+from .._core.detail import ErrorDetail, unvalidated
+from .._core.events import Done, Error, Event
+from .._core.failures import FailureEvent, report
 from ._options import KEPT_EVENT_BYTES, RunOptions
 from ._parsing import CliModule, ParseState, StateT, no_stderr_events
 from ._replay import (

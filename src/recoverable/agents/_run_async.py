@@ -17,8 +17,8 @@ import signal as signals
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from .._core.events import Event
 from ._child import EXIT_POLL_S, Child
-from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule
 from ._process import GRACE_S, KILL_WAIT_S, POLL_S, RunContext, signal_group, spawn_failed

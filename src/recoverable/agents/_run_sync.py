@@ -16,8 +16,8 @@ import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
+from .._core.events import Event
 from ._child import Child
-from ._events import Event
 from ._options import RunOptions
 from ._parsing import CliModule
 from ._process import GRACE_S, KILL_WAIT_S, POLL_S, RunContext, signal_group, spawn_failed
@@ -25,7 +25,7 @@ from ._process import GRACE_S, KILL_WAIT_S, POLL_S, RunContext, signal_group, sp
 __all__ = ["run_process_sync"]
 
 if TYPE_CHECKING:
-    from .._cancel import CancelSignal
+    from .._core.cancel import CancelSignal
 
 _CANCEL_POLL_S = 0.1  # a threading.Event cannot wake select(): look this often
 

@@ -39,21 +39,21 @@ from celery import Task
 from celery.result import AsyncResult
 
 from .._classify import classify
-from .._detail import (
+from .._core.detail import (
     ErrorDetail,
     RecoverableError,
     foreign_detail,
     mark_exhausted,
     with_details,
 )
-from .._engine_scope import engine_retries
-from .._instrumentation import FailureEvent, FailureKind, report
-from .._policy import RetryPolicy
-from .._sdk_retries import sdk_retries, warn_once
+from .._core.failures import FailureEvent, FailureKind, report
+from .._retry.engine_scope import engine_retries
+from .._retry.policy import RetryPolicy
+from .._retry.sdk_retries import sdk_retries, warn_once
 
 if TYPE_CHECKING:
-    from .._cooldown_rules import Gate
-    from .._cooldowns import Cooldowns
+    from ..fleet._cooldowns import Cooldowns
+    from ..fleet._rules import Gate
 
 __all__ = [
     "TURNED_BACK_HEADER",
@@ -225,7 +225,7 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
         chosen = self.recoverable_cooldowns
         if chosen is None:
             return None
-        from .._cooldowns import Cooldowns
+        from ..fleet._cooldowns import Cooldowns
 
         if isinstance(chosen, Cooldowns):
             return chosen

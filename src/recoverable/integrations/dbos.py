@@ -58,21 +58,21 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast, overload
 from dbos import DBOS
 
 from .._classify import classify
-from .._classify._pipeline import package_of
-from .._detail import (
+from .._classify.pipeline import package_of
+from .._core.detail import (
     ErrorDetail,
     RecoverableError,
     foreign_detail,
     mark_exhausted,
     with_details,
 )
-from .._engine_scope import engine_retries
-from .._policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
-from .._retry import Retrying, waits_are_off
-from .._sdk_retries import sdk_retries, warn_once
+from .._retry.engine_scope import engine_retries
+from .._retry.loop import Retrying, waits_are_off
+from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
+from .._retry.sdk_retries import sdk_retries, warn_once
 
 if TYPE_CHECKING:
-    from .._cooldowns import Cooldowns
+    from ..fleet._cooldowns import Cooldowns
 
 __all__ = ["RecoverableStepError", "classified", "detail_from_error", "should_retry", "step"]
 

@@ -30,9 +30,9 @@ from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 from .._classify import classify
-from .._detail import ErrorDetail
-from .._instrumentation import FailureEvent, get_failure_hooks, set_failure_hooks
-from .._untrusted import MAX_MESSAGE_CHARS, clean_text
+from .._core.detail import ErrorDetail
+from .._core.failures import FailureEvent, get_failure_hooks, set_failure_hooks
+from .._core.untrusted import MAX_MESSAGE_CHARS, clean_text
 
 __all__ = ["attributes", "instrument", "record_error", "uninstrument"]
 

@@ -56,17 +56,17 @@ from temporalio.worker import (
 )
 
 from .._classify import classify
-from .._codes import codes
-from .._detail import ErrorDetail, PayloadError, mark_exhausted, with_details
-from .._engine_scope import engine_retries
-from .._instrumentation import FailureEvent, report
-from .._policy import DEFAULT_MAX_RETRY_AFTER_MS
-from .._sdk_retries import sdk_retries, warn_once
-from .._untrusted import safe_str
+from .._core.codes import codes
+from .._core.detail import ErrorDetail, PayloadError, mark_exhausted, with_details
+from .._core.failures import FailureEvent, report
+from .._core.untrusted import safe_str
+from .._retry.engine_scope import engine_retries
+from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS
+from .._retry.sdk_retries import sdk_retries, warn_once
 
 if TYPE_CHECKING:
-    from .._cooldown_rules import Gate
-    from .._cooldowns import Cooldowns
+    from ..fleet._cooldowns import Cooldowns
+    from ..fleet._rules import Gate
 
 __all__ = [
     "ActivityCooldowns",
@@ -384,7 +384,7 @@ activity type, or a function of the activity's `Info` (None: no key for that act
 def _activity_key(cooldowns: ActivityCooldowns | None) -> Cooldowns | None:
     if cooldowns is None:
         return None
-    from .._cooldowns import Cooldowns
+    from ..fleet._cooldowns import Cooldowns
 
     if isinstance(cooldowns, Cooldowns):
         return cooldowns

@@ -11,7 +11,7 @@ problem details), an ASGI adapter and a client reader.
 Writers give the whole event by default, so a service reading it gets a detail equal to the
 one sent. `public=True` writes what a person's browser may see: codes, numbers and this
 process's sentences, the model's answer and tool parts (credentials scrubbed), and nothing
-else. An error is its detail's public view (`recoverable._public.public_view`: the code's
+else. An error is its detail's public view (`recoverable._core.public.public_view`: the code's
 row sentence; a code not registered here as `unknown`, with its category's generic sentence;
 no cause, details, fix command or stderr), a tool's error text is left out, a `Done` keeps
 the run's text, usage and cost and the public views of its error and of the failures before

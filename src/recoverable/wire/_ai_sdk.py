@@ -21,7 +21,7 @@ fix_required, the sentence) with the stream's context (`_error_context`: agent, 
 timestamp, step; and the attempt in a retried stream): the AI SDK's schema takes any
 `data-*` part, and `useChat` keeps it in the message's `parts`, so a page branches on
 `part.data.code`. Then `{"type": "error", "errorText": sentence}`, which `useChat` shows as
-its `error`: this registry's sentence for the code (`recoverable._public`), never developer
+its `error`: this registry's sentence for the code (`recoverable._core.public`), never developer
 text nor a peer's own words; a failed tool's `errorText` likewise.
 
 A retried stream (`_attempts`): each attempt is one step (a turn's end does not end it), and
@@ -35,10 +35,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._codes import codes
-from .._detail import ErrorDetail
-from .._public import public_sentence
-from ..agents._events import (
+from .._core.codes import codes
+from .._core.detail import ErrorDetail
+from .._core.events import (
     Done,
     Error,
     Event,
@@ -48,6 +47,7 @@ from ..agents._events import (
     ToolStart,
     TurnEnd,
 )
+from .._core.public import public_sentence
 from ._attempts import AttemptSuperseded
 from ._chunks import Chunk, chunk_json
 from ._error_context import ErrorContext, context_fields

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from ..agents._events import Event
+    from .._core.events import Event
     from ._chunks import Chunk
 
 __all__ = ["Attempt", "AttemptSuperseded", "checked_attempt", "winning", "winning_events"]

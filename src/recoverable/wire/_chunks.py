@@ -24,12 +24,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._codes import codes
-from .._detail import ErrorDetail, PayloadError, RecoverableError, unvalidated
-from .._public import own_sentences
-from .._strict_json import STRICT_JSON
-from .._untrusted import clean_text, safe_str, valid_unicode
-from ..agents._events import (
+from .._core.codes import codes
+from .._core.detail import ErrorDetail, PayloadError, RecoverableError, unvalidated
+from .._core.events import (
     Done,
     Error,
     Event,
@@ -42,6 +39,9 @@ from ..agents._events import (
     TurnEnd,
     event_to_dict,
 )
+from .._core.public import own_sentences
+from .._core.strict_json import STRICT_JSON
+from .._core.untrusted import clean_text, safe_str, valid_unicode
 from ._attempts import MAX_ATTEMPT, AttemptSuperseded, checked_attempt
 from ._error_context import ErrorContext, context_fields, read_context
 from ._public_events import public_event

@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any, TypeVar
 
 from .._classify import classify
-from .._detail import RecoverableError, with_details
-from ..agents._events import Error
+from .._core.detail import RecoverableError, with_details
+from .._core.events import Error
 from ._chunks import Chunk, StreamEvent
 from ._http import MAX_BODY_BYTES, read_response
 from ._ndjson import NdjsonReader

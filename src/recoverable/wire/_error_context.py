@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._process_exit import AI_CLIS
+from .._classify.process_exit import AI_CLIS
 
 __all__ = ["CLI_KIND", "ErrorContext", "context_fields", "read_context"]
 

@@ -5,7 +5,7 @@ answers with, `status=`: the body's `status` member is always the status sent),
 `Retry-After` in whole seconds (rounded up) on every retryable answer, its `retry_after_ms`
 in the body (a retryable detail without a wait is answered with 1 s, the envelope's reading
 rule), and a body a person may see, built from the detail's public view
-(`recoverable._public`, as the stream chunks are): codes, numbers and this registry's
+(`recoverable._core.public`, as the stream chunks are): codes, numbers and this registry's
 sentences; never developer text unless exposed (and never for `unknown` or
 `internal_error`, whose text is whatever an unclassified exception said), never a cause,
 details, fix command, stack trace, or anything of the request. Two body styles:
@@ -39,12 +39,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._classify import classify, from_http
-from .._classify.http_answers import hint_ms
-from .._codes import codes
-from .._detail import ErrorDetail, PayloadError, copy_with
-from .._envelope import Envelope, code_from_envelope, load_json_object, looks_like_envelope
-from .._public import own_sentences, public_view
-from .._untrusted import clean_status
+from .._classify.http.answers import hint_ms
+from .._core.codes import codes
+from .._core.detail import ErrorDetail, PayloadError, copy_with
+from .._core.envelope import Envelope, code_from_envelope, load_json_object, looks_like_envelope
+from .._core.public import own_sentences, public_view
+from .._core.untrusted import clean_status
 from ._public_events import stated_wait_ms
 
 __all__ = [

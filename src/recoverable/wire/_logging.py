@@ -28,10 +28,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .._detail import ErrorDetail
-from .._log_text import code_name, exception_name, withheld_traceback
-from .._public import public_code
-from .._secrets import scrub
+from .._core.detail import ErrorDetail
+from .._core.log_text import code_name, exception_name, withheld_traceback
+from .._core.public import public_code
+from .._core.secrets import scrub
 
 __all__ = [
     "LIKELY_BUGS",

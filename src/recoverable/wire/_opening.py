@@ -29,8 +29,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .._detail import ErrorDetail
-from ..agents._events import Done, Error, TurnEnd
+from .._core.detail import ErrorDetail
+from .._core.events import Done, Error, TurnEnd
 from ._chunks import Chunk
 from ._resume import StreamLog
 

@@ -1,7 +1,7 @@
 """Events as a person's browser may see them: what `public=True` writes. Pure.
 
     event          written publicly
-    Error          its severity and the detail's public view (`recoverable._public`): code,
+    Error          its severity and the detail's public view (`recoverable._core.public`): code,
                    category, recovery fields and this registry's sentence, as `message` too
     ToolEnd        its id, success and output (credentials scrubbed); the detail's public
                    view in place of the tool's error text
@@ -25,12 +25,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._detail import ErrorDetail
-from .._ladder import DEFAULT_WAIT_MS
-from .._public import PublicDetail, public_view
-from .._secrets import scrub
-from .._untrusted import clean_hint_ms, safe_str, valid_unicode
-from ..agents._events import (
+from .._core.detail import ErrorDetail
+from .._core.events import (
     Done,
     Error,
     RunResult,
@@ -40,6 +36,10 @@ from ..agents._events import (
     ToolStart,
     TurnEnd,
 )
+from .._core.public import PublicDetail, public_view
+from .._core.secrets import scrub
+from .._core.untrusted import clean_hint_ms, safe_str, valid_unicode
+from ..tools._ladder import DEFAULT_WAIT_MS
 
 __all__ = [
     "public_event",
@@ -63,7 +63,7 @@ def stated_wait_ms(detail: ErrorDetail | PublicDetail) -> int | None:
 
 
 def public_payload(detail: ErrorDetail, *, expose_message: bool = False) -> dict[str, Any]:
-    """A detail as a person may see it, from its public view (`recoverable._public`): code,
+    """A detail as a person may see it, from its public view (`recoverable._core.public`): code,
     category, the recovery fields (a retryable one always with its wait) and this registry's
     sentence; the developer `message` only when exposed (else the sentence again), and never
     a cause, details, a fix command (it runs where the server runs) or a stack trace."""

@@ -36,8 +36,8 @@ from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from .._classify import classify
-from .._detail import ErrorDetail, RecoverableError
-from ..agents._events import (
+from .._core.detail import ErrorDetail, RecoverableError
+from .._core.events import (
     Done,
     Error,
     Event,

@@ -25,9 +25,9 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 
-from .._classify.http_answers import header_value
-from .._detail import ErrorDetail, RecoverableError
-from ..agents._events import Error
+from .._classify.http.answers import header_value
+from .._core.detail import ErrorDetail, RecoverableError
+from .._core.events import Error
 from ._chunks import Chunk, StreamEvent, as_event
 from ._error_context import ErrorContext
 from ._sse import parse_seq

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 
-from .._detail import ErrorDetail, RecoverableError
+from .._core.detail import ErrorDetail, RecoverableError
 from ._resume import StreamLog
 
 __all__ = ["Sessions"]

@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._classify import classify
-from .._classify.http_answers import generic_from_status, header_value
-from .._detail import ErrorDetail, unvalidated
-from .._public import public_view
-from .._untrusted import clean_status
+from .._classify.http.answers import generic_from_status, header_value
+from .._core.detail import ErrorDetail, unvalidated
+from .._core.public import public_view
+from .._core.untrusted import clean_status
 from ._ai_sdk import DONE, UI_MESSAGE_STREAM_HEADERS, UiMessageStream
 from ._chunks import Chunk, checked_seq, chunk_data, chunk_json
 from ._http import PROBLEM_TYPE, http_response, problem_instance, retry_after_header

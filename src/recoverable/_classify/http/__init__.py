@@ -1,0 +1,1 @@
+"""Classifying HTTP answers: statuses, Retry-After, provider error bodies, our own bodies."""

@@ -1,0 +1,394 @@
+"""The classify engine: runs the stages over an error and its cause chain.
+
+The stages and their order are set in one place, `_classify/__init__.py` (`use_stages`);
+this module walks the chain, caches which stages apply to each exception class, and keeps
+the two registries users add to (`add_classifier`, `register_handler`).
+"""
+
+from __future__ import annotations
+
+import _thread
+from collections.abc import Callable, Container, Mapping
+from typing import Any, NamedTuple
+
+from .._core.detail import (
+    MAX_CAUSE_DEPTH,
+    ErrorDetail,
+    PayloadError,
+    foreign_detail,
+    rewrapped,
+    unvalidated,
+)
+from .._core.secrets import scrub
+from .._core.untrusted import MAX_MESSAGE_CHARS, clean_text, clip, safe_str
+
+__all__ = [
+    "Handler",
+    "Stage",
+    "add_classifier",
+    "always",
+    "cause_chain",
+    "classify",
+    "classify_by_class",
+    "classify_known",
+    "error_message",
+    "package_of",
+    "register_handler",
+    "resolve_exception",
+    "use_stages",
+]
+
+Handler = Callable[[BaseException], ErrorDetail | None]
+"""Classifies one exception whose class matched by name; None passes it on."""
+
+Stage = Callable[[BaseException], ErrorDetail | None]
+"""A user's classifier stage: an ErrorDetail when it recognises the error, else None."""
+
+TextStage = Callable[[str], ErrorDetail | None]
+
+# From _thread, as threading has it: a Temporal workflow's sandbox refuses
+# threading's own names (its lock, called in a workflow, fails the task).
+_lock = _thread.allocate_lock()
+_by_name: dict[tuple[str, str], Handler] = {}  # (package, class name) -> handler
+_user_stages: tuple[Stage, ...] = ()
+_generic_stages: tuple[Handler, ...] = ()  # after the by-name handlers
+
+
+def _no_text_stage(text: str) -> ErrorDetail | None:
+    return None
+
+
+_text_stage: TextStage = _no_text_stage
+_routes: dict[type, _Route] = {}
+_CACHE_LIMIT = 4096
+
+
+def use_stages(
+    by_name: Mapping[tuple[str, str], Handler],
+    generic: tuple[Handler, ...],
+    text: TextStage,
+) -> None:
+    """Set the built-in stages: handlers by (package, class name), the generic stages that
+    run after them, and the text stage that runs when no link of a chain is recognised."""
+    global _generic_stages, _text_stage  # noqa: PLW0603 -- set once, where the order is read
+    with _lock:
+        _by_name.update(by_name)
+        _generic_stages = generic
+        _text_stage = text
+        _routes.clear()
+
+
+def package_of(module: str) -> str:
+    """The distribution-level package of a module: its root, two parts for namespaces."""
+    root, _, rest = module.partition(".")
+    if root == "google" and rest:
+        return "google." + rest.partition(".")[0]
+    return root
+
+
+_MAX_FRAMES = 64  # of a traceback walked for the package that raised
+
+
+def raised_by(exc: BaseException, packages: Container[str]) -> str | None:
+    """The first of `packages` whose code is in `exc`'s traceback (by the frames' module
+    globals, at most _MAX_FRAMES of them), or None."""
+    frame, seen = exc.__traceback__, 0
+    while frame is not None and seen < _MAX_FRAMES:
+        package = package_of(frame.tb_frame.f_globals.get("__name__", ""))
+        if package in packages:
+            return package
+        frame, seen = frame.tb_next, seen + 1
+    return None
+
+
+def register_handler(package: str, class_name: str, handler: Handler) -> None:
+    """Classify exceptions whose MRO holds `package`.`class_name` with `handler`."""
+    with _lock:
+        _by_name[(package, class_name)] = handler
+        _routes.clear()
+
+
+def add_classifier(stage: Stage, *, first: bool = True) -> Callable[[], None]:
+    """Add a stage that runs before the built-in ones; returns a function that removes it."""
+    global _user_stages  # noqa: PLW0603 -- copy-on-write tuple keeps the hot path lock-free
+    with _lock:
+        _user_stages = (stage, *_user_stages) if first else (*_user_stages, stage)
+        _routes.clear()
+
+    def remove() -> None:
+        global _user_stages  # noqa: PLW0603
+        with _lock:
+            _user_stages = tuple(s for s in _user_stages if s is not stage)
+            _routes.clear()
+
+    return remove
+
+
+def always(code: str, *, source: str | None = None, **details: Any) -> Handler:
+    """A handler that always answers `code` (with a fixed source and details)."""
+    fixed = dict(details) if details else None
+
+    def handler(exc: BaseException) -> ErrorDetail:
+        return unvalidated(
+            code, error_message(exc), source=source, details=dict(fixed) if fixed else None
+        )
+
+    return handler
+
+
+class _Route(NamedTuple):
+    """What the stages do with one exception class (cached per class; any registration
+    clears the cache)."""
+
+    own: bool  # carries our marker: read its detail before anything else
+    handlers: tuple[Handler, ...]  # by-name handlers over the MRO, most derived first
+    stages: tuple[Handler, ...]  # users' stages, then `handlers`, then the generic stages
+
+
+def _route_for(kind: type) -> _Route:
+    route = _routes.get(kind)
+    if route is not None:
+        return route
+    with _lock:  # a registration meanwhile must not leave a stale route behind
+        handlers = []
+        for klass in kind.__mro__:
+            handler = _by_name.get((package_of(klass.__module__), klass.__name__))
+            if handler is not None:
+                handlers.append(handler)
+        own = getattr(kind, "__recoverable_error__", None) is not None
+        route = _Route(own, tuple(handlers), (*_user_stages, *handlers, *_generic_stages))
+        if len(_routes) >= _CACHE_LIMIT:  # dynamically made classes must not grow it forever
+            _routes.clear()
+        _routes[kind] = route
+    return route
+
+
+def error_message(exc: BaseException) -> str:
+    """The developer text of an exception: never raising, bounded, credentials scrubbed."""
+    if type(exc).__str__ is _BASE_STR:  # the usual error: one short ASCII text as argument
+        args = exc.args
+        if len(args) == 1:
+            text = args[0]
+            if type(text) is str and 0 < len(text) <= MAX_MESSAGE_CHARS and text.isascii():
+                # `clean_text`, with what it checks known already (a redaction may lengthen it)
+                text = scrub(text)
+                return text if len(text) <= MAX_MESSAGE_CHARS else clip(text)
+    return clean_text(_text_of(exc) or type(exc).__name__)
+
+
+_BASE_STR = BaseException.__str__
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _text_of(exc: BaseException) -> str:
+    """`str(exc)`, except that arguments Python would print whole (a huge or deeply nested
+    list, say) are printed shortened: the text is clipped anyway, the time it takes is not."""
+    if type(exc).__str__ is _BASE_STR:
+        args = exc.args
+        if len(args) == 1:
+            if type(args[0]) is str:
+                return args[0]
+            if isinstance(args[0], _CONTAINERS):
+                return _short_repr(args[0])
+        elif args:
+            return _short_repr(args)
+    return safe_str(exc)
+
+
+def _short_repr(value: object) -> str:
+    import reprlib  # only for exceptions raised with containers as arguments
+
+    shortener = reprlib.Repr()
+    shortener.maxlevel, shortener.maxstring, shortener.maxother = 4, 200, 200
+    return safe_str(shortener.repr(value))
+
+
+def _classify_link(exc: BaseException) -> ErrorDetail | None:
+    """Every stage but text, on one exception."""
+    kind = type(exc)
+    route = _routes.get(kind) or _route_for(kind)  # the hot path: one dict lookup
+    if route.own:
+        detail = foreign_detail(exc)
+        if detail is not None:
+            return detail
+    return _first_answer(route.stages, exc)
+
+
+def classify_by_class(exc: BaseException) -> ErrorDetail | None:
+    """Only the handlers matched by class name (no users' stages, no generic ones)."""
+    return _first_answer(_route_for(type(exc)).handlers, exc)
+
+
+def _first_answer(stages: tuple[Handler, ...], exc: BaseException) -> ErrorDetail | None:
+    """The first stage's detail. A stage that raises, or answers something other than an
+    ErrorDetail or None, is skipped (it is not the error's fault) and logged."""
+    for stage in stages:
+        try:
+            detail = stage(exc)
+        except Exception as failure:
+            _stage_failed(stage, "raised", failure)
+            continue
+        if isinstance(detail, ErrorDetail):
+            return detail
+        if detail is not None:
+            _stage_failed(stage, f"answered a {type(detail).__name__}, not an ErrorDetail or None")
+    return None
+
+
+def _stage_failed(stage: Handler, what: str, exc: BaseException | None = None) -> None:
+    """A classifier stage's own bug, told on the `recoverable` logger; classify goes on with
+    the next stage. When it raised, the record says where (the frames and classes of its
+    traceback, `exc_text`), never what the exception said: its text may hold what the
+    classified error carried (principle 6)."""
+    import logging  # only when a stage misbehaves: `import recoverable` stays light
+
+    from .._core.log_text import code_name, withheld_traceback
+
+    logger = logging.getLogger("recoverable")
+    name = code_name(getattr(stage, "__qualname__", None) or type(stage).__name__)
+    line = f"classifier stage {name} {what}; skipped"
+    record = logger.makeRecord(logger.name, logging.WARNING, __file__, 0, "%s", (line,), None)
+    if exc is not None:
+        record.exc_text = withheld_traceback(exc)
+    if logger.isEnabledFor(logging.WARNING):
+        logger.handle(record)
+
+
+def cause_chain(exc: BaseException) -> list[BaseException]:
+    """The error and what it wraps: `__cause__`, else an unsuppressed `__context__`."""
+    links = [exc]
+    link = exc
+    while len(links) < MAX_CAUSE_DEPTH:
+        cause = link.__cause__
+        if cause is None and not link.__suppress_context__:
+            cause = link.__context__
+        if cause is None or id(cause) in map(id, links):  # a cycle ends the chain
+            break
+        links.append(cause)
+        link = cause
+    return links
+
+
+def _as_cause(links: list[BaseException]) -> ErrorDetail | str:
+    """The rest of a chain behind a recognised error: our own detail when it is ours, else
+    the evidence as text ("Type: message <- Type: message"), which costs no classification.
+    """
+    kind = type(links[0])
+    own = foreign_detail(links[0]) if (_routes.get(kind) or _route_for(kind)).own else None
+    if own is not None:
+        return own
+    if len(links) == 1:  # the usual chain: one error wrapped once
+        return f"{_type_name(type(links[0]))}: {error_message(links[0])}"
+    return clip(" <- ".join([f"{_type_name(type(link))}: {error_message(link)}" for link in links]))
+
+
+def resolve_exception(exc: BaseException) -> ErrorDetail | None:
+    """Every stage but text, over the error's cause chain; None when no link is recognised."""
+    if exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__):
+        return _classify_link(exc)  # no chain: the common case, without the list
+    return _resolve_chain(exc)
+
+
+def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
+    links = cause_chain(exc)
+    for index, link in enumerate(links):
+        detail = _classify_link(link)
+        if detail is None:
+            continue
+        rest = links[index + 1 :]
+        if rest and detail.cause is None:
+            detail = rewrapped(detail, detail.message, _as_cause(rest))
+        if index:
+            # Recognised as a cause: keep the outer message, record the wrapped failure.
+            detail = rewrapped(detail, error_message(exc), detail)
+        return detail
+    return None
+
+
+def _unknown(exc: BaseException) -> ErrorDetail:
+    return unvalidated(
+        "unknown", error_message(exc), details={"exception_type": _type_name(type(exc))}
+    )
+
+
+_type_names: dict[type, str] = {}
+
+
+def _type_name(kind: type) -> str:
+    name = _type_names.get(kind)
+    if name is None:
+        name = (
+            kind.__qualname__
+            if kind.__module__ == "builtins"
+            else (f"{kind.__module__}.{kind.__qualname__}")
+        )
+        if len(_type_names) >= _CACHE_LIMIT:
+            _type_names.clear()
+        _type_names[kind] = name
+    return name
+
+
+def _known(obj: object) -> ErrorDetail | None:
+    if isinstance(obj, BaseException):
+        detail = resolve_exception(obj)
+        if detail is None:
+            detail = _text_stage(error_message(obj))
+        return detail
+    own = foreign_detail(obj)
+    if own is not None:
+        return own
+    if isinstance(obj, str):
+        return _text_stage(obj)
+    if isinstance(obj, Mapping) and "code" in obj:
+        try:
+            return ErrorDetail.from_dict(obj)
+        except PayloadError:
+            return None
+    return None
+
+
+def classify_known(obj: object) -> ErrorDetail | None:
+    """Like `classify`, but None where `classify` would answer `unknown`."""
+    try:
+        detail = _known(obj)
+    except Exception:
+        return None
+    if detail is not None and detail.code == "unknown":
+        return None
+    return detail
+
+
+def classify(obj: object) -> ErrorDetail:
+    """Turn any object (an exception, a payload dict, a string, None) into an ErrorDetail."""
+    try:
+        if isinstance(obj, BaseException):  # the common case: `resolve_exception`, inlined
+            if obj.__cause__ is None and (obj.__context__ is None or obj.__suppress_context__):
+                kind = type(obj)  # `_classify_link`, inlined: one route lookup, one loop
+                route = _routes.get(kind) or _route_for(kind)
+                detail = foreign_detail(obj) if route.own else None
+                if detail is None:
+                    detail = _first_answer(route.stages, obj)
+            else:
+                detail = _resolve_chain(obj)
+            if detail is None:
+                detail = _text_stage(error_message(obj))
+            return detail if detail is not None else _unknown(obj)
+        detail = _known(obj)
+        if detail is not None:
+            return detail
+        return ErrorDetail.create("unknown", _describe(obj))
+    except Exception:  # classify never raises; this is our bug, not the caller's
+        return ErrorDetail.create("unknown", "the error could not be described")
+
+
+def _describe(obj: object) -> str:
+    """The developer text of a value that is no error we know: a mapping's own `message`
+    (`{"message": "fail"}` is "fail", as the seeds' `extractErrorMessage` reads it), else its
+    text."""
+    if obj is None:
+        return "no error was given"
+    if isinstance(obj, Mapping):
+        message = obj.get("message")
+        if isinstance(message, str) and message.strip():
+            return clean_text(message)
+    return clean_text(obj if isinstance(obj, str) else safe_str(obj))

@@ -1,0 +1,1 @@
+"""Classifying the exceptions of SDKs, one module per family."""

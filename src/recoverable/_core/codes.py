@@ -1,0 +1,563 @@
+"""The code registry: one table that every other part of the library reads.
+
+Each row says, for one stable code, what kind of failure it is, whether the identical call
+may succeed (`retryable`), whether another provider could (`fallback`), the exit code
+(cli-agent-spec) and HTTP status we answer with, the sentence safe to show a person, and the
+default remediation. Docs, HTTP answers, exit codes and user sentences are all read from here.
+"""
+
+from __future__ import annotations
+
+import _thread
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = ["Code", "CodeRegistry", "FixCommandRejected", "codes", "register_code"]
+
+GENERIC_USER_MESSAGE = "Something went wrong. Please try again later."
+MAX_EXIT_CODE = 125
+"""The highest exit code a failure may declare: cli-agent-spec leaves 126-255 to the shell
+(not executable, not found, 128+signal)."""
+CANCELLED_EXIT_CODE = 130
+"""The one exception: a caller's cancel exits as a shell reports Ctrl-C (128 + SIGINT)."""
+
+# The sentence a person reads for a code this process does not know (registered only in the
+# process that sent it): its category's, never the sender's own words (principle 6).
+CATEGORY_SENTENCES: Mapping[str, str] = MappingProxyType(
+    {
+        "provider": "The AI service could not complete the request.",
+        "cli": "The AI assistant tool could not complete the request.",
+        "run": "The request could not be completed.",
+        "tool": "A tool the assistant used did not work.",
+        "caller": "The request could not be completed as given.",
+        "auth": "You are not allowed to do this right now.",
+        "billing": "This needs an active plan or more credit.",
+        "rate": "Too many requests right now. Please wait a moment and try again.",
+        "service": "The service could not complete the request. Please try again later.",
+        "network": "A network problem interrupted the request. Please try again.",
+        "state": "This conversation cannot do that right now.",
+    }
+)
+
+
+def category_sentence(category: object) -> str:
+    """The generic sentence of a category (of a code this process does not know); the generic
+    sentence of all for a category it does not know either."""
+    if isinstance(category, str):
+        return CATEGORY_SENTENCES.get(category, GENERIC_USER_MESSAGE)
+    return GENERIC_USER_MESSAGE
+
+
+class FixCommandRejected(ValueError):
+    """A `fix_command` that is not safe to run blindly, or a registration that does not say
+    what its command does; `rule` names the rule it broke (`inline_code`, `contract`, ...)."""
+
+    def __init__(self, message: str, rule: str = "unsafe") -> None:
+        super().__init__(message)
+        self.rule = rule
+        """The rule the command broke, a stable name to branch on."""
+
+    def __reduce__(self) -> tuple[type[FixCommandRejected], tuple[str, str]]:
+        return type(self), (str(self), self.rule)
+
+
+FIX_CONTRACTS = ("idempotent", "read_only")
+"""What a registration says of its `fix_command` (`fix_contract=`): safe to run twice, or
+changing nothing but a login or a cache."""
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """One row of the table."""
+
+    code: str
+    """The stable lower_snake name, category first (`provider_rate_limited`)."""
+    category: str
+    """The family the code belongs to (`provider`, `cli`, `run`, `tool`, `caller`, ...)."""
+    retryable: bool
+    """Whether the identical call may succeed if repeated (the default of a detail)."""
+    fallback: bool
+    """Whether another provider could succeed where this one failed."""
+    exit_code: int
+    """The process exit code for this failure (cli-agent-spec)."""
+    http_status: int
+    """The status our own server answers its client with."""
+    user_message: str
+    """The sentence safe to show a person; never developer text."""
+    fix_required: str | None = None
+    """What must change before the call can succeed (the default of a detail)."""
+    fix_commands: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Exact remediation commands, keyed by `source` ("" = any source); read-only."""
+    when: str = ""
+    """When the code applies, for the docs."""
+    suggestion: str | None = None
+    """A note for the human operator that is not a recovery step (cli-agent-spec's
+    `suggestion`), the default of a detail."""
+    cooldown: str | None = None
+    """What the failure says about the provider key, for every caller that shares it:
+    `"quiet"` (retry later: nobody calls until the hint, or a short default, has passed),
+    `"stop"` (out for a long time, a quota: nobody spends a call to learn it), None (about
+    this call only). `Cooldowns` reads it."""
+    fix_contract: str | None = None
+    """What the author of the row's `fix_commands` stated at registration: `"idempotent"`
+    (safe to run twice) or `"read_only"` (changes nothing but a login or a cache); None for a
+    row without commands. The built-in rows' commands are idempotent."""
+
+    def __post_init__(self) -> None:
+        # A row is shared by every detail of its code: its commands must not be changed.
+        if not isinstance(self.fix_commands, MappingProxyType):
+            object.__setattr__(self, "fix_commands", MappingProxyType(dict(self.fix_commands)))
+
+    def fix_command_for(self, source: str | None) -> str | None:
+        """The registered command for this source, else the source-independent one."""
+        if source is not None and source in self.fix_commands:
+            return self.fix_commands[source]
+        return self.fix_commands.get("")
+
+
+# --- fix_command validation -------------------------------------------------------------
+
+
+def validate_fix_command(command: str) -> str:
+    """Return `command` if it is safe to paste and run twice; raise `FixCommandRejected`.
+
+    The command is read as a shell reads it (`recoverable._core.fix_commands`): text rules
+    (metacharacters, placeholders, printable ASCII), a program name not a path, wrappers read
+    through, interpreters and package runners with inline or fetched code refused, each
+    program's destructive operations, and the subcommands a tool's author marked destructive
+    (`codes.mark_destructive`). The refusal's message says which rule, in one sentence.
+    """
+    from .fix_commands import fix_command_refusal  # registration and payloads are rare
+
+    refusal = fix_command_refusal(command, codes.destructive_subcommands)
+    if refusal is not None:
+        raise FixCommandRejected(refusal.sentence, refusal.rule)
+    return command
+
+
+# --- the table ----------------------------------------------------------------------------
+
+_CODE_NAME = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
+COOLDOWNS = (None, "quiet", "stop")
+"""The values of `Code.cooldown`."""
+
+_INSTALL_CLI = {
+    "claude": "npm install -g @anthropic-ai/claude-code",
+    "codex": "npm install -g @openai/codex",
+    "gemini": "npm install -g @google/gemini-cli",
+}
+# Each CLI's own login command, where it has one (Gemini CLI logs in inside its interactive
+# session only): static, changes nothing but the login, safe to run twice.
+_LOGIN_CLI = {"claude": "claude auth login", "codex": "codex login"}
+
+
+Y, N = True, False
+
+# code, category, R, F, exit, http, user sentence, fix_required, fix_commands, when
+_TABLE: tuple[Code, ...] = (
+    Code("provider_rate_limited", "provider", Y, Y, 11, 503,
+         "The AI service is busy right now. Please try again in a moment.",
+         when="429 rate limit (not quota)", cooldown="quiet"),
+    Code("provider_overloaded", "provider", Y, Y, 12, 503,
+         "The AI service is overloaded right now. Please try again in a moment.",
+         when="503/529, in-stream overloaded_error (status 200)", cooldown="quiet"),
+    Code("provider_server_error", "provider", Y, Y, 12, 503,
+         "The AI service had a problem. Please try again in a moment.",
+         when="other 5xx"),
+    Code("provider_timeout", "provider", Y, Y, 10, 503,
+         "The AI service took too long to answer. Please try again.",
+         when="408, SDK request timeout"),
+    Code("provider_unreachable", "provider", Y, Y, 12, 503,
+         "The AI service could not be reached. Please try again in a moment.",
+         when="connect failed, nothing sent"),
+    Code("provider_connection_lost", "provider", Y, Y, 12, 503,
+         "The connection to the AI service was lost. Please try again.",
+         when="dropped after the request was sent or mid-stream"),
+    Code("provider_bad_response", "provider", Y, Y, 12, 503,
+         "The AI service sent an incomplete answer. Please try again.",
+         when="empty/malformed reply, stream ended without finish"),
+    Code("provider_quota_exceeded", "provider", N, Y, 9, 502,
+         "The AI service account has run out of credit or quota.",
+         "Add credit or raise the quota of the provider account, or use another provider",
+         when="billing: insufficient_quota, 402, credit balance, Gemini PerDay",
+         cooldown="stop"),
+    Code("provider_auth_failed", "provider", N, Y, 8, 502,
+         "The AI service did not accept our credentials.",
+         "Configure a valid API key or log in to the provider again",
+         when="401, invalid key"),
+    Code("provider_permission_denied", "provider", N, Y, 7, 502,
+         "The AI service account is not allowed to do this.",
+         "Grant the account access to this model or feature, or use another provider",
+         when="403"),
+    Code("provider_model_not_found", "provider", N, Y, 5, 502,
+         "The requested AI model is not available.",
+         "Choose a model name this account can use",
+         when="unknown or inaccessible model"),
+    Code("provider_invalid_request", "provider", N, N, 2, 500,
+         "The request to the AI service was not valid.",
+         "Correct the request parameters",
+         when="400/422 not covered below"),
+    Code("provider_context_too_long", "provider", N, Y, 2, 400,
+         "The conversation is too long for the AI model. Please shorten it or start a new one.",
+         "Shorten the input or use a model with a larger context window",
+         when="context window exceeded"),
+    Code("provider_content_filtered", "provider", N, Y, 2, 400,
+         "The request was blocked by the AI service's content policy.",
+         "Change the content of the request",
+         when="content policy"),
+    Code("provider_refused", "provider", N, Y, 1, 422,
+         "The AI model declined to answer this request.",
+         when="the model refused"),
+    Code("provider_output_truncated", "provider", N, N, 3, 502,
+         "The answer was cut off because it was too long.",
+         "Raise the output token limit or ask for a shorter answer",
+         when="stopped at max output tokens"),
+    Code("cli_not_found", "cli", N, Y, 4, 500,
+         "The AI assistant tool is not installed.",
+         "Install the CLI", _INSTALL_CLI,
+         when="binary missing (spawn ENOENT)", fix_contract="idempotent"),
+    Code("cli_not_authenticated", "cli", N, Y, 8, 500,
+         "The AI assistant tool is not signed in.",
+         "Log the CLI in to its provider account", _LOGIN_CLI,
+         when='"Not logged in", Gemini exit 41', fix_contract="idempotent"),
+    Code("cli_spawn_failed", "cli", N, Y, 4, 500,
+         "The AI assistant tool could not be started.",
+         "Make the CLI executable and runnable by this user",
+         when="EACCES and other spawn errors"),
+    Code("cli_version_unsupported", "cli", N, Y, 4, 500,
+         "The installed AI assistant tool is too old.",
+         "Upgrade the CLI", _INSTALL_CLI,
+         when="older than we support", fix_contract="idempotent"),
+    Code("cli_untrusted_workspace", "cli", N, Y, 4, 500,
+         "The AI assistant tool does not trust this folder.",
+         "Mark the working directory as trusted in the CLI",
+         when="Gemini exit 55"),
+    Code("cli_invalid_arguments", "cli", N, N, 2, 500,
+         "The AI assistant tool was started with settings it does not accept.",
+         "Correct the options passed to the CLI",
+         when="the CLI rejected its flags"),
+    Code("cli_crashed", "cli", N, N, 1, 500,
+         "The AI assistant tool stopped unexpectedly.",
+         when="non-zero exit nothing explains"),
+    Code("cli_killed", "cli", N, N, 1, 500,
+         "The AI assistant tool was stopped unexpectedly.",
+         when="a signal we did not send (OOM, outside kill)"),
+    Code("cli_output_invalid", "cli", N, N, 1, 500,
+         "The AI assistant tool produced output that could not be read.",
+         when="unparseable output, line over the cap"),
+    Code("run_cancelled", "run", N, N, 130, 499,
+         "The request was cancelled.",
+         when="the caller cancelled: never retried"),
+    Code("run_timeout", "run", N, N, 10, 504,
+         "The request took too long and was stopped.",
+         when="our total or idle deadline; retryable only when no tool had started"),
+    Code("run_max_turns", "run", N, N, 3, 502,
+         "The assistant reached its step limit before finishing.",
+         "Raise the turn limit or split the task",
+         when="turn limit reached"),
+    Code("run_budget_exceeded", "run", N, N, 3, 502,
+         "The assistant reached its spending limit before finishing.",
+         "Raise the budget or split the task",
+         when="cost limit reached"),
+    Code("run_guardrail_triggered", "run", N, N, 3, 422,
+         "The request was stopped by a safety check.",
+         "Change the input or output so the guardrail passes, or adjust the guardrail",
+         when="an agent framework's own guardrail tripped (OpenAI Agents SDK tripwires)"),
+    Code("run_tool_failures", "run", N, N, 3, 502,
+         "The assistant stopped after its tools failed repeatedly.",
+         when="N consecutive tool failures (guardrail)"),
+    Code("tool_input_invalid", "tool", N, N, 2, 400,
+         "A tool was called with input it does not accept.",
+         "Correct the tool input", when="invalid tool arguments"),
+    Code("tool_not_found", "tool", N, N, 5, 404,
+         "The assistant tried to use a tool that does not exist.",
+         when="unknown tool; a program that is not there (spawn ENOENT, exit 127)"),
+    Code("tool_not_executable", "tool", N, N, 4, 500,
+         "A tool the assistant used could not be started.",
+         "Make the program executable by this user, or call the right file",
+         when="exit 126; a spawn refused (EACCES, ENOEXEC)"),
+    Code("tool_execution_failed", "tool", N, N, 1, 500,
+         "A tool the assistant used did not work.",
+         when="the tool raised, or exited non-zero and nothing says more"),
+    Code("tool_killed", "tool", N, N, 1, 500,
+         "A tool the assistant used was stopped unexpectedly.",
+         when="a signal ended it (a negative return code, 128+N): no exit code is invented"),
+    Code("tool_output_invalid", "tool", N, N, 1, 502,
+         "A tool the assistant used gave an answer that could not be read.",
+         when="a malformed envelope: no error key, data and error both null, not JSON"),
+    Code("tool_timeout", "tool", N, N, 10, 504,
+         "A tool the assistant used took too long.",
+         when="the tool exceeded its time limit (exit 124, subprocess's TimeoutExpired)"),
+    Code("invalid_input", "caller", N, N, 2, 400,
+         "Some of the information provided is not valid.",
+         "Correct the input", when="validation"),
+    Code("not_supported", "caller", N, Y, 2, 501,
+         "This is not supported here.",
+         "Leave the option unset, or use a CLI or provider that supports it",
+         when="an option a CLI cannot honour, a feature a surface lacks (the seeds' "
+              "NOT_SUPPORTED)"),
+    Code("not_found", "caller", N, N, 5, 404,
+         "The requested item could not be found.",
+         when="missing resource"),
+    Code("conflict", "caller", N, N, 6, 409,
+         "This conflicts with a change made elsewhere. Please reload and try again.",
+         "Reload the current state and reconcile", when="conflicting state"),
+    Code("precondition_failed", "caller", N, N, 4, 412,
+         "This cannot be done yet because something it needs is not ready.",
+         "Satisfy the precondition first", when="precondition unmet"),
+    # Sessions and their streams (Helix's state_* family): the wire's `Sessions` and
+    # `StreamLog` raise them; a user's own session store may too.
+    Code("state_already_running", "state", Y, N, 12, 409,
+         "This conversation is still answering an earlier message. Please try again when it "
+         "has finished.",
+         when="a session already has a live run (a second start through the wire's `Sessions`); "
+              "retryable once that run ends"),
+    Code("state_session_not_found", "state", N, N, 5, 404,
+         "This conversation could not be found.",
+         "Start a new conversation",
+         when="a session (or its stream) this server does not know, as a resume names it"),
+    Code("state_not_resumable", "state", N, N, 6, 410,
+         "This conversation cannot be continued from where it stopped. Please reload it.",
+         "Reload the conversation from its current state",
+         when="a resume from a Last-Event-ID the stream never gave out or no longer keeps"),
+    Code("state_run_superseded", "state", N, N, 6, 409,
+         "This answer was replaced by a newer request.",
+         when="a newer run of the same session took over (`Sessions.start(supersede=True)`): "
+              "never retried"),
+    Code("state_concurrency_conflict", "state", N, N, 6, 409,
+         "This conversation was changed by another request at the same time. Please reload "
+         "it and try again.",
+         "Reload the current state and try again",
+         when="a second writer on one stream (a `StreamLog` another publisher writes or wrote)"),
+    Code("unauthenticated", "auth", N, N, 8, 401,
+         "Please sign in to continue.",
+         "Provide credentials", when="no or invalid credentials"),
+    Code("credentials_expired", "auth", N, N, 8, 401,
+         "Your session has expired. Please sign in again.",
+         "Refresh the credentials", when="expired credentials"),
+    Code("permission_denied", "auth", N, N, 7, 403,
+         "You do not have permission to do this.",
+         when="insufficient permission"),
+    Code("payment_required", "billing", N, N, 9, 402,
+         "This needs an active plan or more credit.",
+         "Add credit or upgrade the plan", when="payment required"),
+    Code("rate_limited", "rate", Y, N, 11, 429,
+         "Too many requests right now. Please wait a moment and try again.",
+         when="the caller's own rate"),
+    Code("unavailable", "service", Y, N, 12, 503,
+         "The service is temporarily unavailable. Please try again in a moment.",
+         when="service unavailable"),
+    Code("timeout", "service", N, N, 10, 504,
+         "The request took too long.",
+         when="generic; side effects unknown"),
+    Code("network_error", "network", Y, N, 12, 503,
+         "A network problem interrupted the request. Please try again.",
+         when="refused, reset, DNS, with no provider context"),
+    Code("internal_error", "internal", N, N, 1, 500,
+         GENERIC_USER_MESSAGE, when="our own bug"),
+    Code("unknown", "unknown", N, N, 1, 500,
+         GENERIC_USER_MESSAGE, when="unclassified"),
+)  # fmt: skip
+
+
+class CodeRegistry:
+    """The table, plus users' own codes. Reads are lock-free; registration is serialised."""
+
+    def __init__(self, rows: tuple[Code, ...]) -> None:
+        # The built-in rows are checked by the test suite, not at every import.
+        self._rows: dict[str, Code] = {row.code: row for row in rows}
+        # From _thread, as threading has it: a Temporal workflow's sandbox refuses
+        # threading's own names (its lock, called in a workflow, fails the task).
+        self._lock = _thread.allocate_lock()
+        self._unknown = self._rows["unknown"]
+        self._marks: Mapping[str, frozenset[str]] = MappingProxyType({})
+
+    def get(self, code: str) -> Code | None:
+        """The row for `code`, or None when it is not registered."""
+        return self._rows.get(code)
+
+    def resolve(self, code: str) -> Code:
+        """The row for `code`; an unregistered code (registered only in the process that sent
+        it, say) reads as `unknown`."""
+        return self._rows.get(code) or self._unknown
+
+    def __getitem__(self, code: str) -> Code:
+        return self._rows[code]
+
+    def __contains__(self, code: object) -> bool:
+        return code in self._rows
+
+    def __iter__(self) -> Iterator[Code]:
+        return iter(list(self._rows.values()))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def register(  # noqa: PLR0913 -- one keyword per field of the row it adds
+        self,
+        code: str,
+        *,
+        category: str | None = None,
+        retryable: bool = False,
+        fallback: bool = False,
+        exit_code: int = 1,
+        http_status: int = 500,
+        user_message: str,
+        fix_required: str | None = None,
+        fix_command: str | Mapping[str, str] | None = None,
+        when: str = "",
+        suggestion: str | None = None,
+        cooldown: str | None = None,
+        fix_contract: str | None = None,
+        replace: bool = False,
+    ) -> Code:
+        """Add a code (validating it and its `fix_command`) and return its row.
+
+        A `fix_command` needs `fix_contract`: the author's word that the command is
+        `"idempotent"` (safe to run twice) or `"read_only"` (changes nothing but a login or a
+        cache); a command without one is refused (`FixCommandRejected`)."""
+        commands = {"": fix_command} if isinstance(fix_command, str) else dict(fix_command or {})
+        row = Code(
+            code=code,
+            category=category if category is not None else code.split("_", 1)[0],
+            retryable=retryable,
+            fallback=fallback,
+            exit_code=exit_code,
+            http_status=http_status,
+            user_message=user_message,
+            fix_required=fix_required,
+            fix_commands=commands,
+            when=when,
+            suggestion=suggestion,
+            cooldown=cooldown,
+            fix_contract=fix_contract,
+        )
+        check_row(row, self._marks)
+        with self._lock:
+            if row.code in self._rows and not replace:
+                raise ValueError(f"code {row.code!r} is already registered (pass replace=True)")
+            self._rows = {**self._rows, row.code: row}  # copy-on-write keeps reads lock-free
+        return row
+
+    def unregister(self, code: str) -> None:
+        """Remove a code a user registered (the built-in rows stay)."""
+        if code in _BUILT_IN:
+            raise ValueError(f"code {code!r} is built in")
+        with self._lock:
+            self._rows = {name: row for name, row in self._rows.items() if name != code}
+
+    @property
+    def destructive_subcommands(self) -> Mapping[str, frozenset[str]]:
+        """The subcommands tool authors marked destructive, by program (lower case)."""
+        return self._marks
+
+    def mark_destructive(self, program: str, *subcommands: str) -> Callable[[], None]:
+        """Refuse `program`'s `subcommands` in every fix command from now on, wherever they
+        stand (`mytool purge`, `nice mytool purge`, `python -m mytool purge`, and any compound
+        word one of them is a part of: `purge-all`); returns a function that removes the marks
+        this call added. Refused (`FixCommandRejected`) when a registered code's fix_command
+        would be one of them."""
+        from .fix_commands import fix_command_refusal, program_name
+
+        name = program_name(program)
+        added = _checked_marks(program, subcommands)
+        with self._lock:
+            before = self._marks.get(name, frozenset())
+            marks = {**self._marks, name: before | added}
+            for row in self._rows.values():
+                for command in row.fix_commands.values():
+                    refusal = fix_command_refusal(command, marks)
+                    if refusal is not None:
+                        raise FixCommandRejected(
+                            f"code {row.code!r}: {refusal.sentence}; unregister it before "
+                            "marking this subcommand destructive",
+                            refusal.rule,
+                        )
+            self._marks = MappingProxyType(marks)
+        new = added - before
+
+        def remove() -> None:
+            with self._lock:
+                kept = self._marks.get(name, frozenset()) - new
+                rest = {key: value for key, value in self._marks.items() if key != name}
+                self._marks = MappingProxyType({**rest, name: kept} if kept else rest)
+
+        return remove
+
+
+def _checked_marks(program: str, subcommands: tuple[str, ...]) -> frozenset[str]:
+    """The subcommands to mark, lower-cased: at least one, each one word."""
+    if not isinstance(program, str) or not re.match(_MARKED_NAME, program):
+        raise ValueError(f"mark_destructive: {program!r} is not a program name")
+    if not subcommands:
+        raise ValueError("mark_destructive: name at least one subcommand")
+    for subcommand in subcommands:
+        if not isinstance(subcommand, str) or not re.match(_MARKED_NAME, subcommand):
+            raise ValueError(f"mark_destructive: {subcommand!r} is not one word")
+    return frozenset(subcommand.lower() for subcommand in subcommands)
+
+
+_MARKED_NAME = r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$"
+
+
+def check_row(row: Code, marks: Mapping[str, frozenset[str]] | None = None) -> None:
+    """Raise ValueError unless the row is complete, its fix commands are safe (read with the
+    registry's destructive `marks`) and their contract is stated (`FixCommandRejected`)."""
+    if not re.match(_CODE_NAME, row.code):
+        raise ValueError(f"code {row.code!r} must be lower_snake_case")
+    if not row.user_message.strip():
+        raise ValueError(f"code {row.code!r} needs a user_message")
+    if not (1 <= row.exit_code <= MAX_EXIT_CODE or row.exit_code == CANCELLED_EXIT_CODE):
+        raise ValueError(
+            f"code {row.code!r}: exit_code must be 1..{MAX_EXIT_CODE} or "
+            f"{CANCELLED_EXIT_CODE} (0 is success; 126-255 are the shell's)"
+        )
+    if not 100 <= row.http_status <= 599:
+        raise ValueError(f"code {row.code!r}: http_status must be 100..599")
+    if row.suggestion is not None and not row.suggestion.strip():
+        raise ValueError(f"code {row.code!r}: a suggestion must say something")
+    if row.fix_commands and row.retryable:
+        raise ValueError(f"code {row.code!r}: a retryable code has no fix_command")
+    if row.fix_commands and not row.fix_required:
+        raise ValueError(f"code {row.code!r}: a fix_command needs a fix_required")
+    _check_commands(row, codes.destructive_subcommands if marks is None else marks)
+    _check_cooldown(row)
+
+
+def _check_commands(row: Code, marks: Mapping[str, frozenset[str]]) -> None:
+    """Each command safe, and the author's word for what it does."""
+    from .fix_commands import fix_command_refusal
+
+    for command in row.fix_commands.values():
+        refusal = fix_command_refusal(command, marks)
+        if refusal is not None:
+            raise FixCommandRejected(refusal.sentence, refusal.rule)
+    if row.fix_commands and row.fix_contract not in FIX_CONTRACTS:
+        stated = "" if row.fix_contract is None else f" ({row.fix_contract!r} is not one)"
+        raise FixCommandRejected(
+            f"code {row.code!r}: a fix_command needs fix_contract='idempotent' (safe to run "
+            f"twice) or 'read_only' (changes nothing but a login or a cache){stated}; state "
+            "which at registration",
+            "contract",
+        )
+    if row.fix_contract is not None and not row.fix_commands:
+        raise ValueError(f"code {row.code!r}: fix_contract describes a fix_command it has not")
+
+
+def _check_cooldown(row: Code) -> None:
+    """A quiet time is for a failure worth retrying later; a long stop for one that is not."""
+    if row.cooldown not in COOLDOWNS:
+        raise ValueError(f"code {row.code!r}: cooldown must be one of {COOLDOWNS}")
+    if row.cooldown == "quiet" and not row.retryable:
+        raise ValueError(f"code {row.code!r}: a quiet cooldown is for a retryable code")
+    if row.cooldown == "stop" and row.retryable:
+        raise ValueError(f"code {row.code!r}: a stop cooldown is for a code not retried")
+
+
+_BUILT_IN = frozenset(row.code for row in _TABLE)
+codes = CodeRegistry(_TABLE)
+"""The registry: every code's row (`rc.codes.get(code)`, `code in rc.codes`, iterate it)."""
+register_code = codes.register
+"""`codes.register`: add a code of your own (see `CodeRegistry.register`)."""

@@ -1,0 +1,5 @@
+"""The `recoverable` command."""
+
+from ._cli import main
+
+__all__ = ["main"]

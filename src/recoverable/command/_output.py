@@ -1,0 +1,358 @@
+"""How `recoverable run` shows a run to a person: the answer on stdout, the rest on stderr.
+
+A warning starts on a line of its own without a blank line before it; a text cut to fit
+ends with an ellipsis, at a word boundary; a CLI's own retry of a failure that is not
+retryable says so.
+
+While the CLI is silent (its own retries can take a minute, a provider may never answer),
+the run says what it waits for, counted down: the CLI's own retry when it said how long it
+waits, else the deadline that stops a silent run (`--idle-timeout`, `--timeout`). In a
+terminal that is one status line on stderr, rewritten each second; without one, a
+`[waiting]` line at the start of a known wait and then one every `line_interval` seconds
+(15, or a fifth of the nearest deadline when that is shorter), so a log shows it too. A
+wait shorter than that interval gets no countdown (its warning says it). Nothing here is
+used with `--json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+from .. import agents
+from .._core.detail import ErrorDetail
+
+__all__ = [
+    "Deadlines",
+    "Printer",
+    "RetryWait",
+    "Waiting",
+    "clip",
+    "describe_failure",
+    "line_interval",
+    "retry_wait",
+]
+
+ELLIPSIS = "…"
+MESSAGE_CHARS = 300  # a warning's message, on one screen line or two
+TOOL_INPUT_CHARS = 200
+PROGRESS_AFTER_S = 1.0  # silence before the status line appears
+PROGRESS_EVERY_S = 1.0
+LINE_EVERY_S = 15.0  # without a terminal: a [waiting] line this often, at most
+LINE_EVERY_MIN_S = 1.0
+_CLEAR_LINE = "\r\x1b[K"
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters: whole, or cut at a word boundary (when one is
+    in the second half) and ended with an ellipsis, never mid-word without one."""
+    text = " ".join(text.split())  # one line: a message's own newlines would break the layout
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + ELLIPSIS
+
+
+def describe_failure(error: ErrorDetail) -> list[str]:
+    """How a run failed, for a person: the code, whether a retry may help, and the fix."""
+    from .._core.public import public_sentence  # a person reads only this process's sentences
+
+    sentence = public_sentence(error)
+    lines = [f"{error.code} (retryable: {str(error.retryable).lower()}) - {sentence}"]
+    if error.fix_required:
+        lines.append(f"fix: {error.fix_required}")
+    if error.fix_command:
+        lines.append(f"run: {error.fix_command}")
+    return lines
+
+
+def _warning_line(event: agents.Error) -> str:
+    detail = event.detail
+    message = clip(detail.message, MESSAGE_CHARS)
+    if event.is_retry and not detail.retryable:
+        # The CLI retries something waiting will not fix (Claude retries a 401): say so.
+        cli = detail.source or "the CLI"
+        return (
+            f"[warning] {cli} retries {detail.code} on its own, though it is not retryable"
+            f" - {message}"
+        )
+    if event.is_retry:
+        return f"[warning] retrying after {detail.code} - {message}"
+    next_cli = detail.details.get("fallback_to")
+    if isinstance(next_cli, str):  # a run that falls back along an order of CLIs
+        return f"[warning] {detail.source} failed: {detail.code} - {message}; trying {next_cli}"
+    label = "failed: " if event.severity == "error" else ""  # else: just what it says
+    return f"[{event.severity}] {label}{detail.code} - {message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Deadlines:
+    """The run's own deadlines, in seconds (None: none): what stops a silent run."""
+
+    idle_s: float | None
+    """`--idle-timeout`: seconds without any event."""
+    total_s: float | None = None
+    """`--timeout`: seconds the whole run may take."""
+
+
+def line_interval(deadlines: Deadlines) -> float:
+    """How often a silent run gets a `[waiting]` line without a terminal: every 15 s, or a
+    fifth of the nearest deadline when that is shorter (a short deadline still gets a
+    countdown), never more often than once a second."""
+    given = [s for s in (deadlines.idle_s, deadlines.total_s) if s is not None]
+    fifth = min(given) / 5 if given else LINE_EVERY_S
+    return max(LINE_EVERY_MIN_S, min(LINE_EVERY_S, fifth))
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWait:
+    """A retry the CLI said it waits for: which, and when the wait ends."""
+
+    cli: str
+    """The CLI that retries."""
+    code: str
+    """The code of what it retries after."""
+    attempt: int | None
+    """Its attempt number, when it says."""
+    ends: float
+    """When the wait ends, on the monotonic clock."""
+
+
+def retry_wait(event: agents.Error, now: float) -> RetryWait | None:
+    """The wait a CLI's retry warning announces, when it says how long (Claude's
+    `retry_delay_ms`, Gemini's "Retrying after N ms"); None otherwise."""
+    detail = event.detail
+    if not event.is_retry:
+        return None
+    wait_ms = detail.retry_after_ms
+    if wait_ms is None:
+        said = detail.details.get("retry_delay_ms")
+        wait_ms = said if isinstance(said, int) and not isinstance(said, bool) else None
+    if wait_ms is None or wait_ms < 0:
+        return None
+    attempt = detail.details.get("attempt")
+    attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else None
+    return RetryWait(detail.source or "the CLI", detail.code, attempt, now + wait_ms / 1000)
+
+
+def _left(seconds: float) -> str:
+    """Time left, for a person: whole seconds, rounded up (never 0 s while some is left)."""
+    return f"{max(0, -int(-seconds // 1))} s"
+
+
+def _gone(seconds: float) -> str:
+    """Time gone, for a person: whole seconds."""
+    return f"{round(seconds)} s"
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """What a silent run waits for, at one moment (pure: `line` and `status` read it)."""
+
+    cli: str
+    """The CLI (or the order of CLIs) that runs."""
+    now: float
+    """The moment shown; this and the times below are on the monotonic clock."""
+    started: float
+    """When the run started."""
+    last_event: float
+    """When its last event came (the idle deadline counts from it)."""
+    deadlines: Deadlines
+    """The run's own deadlines."""
+    retry: RetryWait | None = None
+    """The last retry the CLI announced with its wait, if any (over once `ends` has passed)."""
+    last_warning: str | None = None
+    """The last warning's line, without its `[warning] ` label."""
+
+    def _retrying(self) -> RetryWait | None:
+        retry = self.retry
+        return retry if retry is not None and retry.ends > self.now else None
+
+    def _retry_text(self, retry: RetryWait) -> str:
+        attempt = "" if retry.attempt is None else f", attempt {retry.attempt}"
+        left = _left(retry.ends - self.now)
+        text = f"{retry.cli} retries in {left} (after {retry.code}{attempt})"
+        stop = self._stop()
+        if stop is not None and self.now + stop[0] < retry.ends:  # our deadline comes first
+            text += f"; {stop[1]} before that"
+        return text
+
+    def _stop(self) -> tuple[float, str] | None:
+        """The nearer of our own deadlines, if nothing comes: (seconds left, what it says)."""
+        idle, total = self.deadlines.idle_s, self.deadlines.total_s
+        idle_left = None if idle is None else self.last_event + idle - self.now
+        total_left = None if total is None else self.started + total - self.now
+        if total_left is not None and (idle_left is None or total_left <= idle_left):
+            return total_left, f"the run stops in {_left(total_left)} (--timeout {total:g} s)"
+        if idle_left is not None:
+            return idle_left, f"the run stops in {_left(idle_left)} (--idle-timeout {idle:g} s)"
+        return None
+
+    def _stop_text(self) -> str:
+        """When our own deadline stops the run if nothing comes: the nearer one."""
+        stop = self._stop()
+        return "no deadline stops it" if stop is None else stop[1]
+
+    def _now_text(self) -> str:
+        retry = self._retrying()
+        if retry is not None:
+            return self._retry_text(retry)
+        return f"{self.cli}: no output for {_gone(self.now - self.last_event)}; {self._stop_text()}"
+
+    def line(self) -> str:
+        """The `[waiting]` line written without a terminal."""
+        return f"[waiting] {self._now_text()}"
+
+    def status(self) -> str:
+        """The terminal's status line: what is awaited first (a line cut to the terminal's
+        width keeps it), then how long the run has gone, and its last warning."""
+        status = f"… {self._now_text()} · running {_gone(self.now - self.started)}"
+        if self.last_warning and self._retrying() is None:
+            status += f" · last: {self.last_warning}"
+        return status
+
+
+class Printer:
+    """Writes a run's events for a person; while the run is silent, what it waits for (a
+    thread: the status line each second in a `terminal`, else `[waiting]` lines) until
+    `close`."""
+
+    def __init__(
+        self, out: TextIO, err: TextIO, cli: str, *, terminal: bool, deadlines: Deadlines
+    ) -> None:
+        self.out, self.err, self.cli = out, err, cli
+        self.terminal, self.deadlines = terminal, deadlines
+        self.mid_line = False
+        """The answer's last line on stdout is not finished yet."""
+        self.shared = _same_screen(out, err)
+        """stdout and stderr end up in one place (a terminal, one file): a line on stderr
+        must end the answer's unfinished line first."""
+        self.started = self.last_event = time.monotonic()
+        self.last_warning: str | None = None
+        self.retry: RetryWait | None = None
+        self.every = PROGRESS_EVERY_S if terminal else line_interval(deadlines)
+        self.next_line: float | None = None
+        """Without a terminal: when the next [waiting] line is due (None: after `every` s of
+        silence)."""
+        self.status_shown = False
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._tick, name="recoverable-progress")
+        self.thread.daemon = True
+        self.thread.start()
+
+    def close(self) -> None:
+        """Stop the status line and clear it."""
+        self.stop.set()
+        self.thread.join()
+        with self.lock:
+            self._clear_status()
+
+    def event(self, event: agents.Event) -> None:
+        with self.lock:
+            now = self.last_event = time.monotonic()
+            self.next_line = None
+            self._clear_status()
+            self._write(event)
+            if isinstance(event, agents.Error):
+                self._waits(event, now)
+
+    # -- under the lock ---------------------------------------------------------------
+
+    def _waits(self, event: agents.Error, now: float) -> None:
+        """A retry the CLI announces with its wait: counted down; without a terminal, a wait
+        of one interval or more gets its first line now."""
+        retry = retry_wait(event, now)
+        self.retry = retry
+        if retry is not None and not self.terminal and retry.ends - now >= self.every:
+            self._line(self._waiting(now).line())
+            self.next_line = now + self.every
+
+    def _waiting(self, now: float) -> Waiting:
+        return Waiting(self.cli, now, self.started, self.last_event, self.deadlines,
+                       self.retry, self.last_warning)  # fmt: skip
+
+    def _write(self, event: agents.Event) -> None:
+        if isinstance(event, agents.TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            if event.text:
+                self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, agents.ToolStart):
+            self._line(f"[tool] {event.name} {clip(json.dumps(event.input), TOOL_INPUT_CHARS)}")
+        elif isinstance(event, agents.ToolEnd):
+            self._line(f"[tool] {'ok' if event.success else 'failed'}")
+        elif isinstance(event, agents.Error):
+            line = _warning_line(event)
+            if event.severity == "warning":
+                self.last_warning = line.removeprefix("[warning] ")
+            self._line(line)
+        elif isinstance(event, agents.Done):
+            if event.result.error is None:
+                if self.mid_line:
+                    print(file=self.out)  # the answer ends with its line
+                    self.mid_line = False
+            else:
+                for line in describe_failure(event.result.error):
+                    self._line(line)
+
+    def _line(self, text: str) -> None:
+        """One line on stderr, starting on a line of its own: where the answer's unfinished
+        line and stderr meet, that line is ended first."""
+        self._end_answer_line()
+        print(text, file=self.err, flush=True)
+
+    def _end_answer_line(self) -> None:
+        if self.mid_line and self.shared:
+            print(file=self.out, flush=True)
+            self.mid_line = False
+
+    def _clear_status(self) -> None:
+        if self.status_shown:
+            self.err.write(_CLEAR_LINE)
+            self.err.flush()
+            self.status_shown = False
+
+    def _tick(self) -> None:
+        while not self.stop.wait(PROGRESS_EVERY_S if self.terminal else _LINE_TICK_S):
+            with self.lock:
+                now = time.monotonic()
+                if self.terminal and now - self.last_event >= PROGRESS_AFTER_S:
+                    self._show_status(now)
+                elif not self.terminal:
+                    self._due_line(now)
+
+    def _due_line(self, now: float) -> None:
+        due = self.last_event + self.every if self.next_line is None else self.next_line
+        if now >= due:
+            self._line(self._waiting(now).line())
+            self.next_line = due + self.every
+
+    def _show_status(self, now: float) -> None:
+        self._end_answer_line()  # the answer's unfinished line stays
+        width = shutil.get_terminal_size().columns  # a wrapped line could not be rewritten
+        self.err.write(_CLEAR_LINE + clip(self._waiting(now).status(), max(width - 1, 20)))
+        self.err.flush()
+        self.status_shown = True
+
+
+_LINE_TICK_S = 0.25  # how often a due [waiting] line is looked for
+
+
+def _same_screen(out: TextIO, err: TextIO) -> bool:
+    """Whether stdout and stderr show up together: both terminals, or one file or pipe."""
+    try:
+        if out.isatty() and err.isatty():
+            return True
+        first, second = os.fstat(out.fileno()), os.fstat(err.fileno())
+    except (OSError, ValueError, AttributeError):  # a StringIO, a closed stream
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)

@@ -1,0 +1,2 @@
+"""The agent-tool side: the envelope, the exit codes, the ladder, the fix runner, exec and the
+toolkit."""

@@ -1,0 +1,74 @@
+"""Make a click or typer command an agent tool (cli-agent-spec): what it returns becomes the
+envelope's `data`, what it raises its `error`, and the process exits with the registry's
+exit code for that error.
+
+    import click
+    import recoverable as rc
+    from recoverable.tools import toolkit
+
+    @toolkit.click_tool(json_when_piped=True)   # in place of @click.command()
+    @click.argument("name")
+    def greet(name: str) -> dict[str, str]:
+        if not name.isalpha():
+            raise rc.RecoverableError("invalid_input", f"not a name: {name!r}")
+        return {"greeting": f"Hello, {name}"}
+
+    app = toolkit.typer_app()                   # typer: in place of typer.Typer()
+    @toolkit.typer_tool(app)                    # in place of @app.command()
+    def greet(name: str) -> dict[str, str]: ...
+
+Every such command takes `--json` (print the envelope on stdout; with `json_when_piped`, also
+whenever stdout is not a terminal) and `--debug` (a failure's traceback on stderr, never on
+stdout), anywhere before a `--`. Without JSON, a success prints its value and a failure a
+readable message on stderr. An argument error is `invalid_input` (ARG_ERROR, exit 2), raised
+while parsing, before the command's own code runs: no side effects. A multi-command tool uses
+`click_tool_group` / `typer_app`; its subcommands are plain `@group.command()`.
+
+click and typer are optional extras (`pip install recoverable[click]` or `[typer]`): each is
+imported only when its names are used.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False
+
+_EXPORTS = {
+    "ClickTool": "._click",
+    "ClickToolGroup": "._click",
+    "click_tool": "._click",
+    "click_tool_group": "._click",
+    "TyperTool": "._typer",
+    "TyperToolGroup": "._typer",
+    "typer_app": "._typer",
+    "typer_tool": "._typer",
+}
+
+__all__ = [
+    "ClickTool",
+    "ClickToolGroup",
+    "TyperTool",
+    "TyperToolGroup",
+    "click_tool",
+    "click_tool_group",
+    "typer_app",
+    "typer_tool",
+]
+
+if TYPE_CHECKING:
+    from ._click import ClickTool, ClickToolGroup, click_tool, click_tool_group
+    from ._typer import TyperTool, TyperToolGroup, typer_app, typer_tool
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'recoverable.tools.toolkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
