@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from recoverable._classify.http.answers import from_http
+from recoverable._classify.http import from_http
 from recoverable._core.events import Error, Event, RunResult, TextDelta, TurnEnd
 from recoverable._core.untrusted import MAX_HINT_MS, TRUNCATED
 from recoverable.agents import _claude, _codex, _gemini

@@ -17,16 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._classify.http.answers import (
+from recoverable._classify.http import (
     ProviderBody,
-    _duration_ms,
-    _is_status,
-    _text_duration_ms,
     decide,
     hint_ms,
     httpx_header_map,
     provider_detail,
 )
+from recoverable._classify.http.answers import _is_status
+from recoverable._classify.http.retry_after import _duration_ms, _text_duration_ms
 from recoverable._classify.pipeline import _text_of, error_message
 from recoverable._core.untrusted import MAX_MESSAGE_CHARS, clean_text
 

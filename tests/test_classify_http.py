@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 import recoverable as rc
-from recoverable._classify.http.answers import MESSAGE_PHRASES, message_code
-from recoverable._classify.http.compatible import PHRASES as COMPATIBLE_PHRASES
+from recoverable._classify.http import MESSAGE_PHRASES, message_code
+from recoverable._classify.http.messages import COMPATIBLE_PHRASES
 from recoverable._classify.phrases import PhraseTable
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)

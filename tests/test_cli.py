@@ -125,7 +125,9 @@ def test_a_bad_subcommand_exits_2() -> None:
 # inside the function that runs that command.
 SRC = Path(rc.__file__).resolve().parent
 MAY_IMPORT_TESTING = {
+    "recoverable.command._arguments",
     "recoverable.command._cli",
+    "recoverable.command._codes",
     "recoverable.command._run",
     "recoverable.command._fake_provider",
 }
@@ -258,7 +260,7 @@ def test_classify_with_nothing_to_read_is_a_usage_error() -> None:
 def test_a_fault_argument_is_a_fault_or_a_one_line_reason(text: str) -> None:
     import argparse
 
-    from recoverable.command._cli import fault_argument
+    from recoverable.command._arguments import fault_argument
     from recoverable.testing._faults import FAULT_NAMES
 
     try:
@@ -276,7 +278,7 @@ def test_a_fault_argument_is_a_fault_or_a_one_line_reason(text: str) -> None:
 def test_a_whole_number_names_its_own_bound(text: str, minimum: int) -> None:
     import argparse
 
-    from recoverable.command._cli import whole_number
+    from recoverable.command._arguments import whole_number
 
     try:
         assert whole_number(text, minimum) >= minimum

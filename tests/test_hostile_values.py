@@ -195,7 +195,7 @@ def test_an_sdk_errors_huge_message_is_cut_before_it_is_copied_or_scrubbed(
     """A 4M-character message (the SDK parsed the body whole): the scrubber sees at most
     4 x the cap, so classify costs the same past it (bench_scale.py's curve), and the
     message is what clean_text makes of the whole text."""
-    from recoverable._classify import http_answers
+    from recoverable._classify.http import answers as http_answers
     from recoverable._core import untrusted as _untrusted
     from recoverable.testing import Fault, sdk_error
 

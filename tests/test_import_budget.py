@@ -36,14 +36,15 @@ sys.exit(code)
 """
 
 # What the run path may load of ours: the command, the agents package's runner and parser for
-# the one CLI, the value types and the part of classify the parsers read (with the
-# OpenAI-compatible services' bodies, which the HTTP answers read on their common path). The
-# folders of the floor plan (`_core`, `_classify/http`, `command`) add their `__init__`s, each a
-# docstring: counted, as every module is, though they cost next to nothing.
-OWN_BUDGET = 33
+# the one CLI, the value types and the part of classify the parsers read (the HTTP answers,
+# with the OpenAI-compatible services' bodies, on their common path). The floor plan's folders
+# split that same code into more, smaller modules (`_core`, `_classify/http` in six, the
+# command in four) and add their `__init__`s: 30 modules became 39, the code run unchanged
+# (benchmarks/bench_run.py measures what the import costs).
+OWN_BUDGET = 39
 # Everything it loads, the standard library included (argparse, dataclasses, subprocess, ...):
-# 80 on CPython 3.11.7, with room for another patch release's standard library.
-TOTAL_BUDGET = 85
+# 91 on CPython 3.11.7 (52 of them the standard library's, as before the floor plan).
+TOTAL_BUDGET = 91
 
 # Never on the path of a run: what `doctor`, `--fake`, the async API, `exec`, classify's
 # stages and a long stream need.
@@ -135,7 +136,7 @@ def test_the_fake_provider_loads_only_with_fake(tmp_path: Path) -> None:
 
 def test_classify_loads_its_stages_on_first_use() -> None:
     code = (
-        "import sys, recoverable._classify.http.answers, recoverable._classify.stderr\n"
+        "import sys, recoverable._classify.http, recoverable._classify.stderr\n"
         "assert 'recoverable._classify.sdks.handlers' not in sys.modules\n"
         "from recoverable._classify import classify\n"
         "assert 'recoverable._classify.sdks.handlers' in sys.modules\n"

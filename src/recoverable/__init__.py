@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 
 from ._core import __version__
+from ._core.config import CONFIG as _CONFIG
 
 # Not `typing.TYPE_CHECKING`: importing typing alone would double the import time.
 TYPE_CHECKING = False
@@ -132,6 +133,7 @@ if TYPE_CHECKING:
     from ._core.codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
     from ._core.detail import ErrorDetail, PayloadError, RecoverableError
     from ._core.envelope import Envelope, code_from_envelope, envelope_code
+    from ._core.events import RunResult
     from ._core.failures import FailureEvent, get_failure_hooks, set_failure_hooks
     from ._core.secrets import add_secret_pattern, scrub
     from ._retry.adapters import retry_if_retryable, stamina_on, wait_retry_after
@@ -155,3 +157,21 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+def _classify(value: object) -> ErrorDetail:
+    from ._classify import classify
+
+    return classify(value)
+
+
+def _replay_cli(
+    cli: str, stdout: str, stderr: str, exit_code: int | None, signal: int | None
+) -> RunResult:
+    from .agents import replay
+
+    return replay(cli, stdout, stderr, exit_code, signal)
+
+
+# The lower layers call these through the configuration (see `recoverable._core.config`).
+_CONFIG.bind(classify=_classify, replay_cli=_replay_cli)

@@ -27,7 +27,7 @@ import _thread
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .http.answers import from_http, retry_after_ms
+    from .http import from_http, retry_after_ms
     from .pipeline import (
         Handler,
         Stage,
@@ -67,7 +67,7 @@ def __getattr__(name: str) -> Any:
 def _set_stages() -> None:
     """Import the stages, set their order (the one place it is set), bind the names."""
     from . import credentials, pipeline, python_errors
-    from .http.answers import from_http, retry_after_ms, status_attribute
+    from .http import from_http, retry_after_ms, status_attribute
     from .responses import classify_response
     from .sdks import handlers as sdks
     from .text import classify_text

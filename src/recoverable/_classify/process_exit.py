@@ -29,8 +29,10 @@ import signal as signals
 from collections.abc import Sequence
 from typing import Any
 
+from .._core.config import CONFIG
 from .._core.detail import ErrorDetail, copy_with, unvalidated
 from .._core.envelope import MAX_ENVELOPE_CHARS, Envelope, load_json_object, looks_like_envelope
+from .._core.events import Error, Raw
 from .._core.untrusted import clean_text, safe_str
 
 __all__ = [
@@ -296,12 +298,10 @@ def _signal_name(number: int) -> str:
 def _ai_cli(facts: _Facts, returncode: int, out: str) -> Envelope | ErrorDetail:
     """An AI CLI's output read by its own parser: its terminal event decides. Exit 0 with
     output the parser does not know (plain text, `--version`) is a success."""
-    from ..agents import replay
-
     assert facts.program is not None
     signal = -returncode if returncode < 0 else None
     exit_code = None if signal is not None else returncode
-    result = replay(facts.program, out, facts.stderr, exit_code, signal)
+    result = CONFIG.replay_cli(facts.program, out, facts.stderr, exit_code, signal)
     if result.error is None or (returncode == 0 and not _structured(result.events)):
         return Envelope.success({"stdout": out})
     return result.error
@@ -309,8 +309,6 @@ def _ai_cli(facts: _Facts, returncode: int, out: str) -> Envelope | ErrorDetail:
 
 def _structured(events: Sequence[object]) -> bool:
     """Whether the CLI printed its machine format (some line was JSON), not plain text."""
-    from ..agents import Error, Raw
-
     return any(
         not isinstance(event, Error)
         and not (isinstance(event, Raw) and isinstance(event.event, str))

@@ -7,7 +7,7 @@ import errno
 from contextvars import ContextVar
 
 from .._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted, unvalidated
-from .http.answers import client_status_error
+from .http.clients import client_status_error
 from .pipeline import Handler, always, error_message, resolve_exception
 
 __all__ = ["HANDLERS"]

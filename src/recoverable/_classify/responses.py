@@ -18,7 +18,7 @@ from typing import Any
 
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.untrusted import clean_text
-from .http.answers import from_http
+from .http import from_http
 from .pipeline import package_of
 
 __all__ = ["classify_response"]

@@ -18,7 +18,7 @@ import re
 
 from .._core.detail import ErrorDetail, copy_with, unvalidated
 from .._core.untrusted import clean_text, clip
-from .http.answers import MESSAGE_PHRASES, from_http
+from .http import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 from .text import status_line
 

@@ -11,7 +11,7 @@ import re
 
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.untrusted import clean_text
-from .http.answers import MESSAGE_PHRASES, from_http
+from .http import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 
 __all__ = ["classify_text"]

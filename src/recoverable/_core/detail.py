@@ -35,6 +35,7 @@ from .codes import (
     codes,
     validate_fix_command,
 )
+from .config import CONFIG
 from .untrusted import (
     MAX_HINT_MS,
     MAX_MESSAGE_CHARS,
@@ -795,9 +796,7 @@ class RecoverableError(Exception):
         other value (a string, a dict, None) classified, its text the message."""
         if isinstance(value, RecoverableError):
             return value
-        from .._classify import classify
-
-        error = cls(classify(value))
+        error = cls(CONFIG.classify(value))
         if isinstance(value, BaseException):
             error.__cause__ = value
         return error

@@ -43,10 +43,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools._ladder import DEFAULT_WAIT_MS
 from .codes import FixCommandRejected, codes, validate_fix_command
+from .config import CONFIG
 from .detail import MAX_CAUSE_DEPTH, ErrorDetail, PayloadError, copy_with, unvalidated
 from .fix_gate import SUGGESTED_COMMAND
+from .public import DEFAULT_WAIT_MS
 from .strict_json import STRICT_JSON
 from .untrusted import clean_text, json_safe_dict, safe_str
 
@@ -186,9 +187,7 @@ class Envelope:
         """The envelope of a failure: `error` is an `ErrorDetail`, or anything `classify`
         takes (an exception, a `RecoverableError`, a payload)."""
         if not isinstance(error, ErrorDetail):
-            from .._classify import classify
-
-            error = classify(error)
+            error = CONFIG.classify(error)
         return cls(
             False, None, error, tuple(warnings), {**(meta or {}), "duration_ms": duration_ms}
         )

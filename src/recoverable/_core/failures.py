@@ -27,6 +27,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal, TypeGuard
 
+from .config import CONFIG
+
 if TYPE_CHECKING:
     from .detail import ErrorDetail
 
@@ -98,9 +100,7 @@ def _detail_of(given: object) -> ErrorDetail:
 
     if type(given) is ErrorDetail:
         return given
-    from .._classify import classify
-
-    return classify(given)
+    return CONFIG.classify(given)
 
 
 def _finite(value: object) -> TypeGuard[float]:
@@ -143,31 +143,31 @@ def log_failure(event: FailureEvent) -> None:
         )
 
 
-_hooks: tuple[FailureHook, ...] = (log_failure,)
+_DEFAULT_HOOKS: tuple[FailureHook, ...] = (log_failure,)
 
 
 def set_failure_hooks(hooks: Iterable[FailureHook] | None) -> None:
     """Replace the hooks every failure report goes to. None: the default (logging);
     an empty list: report nothing."""
-    global _hooks  # noqa: PLW0603 -- one process-wide list, set once at start-up
     if hooks is None:
-        _hooks = (log_failure,)
+        CONFIG.set_failure_hooks(None)
         return
     chosen = tuple(hooks)
     for hook in chosen:
         if not callable(hook):
             raise TypeError(f"a failure hook must be callable, not {hook!r}")
-    _hooks = chosen
+    CONFIG.set_failure_hooks(chosen)
 
 
 def get_failure_hooks() -> tuple[FailureHook, ...]:
     """The hooks failures are reported to, in order."""
-    return _hooks
+    hooks = CONFIG.failure_hooks
+    return _DEFAULT_HOOKS if hooks is None else hooks
 
 
 def report(event: FailureEvent) -> None:
     """Pass `event` to every hook; a hook's own error is logged, never raised."""
-    for hook in _hooks:
+    for hook in get_failure_hooks():
         try:
             hook(event)
         except Exception as exc:

@@ -33,6 +33,7 @@ from .detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with
 from .untrusted import clean_hint_ms, clean_text
 
 __all__ = [
+    "DEFAULT_WAIT_MS",
     "FIX_REQUIRED_SENTENCE",
     "PEER_CATEGORY",
     "PEER_USER_MESSAGE",
@@ -41,8 +42,13 @@ __all__ = [
     "public_code",
     "public_sentence",
     "public_view",
+    "stated_wait_ms",
 ]
 
+DEFAULT_WAIT_MS = 1000
+"""The wait before reissuing a retryable failure that carries no `retry_after_ms`: the
+envelope's reading rule (1 s), for every code, RATE_LIMITED included (see README,
+"Decisions": a producer that wants 60 s says so in `retry_after_ms`)."""
 FIX_REQUIRED_SENTENCE = "Something must be changed before this can work."
 """What a person reads as `fix_required` when a detail needs a fix its row does not state."""
 PEER_USER_MESSAGE = "peer_user_message"
@@ -163,3 +169,13 @@ def _own_link(detail: ErrorDetail) -> ErrorDetail:
 
 def _foreign(code: object) -> bool:
     return not (isinstance(code, str) and codes.get(code) is not None)
+
+
+def stated_wait_ms(detail: ErrorDetail | PublicDetail) -> int | None:
+    """The wait a public answer states: the detail's (finite, capped), or 1 s when a
+    retryable detail gives none (the envelope's reading rule, written out so every reader
+    waits the same); None when not retryable."""
+    if detail.retryable is not True:
+        return None
+    wait = clean_hint_ms(detail.retry_after_ms)
+    return DEFAULT_WAIT_MS if wait is None else wait

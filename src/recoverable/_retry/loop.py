@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, ParamSpec, TypeVar, ov
 
 from .._classify import classify
 from .._core.cancel import CancelSignal
+from .._core.config import CONFIG
 from .._core.detail import ErrorDetail, RecoverableError, copy_with, mark_exhausted, with_details
 from .._core.failures import FailureEvent, report
 from .engine_scope import retrying_engine
@@ -52,20 +53,18 @@ P = ParamSpec("P")
 T = TypeVar("T")
 A = TypeVar("A")  # what marks an attempt in a stream (`on_attempt`)
 
-_testing = False
 _CANCEL_POLL_S = 0.02  # how often an async wait looks at a cancel it cannot await
 
 
 def set_testing(on: bool = True) -> None:
     """Turn every retry wait off (tests of code that uses `retry` or `recover` then run
     instantly)."""
-    global _testing  # noqa: PLW0603 -- one process-wide switch, like stamina's
-    _testing = on
+    CONFIG.set_testing(on)
 
 
 def waits_are_off() -> bool:
     """Whether `set_testing` turned the waits off."""
-    return _testing
+    return CONFIG.testing
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +153,7 @@ class Retrying:
         if hint is not None and hint > self.policy.max_retry_after_ms:
             return _Decision(detail, None, "retry_after_too_long")
         wait_s = hint / 1000 if hint is not None else self.policy.backoff(attempt, self.rng)
-        if _testing:
+        if CONFIG.testing:
             wait_s = 0.0
         deadline = self.policy.deadline
         if deadline is not None and self.clock() - started + wait_s > deadline:
@@ -277,7 +276,7 @@ class Retrying:
         if cooldowns is None:
             return None
         gate = cooldowns.before_call(self._gate_cap(cooldowns, started))
-        if not _testing:
+        if not CONFIG.testing:
             self._wait(gate.wait_s)
         return gate
 
@@ -287,7 +286,7 @@ class Retrying:
         if cooldowns is None:
             return None
         gate = await cooldowns.abefore_call(self._gate_cap(cooldowns, started))
-        if not _testing:
+        if not CONFIG.testing:
             await self._await_wait(gate.wait_s)
         return gate
 

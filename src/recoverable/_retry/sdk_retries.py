@@ -15,7 +15,7 @@ import logging
 import threading
 from typing import Any, TypeVar
 
-from .._classify.http.answers import header_value
+from .._classify.http import header_value
 from .._classify.pipeline import package_of
 
 __all__ = ["RETRY_COUNT_HEADER", "sdk_retries", "warn_once", "without_sdk_retries"]

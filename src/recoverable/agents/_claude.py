@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from .._classify.http.answers import from_http
+from .._classify.http import from_http
 from .._classify.phrases import PhraseTable
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import (

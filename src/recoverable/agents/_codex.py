@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .._classify.http.answers import from_http
+from .._classify.http import from_http
 from .._classify.phrases import PhraseTable
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._classify.http.answers import from_http
+from .._classify.http import from_http
 from .._classify.phrases import PhraseTable
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import RETRYING, Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd

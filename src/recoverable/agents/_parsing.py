@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from .._classify.http.answers import message_code
+from .._classify.http import message_code
 from .._classify.phrases import PhraseTable
 from .._classify.stderr import classify_stderr, provider_failure_in
 from .._core.detail import ErrorDetail, unvalidated, with_details

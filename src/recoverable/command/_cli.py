@@ -9,12 +9,14 @@ recoverable doctor [--json]                 which AI CLIs are installed and usab
 recoverable exec [--json] [--retries N] [--fix] [--allow-fix CMD]... -- CMD ARGS...
                                             any command under the recovery ladder
 
-`run` and `doctor` live in `_cli_agents`, `exec` in `_cli_exec`, each imported only when it
-runs.
+`codes` lives in `_codes`, `classify` in `_classify`, the argument types in `_arguments`; `run`
+and `doctor` in `_run`, `exec` in `recoverable.tools._exec`, `fake-provider` in
+`_fake_provider`, each of the last three imported only when it runs.
 
 The one declared exception to "the library never imports `recoverable.testing`": this command
-(here and in `_cli_agents`) imports it for `fake-provider` and `run --fake`, inside the
-function that needs it, so no other command and no `import recoverable` loads it. A test
+(here, in `_arguments`, `_codes`, `_run` and `_fake_provider`) imports it for `fake-provider` and
+`run --fake`, inside the function that needs it (`_fake_provider` at its top, and it is itself
+imported only so), so no other command and no `import recoverable` loads it. A test
 (tests/test_cli.py) holds every module of the package outside `testing/` to that.
 """
 
@@ -22,182 +24,28 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
-import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn, TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
-from .._core.codes import Code, FixCommandRejected, codes, validate_fix_command
-from .._core.detail import ErrorDetail, PayloadError
+from ._arguments import (
+    UsageParser,
+    cli_argument,
+    count_argument,
+    fault_argument,
+    fix_command_argument,
+    positive_count,
+    seconds_argument,
+)
 
-__all__ = [
-    "UsageParser",
-    "classify_input",
-    "count_argument",
-    "main",
-    "render_codes",
-    "seconds_argument",
-    "whole_number",
-]
-
-_COLUMNS = ("code", "category", "retryable", "fallback", "exit", "http", "user message")
-
-
-def _cells(row: Code) -> tuple[str, ...]:
-    return (
-        row.code,
-        row.category,
-        "yes" if row.retryable else "no",
-        "yes" if row.fallback else "no",
-        str(row.exit_code),
-        str(row.http_status),
-        row.user_message,
-    )
-
-
-def render_codes(style: str = "text") -> str:
-    """The registry as aligned text, a Markdown table or JSON."""
-    rows = list(codes)
-    if style == "json":
-        return json.dumps([_row_dict(row) for row in rows], indent=2)
-    cells = [_cells(row) for row in rows]
-    if style == "markdown":
-        lines = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
-        lines += ["| " + " | ".join((f"`{c[0]}`", *c[1:])) + " |" for c in cells]
-        return "\n".join(lines)
-    widths = [max(len(c[i]) for c in [_COLUMNS, *cells]) for i in range(len(_COLUMNS) - 1)]
-    lines = []
-    for c in [_COLUMNS, *cells]:
-        lines.append("  ".join(v.ljust(w) for v, w in zip(c, widths, strict=False)) + "  " + c[-1])
-    return "\n".join(lines)
-
-
-def _row_dict(row: Code) -> dict[str, Any]:
-    return {
-        "code": row.code,
-        "category": row.category,
-        "retryable": row.retryable,
-        "fallback": row.fallback,
-        "exit_code": row.exit_code,
-        "http_status": row.http_status,
-        "user_message": row.user_message,
-        "fix_required": row.fix_required,
-        "fix_commands": dict(row.fix_commands),
-        "when": row.when,
-    }
-
-
-def classify_input(text: str) -> ErrorDetail:
-    """Classify what a user pipes in: a detail payload, an HTTP answer, an error body, or text.
-
-    JSON forms: an ErrorDetail payload (`code` + `message`); `{"status", "headers", "body",
-    "source"}`; or a provider error body (`{"error": {...}}`). Anything else is read as text,
-    as `exec` and `from_process` read a failed tool's stderr (the last line that opens, after a
-    tool's prefixes, with a phrase: one phrase table for one text), then as an error's text.
-    """
-    from .._classify import classify
-
-    stripped = text.strip()
-    data = _json_object(stripped)
-    if data is None:
-        return _text_input(stripped)
-    if isinstance(data.get("code"), str) and isinstance(data.get("message"), str):
-        try:
-            return ErrorDetail.from_dict(data)
-        except PayloadError:
-            pass
-    return _http_input(data) or classify(stripped)
-
-
-def _text_input(text: str) -> ErrorDetail:
-    from .._classify import classify
-    from .._classify.stderr import classify_stderr
-
-    return classify_stderr(text) or classify(text)
-
-
-def _json_object(text: str) -> Mapping[str, Any] | None:
-    """The JSON object `text` holds, or None (not JSON, not an object, or nested past what
-    the parser can take)."""
-    if text[:1] != "{":
-        return None
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, Mapping) else None
-
-
-def _http_input(data: Mapping[str, Any]) -> ErrorDetail | None:
-    """`{"status", "headers", "body", "source"}` or a provider's error body, classified."""
-    from .._classify import from_http
-
-    source = data.get("source") if isinstance(data.get("source"), str) else None
-    status = data.get("status")
-    if isinstance(status, int) and not isinstance(status, bool):
-        return from_http(status, data.get("headers"), data.get("body"), source=source)
-    error = data.get("error")
-    if isinstance(error, Mapping):
-        code = error.get("code")  # Google bodies carry the HTTP status here
-        http_status = code if isinstance(code, int) and not isinstance(code, bool) else None
-        return from_http(http_status, None, data, source=source)
-    return None
-
-
-def _cmd_codes(args: argparse.Namespace, out: TextIO) -> int:
-    style = "markdown" if args.markdown else "json" if args.json else "text"
-    print(render_codes(style), file=out)
-    if style == "markdown":  # what each surface can tell apart, from the matrix test's table
-        from ..testing._fault_matrix import render_matrix
-
-        print("\n## Fault matrix\n\n" + render_matrix(), file=out)
-    return 0
-
-
-_MAX_INPUT = 4 * 1024 * 1024  # what `classify` reads of stdin: far more than any error
-
-
-def _cmd_classify(args: argparse.Namespace, out: TextIO) -> int:
-
-    if sys.stdin.isatty():  # nothing piped: say what is read before waiting for it
-        print(
-            "recoverable classify: reading an error from stdin (JSON or text; end with "
-            "Ctrl-D); e.g. echo 'rate limit exceeded' | recoverable classify",
-            file=sys.stderr,
-        )
-    # Bytes, not text: invalid UTF-8 becomes replacement characters, never a traceback.
-    text = sys.stdin.buffer.read(_MAX_INPUT).decode("utf-8", "replace")
-    if not text.strip():
-        print(
-            "recoverable classify: error: nothing to classify on stdin (see: recoverable "
-            "classify --help)",
-            file=sys.stderr,
-        )
-        return 2
-    detail = _text_input(text.strip()) if args.text else classify_input(text)
-    if args.envelope:  # as the failed tool would answer: the envelope and its exit code
-        from .._core.envelope import Envelope
-
-        envelope = Envelope.failure(detail)
-        print(envelope.to_json(indent=2), file=out)
-        return envelope.exit_code
-    print(json.dumps(detail.to_dict(), indent=2), file=out)
-    return 0
+__all__ = ["main"]
 
 
 def _cmd_fake_provider(args: argparse.Namespace, out: TextIO) -> int:
     from ._fake_provider import main as fake_main
 
     return fake_main(list(args.rest))
-
-
-class UsageParser(argparse.ArgumentParser):
-    """argparse with a usage mistake told in one line (and exit 2), not the usage block."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see: {self.prog} --help)\n")
 
 
 def _version() -> str:
@@ -224,7 +72,7 @@ def _add_codes_command(sub: Any) -> None:
     group = p_codes.add_mutually_exclusive_group()
     group.add_argument("--markdown", action="store_true", help="as a Markdown table")
     group.add_argument("--json", action="store_true", help="as JSON")
-    p_codes.set_defaults(run=_cmd_codes)
+    p_codes.set_defaults(run=_lazy("cmd_codes", "._codes"))
 
 
 def _add_classify_command(sub: Any) -> None:
@@ -245,7 +93,7 @@ def _add_classify_command(sub: Any) -> None:
         action="store_true",
         help="print the agent-tool envelope (cli-agent-spec) and exit with the code's status",
     )
-    p_classify.set_defaults(run=_cmd_classify)
+    p_classify.set_defaults(run=_lazy("cmd_classify", "._classify"))
 
 
 def _add_fake_provider_command(sub: Any) -> None:
@@ -256,42 +104,6 @@ def _add_fake_provider_command(sub: Any) -> None:
     )
     p_fake.add_argument("rest", nargs=argparse.REMAINDER)
     p_fake.set_defaults(run=_cmd_fake_provider)
-
-
-def whole_number(text: str, minimum: int = 0) -> int:
-    """A whole number >= `minimum`; the error names that bound (argparse shows it as a
-    usage message)."""
-    try:
-        count = int(text)
-    except ValueError:
-        count = minimum - 1
-    if count < minimum:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {text!r}")
-    return count
-
-
-def count_argument(text: str) -> int:
-    """A count >= 0; argparse shows the error as a usage message."""
-    return whole_number(text)
-
-
-def fix_command_argument(text: str) -> str:
-    """A fix command the validator accepts; argparse shows why not as a usage message."""
-    try:
-        return validate_fix_command(text)
-    except FixCommandRejected as refused:
-        raise argparse.ArgumentTypeError(str(refused)) from None
-
-
-def seconds_argument(text: str) -> float:
-    """A number of seconds > 0; argparse shows the error as a usage message."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return seconds
 
 
 def _lazy(name: str, module: str = "._run") -> Callable[[argparse.Namespace, TextIO], int]:
@@ -344,39 +156,6 @@ def _add_exec_command(sub: Any) -> None:
     p_exec.set_defaults(run=_lazy("cmd_exec", "..tools._exec"))
 
 
-def cli_argument(text: str) -> str:
-    """`auto`, one CLI, or an order of them (`claude,codex`): the CLIs a run may use."""
-    from ..agents._cli_modules import CLI_NAMES
-
-    names = [name.strip() for name in text.split(",")]
-    if text == "auto" or (names and all(name in CLI_NAMES for name in names)):
-        return text
-    raise argparse.ArgumentTypeError(
-        f"expected auto, {', '.join(CLI_NAMES)} or an order such as claude,codex; got {text!r}"
-    )
-
-
-def fault_argument(text: str) -> str:
-    """A FakeProvider fault name ("" for `--fake` alone: no fault). A text that is no fault's
-    name is most often the prompt, put after `--fake` (which takes it as its FAULT): say so."""
-    from ..testing._faults import FAULT_NAMES
-
-    if text and text not in FAULT_NAMES:
-        short = text.isprintable() and len(text) <= _SHOWN_CHARS  # the reason stays one line
-        shown = repr(text) if short else f"of {len(text)} characters"
-        example = shlex.quote(text) if short else "PROMPT"
-        hint = ""
-        if len(text.split()) > 1:  # one word may be a fault misspelt; words are a prompt
-            hint = f" (a prompt goes first: recoverable run {example} --fake [FAULT])"
-        raise argparse.ArgumentTypeError(
-            f"unknown fault {shown}{hint}; expected one of {', '.join(FAULT_NAMES)}"
-        )
-    return text
-
-
-_SHOWN_CHARS = 60  # of a mistaken argument, quoted back in a usage error
-
-
 class _RunHelp(argparse.HelpFormatter):
     """`run --help` with every fault of the fault table, read only when the help is printed:
     building the parser for a run does not import `recoverable.testing` (~150 ms)."""
@@ -396,11 +175,6 @@ def _run_default(name: str) -> float | None:
 
     value: float | None = getattr(RunOptions(), name)
     return value
-
-
-def _positive_count(text: str) -> int:
-    """A count >= 1."""
-    return whole_number(text, 1)
 
 
 def _add_run_command(sub: Any) -> None:
@@ -467,7 +241,7 @@ def _add_run_command(sub: Any) -> None:
     )
     p_run.add_argument(
         "--max-turns",
-        type=_positive_count,
+        type=positive_count,
         metavar="N",
         help="the most agent turns (claude only; default: the CLI's own)",
     )

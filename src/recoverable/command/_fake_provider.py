@@ -16,7 +16,7 @@ from typing import Any
 
 from ..testing._faults import FAULT_NAMES, Fault, Reply
 from ..testing._server import LOOPBACK_HOSTS, FakeProvider
-from ._cli import UsageParser, count_argument
+from ._arguments import UsageParser, count_argument
 
 
 @dataclass(frozen=True, slots=True)

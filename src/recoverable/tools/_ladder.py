@@ -28,13 +28,10 @@ from typing import Literal
 
 from .._core.detail import ErrorDetail
 from .._core.fix_gate import allowed_commands, fix_refusal, unsafe_reason
+from .._core.public import DEFAULT_WAIT_MS
 
 __all__ = ["DEFAULT_WAIT_MS", "MAX_RETRIES_PER_CODE", "Action", "ActionKind", "next_action"]
 
-DEFAULT_WAIT_MS = 1000
-"""The wait before reissuing a retryable failure that carries no `retry_after_ms`: the
-envelope's reading rule (1 s), for every code, RATE_LIMITED included (see README,
-"Decisions": a producer that wants 60 s says so in `retry_after_ms`)."""
 
 MAX_RETRIES_PER_CODE = 3
 """Retries of one code in a row, without a state change, before the ladder says stop."""

@@ -35,17 +35,14 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 from .._classify import classify, from_http
-from .._classify.http.answers import hint_ms
-from .._core.codes import codes
-from .._core.detail import ErrorDetail, PayloadError, copy_with
-from .._core.envelope import Envelope, code_from_envelope, load_json_object, looks_like_envelope
-from .._core.public import own_sentences, public_view
+from .._classify.http.ours import read_object, read_ours
+from .._core.detail import ErrorDetail
+from .._core.envelope import load_json_object
+from .._core.public import own_sentences, public_view, stated_wait_ms
 from .._core.untrusted import clean_status
-from ._public_events import stated_wait_ms
 
 __all__ = [
     "JSON_TYPE",
@@ -64,7 +61,6 @@ JSON_TYPE = "application/json"
 PROBLEM_TYPE = "application/problem+json"
 PROBLEM_TYPE_PREFIX = "urn:recoverable:code:"
 """A problem's `type` is this and its code: stable per code, the same in every deployment."""
-_PAYLOAD_KEYS = ("code", "message", "category", "retryable", "user_message")
 MAX_BODY_BYTES = 1024 * 1024
 """What of an error body is read: the rest is never read (a client stops there)."""
 
@@ -174,79 +170,7 @@ def _read(status: int, headers: object, body: object) -> ErrorDetail:
         body = bytes(body[:MAX_BODY_BYTES])
     data, _ = load_json_object(body) if body is not None else (None, "")
     if data is not None:
-        detail = _from_object(data, status, headers)
+        detail = read_object(data, status, headers)
         if detail is not None:
             return detail
     return from_http(clean_status(status), headers, body)
-
-
-def _from_object(data: Mapping[str, Any], status: int, headers: object) -> ErrorDetail | None:
-    code = data.get("code")
-    if isinstance(code, str) and isinstance(data.get("retryable"), bool):
-        detail = _from_ours(data, code, status, headers)
-        if detail is not None:
-            return detail
-    if looks_like_envelope(data):
-        error = Envelope.parse(data).error
-        return None if error is None else _with_status(error, status)
-    inner = data.get("error")
-    payload: Mapping[str, Any] = inner if isinstance(inner, Mapping) else data
-    # A detail payload has all of `to_dict`'s fields: an LLM API's {"error": {"code": ...,
-    # "message": ...}} is not one (`from_http` reads those).
-    if all(key in payload for key in _PAYLOAD_KEYS):
-        try:
-            return _with_status(ErrorDetail.from_dict(payload), status)
-        except PayloadError:
-            return None
-    return None
-
-
-def _from_ours(
-    data: Mapping[str, Any], code: str, status: int, headers: object
-) -> ErrorDetail | None:
-    """Our typed JSON or problem details: a payload for `from_dict` (its rules apply)."""
-    said = data.get("error") if isinstance(data.get("error"), str) else data.get("detail")
-    user_message = said if isinstance(said, str) else None
-    message = data.get("message")
-    if not isinstance(message, str):
-        message = user_message if user_message is not None else f"HTTP {status}"
-    payload = {
-        "code": code_from_envelope(code),
-        "message": message,
-        "user_message": user_message,
-        "retryable": data.get("retryable"),
-        "retry_after_ms": data.get("retry_after_ms"),
-        "fix_required": data.get("fix_required"),
-        "status": clean_status(status),
-    }
-    try:
-        detail = ErrorDetail.from_dict(payload)
-    except PayloadError:
-        return None
-    if detail.retryable and detail.retry_after_ms is None:
-        wait = hint_ms(headers, None, None)
-        if wait is not None:
-            detail = ErrorDetail.from_dict({**detail.to_dict(), "retry_after_ms": wait})
-    return detail
-
-
-def read_ours(status: int, headers: object, body: object) -> ErrorDetail | None:
-    """The answer of a server that speaks this module (typed JSON or problem details with a
-    registered `code` and a boolean `retryable`), read as that server meant it; else None.
-    `classify` reads an HTTP client's status error through this first, so a 502 that says
-    `provider_quota_exceeded` is a quota stop, not a retryable bad gateway."""
-    data, _ = load_json_object(body)
-    if data is None:
-        return None
-    code = data.get("code")
-    if not isinstance(code, str) or not isinstance(data.get("retryable"), bool):
-        return None
-    if codes.get(code_from_envelope(code)) is None:
-        return None
-    detail = _from_ours(data, code, status, headers)
-    return None if detail is None else own_sentences(detail)
-
-
-def _with_status(detail: ErrorDetail, status: int) -> ErrorDetail:
-    kept = clean_status(status)
-    return detail if detail.status == kept or kept is None else copy_with(detail, status=kept)

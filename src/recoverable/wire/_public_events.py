@@ -36,10 +36,9 @@ from .._core.events import (
     ToolStart,
     TurnEnd,
 )
-from .._core.public import PublicDetail, public_view
+from .._core.public import public_view, stated_wait_ms
 from .._core.secrets import scrub
-from .._core.untrusted import clean_hint_ms, safe_str, valid_unicode
-from ..tools._ladder import DEFAULT_WAIT_MS
+from .._core.untrusted import safe_str, valid_unicode
 
 __all__ = [
     "public_event",
@@ -50,16 +49,6 @@ __all__ = [
     "public_usage",
     "stated_wait_ms",
 ]
-
-
-def stated_wait_ms(detail: ErrorDetail | PublicDetail) -> int | None:
-    """The wait a public answer states: the detail's (finite, capped), or 1 s when a
-    retryable detail gives none (the envelope's reading rule, written out so every reader
-    waits the same); None when not retryable."""
-    if detail.retryable is not True:
-        return None
-    wait = clean_hint_ms(detail.retry_after_ms)
-    return DEFAULT_WAIT_MS if wait is None else wait
 
 
 def public_payload(detail: ErrorDetail, *, expose_message: bool = False) -> dict[str, Any]:

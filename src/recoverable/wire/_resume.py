@@ -25,7 +25,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 
-from .._classify.http.answers import header_value
+from .._classify.http import header_value
 from .._core.detail import ErrorDetail, RecoverableError
 from .._core.events import Error
 from ._chunks import Chunk, StreamEvent, as_event

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._classify import classify
-from .._classify.http.answers import generic_from_status, header_value
+from .._classify.http import generic_from_status, header_value
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.public import public_view
 from .._core.untrusted import clean_status

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..._core.codes import codes
 from ..._core.detail import ErrorDetail, unvalidated, with_details
-from ..http.answers import (
+from ..http import (
     MESSAGE_PHRASES,
     ProviderBody,
     decide,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._core.detail import ErrorDetail, unvalidated
-from ..http.answers import ProviderBody, parsed_http
+from ..http import ProviderBody, parsed_http
 from ..pipeline import Handler, always, error_message
 
 __all__ = ["GRPC_CLASSES", "status_details"]

@@ -16,9 +16,8 @@ from typing import Any
 from ..._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, unvalidated, with_details
 from ..._core.untrusted import MAX_HINT_MS, clean_hint_ms, clean_text
 from ..credentials import missing_key, missing_key_in_chain
-from ..http.answers import (
+from ..http import (
     ProviderBody,
-    client_status_error,
     decide,
     from_http,
     header_value,
@@ -31,6 +30,7 @@ from ..http.answers import (
     provider_detail,
     retry_after_ms,
 )
+from ..http.clients import client_status_error
 from ..pipeline import (
     Handler,
     always,

@@ -1,0 +1,74 @@
+"""The process-wide configuration: one object, one lock (as stamina's `_Config`).
+
+Every process-wide value of the library lives on `CONFIG`, in two kinds:
+
+- Switches a user sets (`testing`, `failure_hooks`, ...): a read is one attribute load and
+  takes no lock, because a value is immutable and only ever replaced whole, under the lock.
+- Late bindings, where a lower layer needs a higher one: the value's `RecoverableError.ensure`
+  and the failure hooks classify what they are given, and a process exit of an AI CLI is read
+  by that CLI's own parser. The package face (`recoverable/__init__.py`), which Python runs
+  before any module of ours, binds the higher functions here (`bind`), so the answer never
+  depends on what else happened to be imported, and no module imports upwards.
+"""
+
+from __future__ import annotations
+
+import _thread
+
+# Not `typing.TYPE_CHECKING`: this module is on the path of `import recoverable`.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import NoReturn
+
+    from .detail import ErrorDetail
+    from .events import RunResult
+    from .failures import FailureHook
+
+__all__ = ["CONFIG", "Config"]
+
+
+def _unbound(*_: object) -> NoReturn:
+    raise RuntimeError("recoverable's layers are not bound: import recoverable first")
+
+
+class Config:
+    """The process-wide switches and late bindings; `CONFIG` is the one instance."""
+
+    __slots__ = ("_lock", "classify", "failure_hooks", "replay_cli", "testing")
+
+    def __init__(self) -> None:
+        self._lock = _thread.allocate_lock()
+        self.testing: bool = False
+        """Whether every retry wait is off (`recoverable.testing.set_testing`)."""
+        self.failure_hooks: tuple[FailureHook, ...] | None = None
+        """The failure hooks (`set_failure_hooks`); None: the default, logging."""
+        self.classify: Callable[[object], ErrorDetail] = _unbound
+        """`recoverable.classify`, bound by the package face."""
+        self.replay_cli: Callable[[str, str, str, int | None, int | None], RunResult] = _unbound
+        """`recoverable.agents.replay` (an AI CLI's output read by its parser), bound likewise."""
+
+    def set_testing(self, on: bool) -> None:
+        """Turn every retry wait off, or back on."""
+        with self._lock:
+            self.testing = bool(on)
+
+    def set_failure_hooks(self, hooks: Sequence[FailureHook] | None) -> None:
+        """Replace the failure hooks whole (None: the default)."""
+        with self._lock:
+            self.failure_hooks = None if hooks is None else tuple(hooks)
+
+    def bind(
+        self,
+        *,
+        classify: Callable[[object], ErrorDetail],
+        replay_cli: Callable[[str, str, str, int | None, int | None], RunResult],
+    ) -> None:
+        """Bind the higher layers' functions the lower ones call (the package face does)."""
+        with self._lock:
+            self.classify = classify
+            self.replay_cli = replay_cli
+
+
+CONFIG = Config()
+"""The one configuration of this process."""
