@@ -125,4 +125,4 @@ def test_every_extra_of_pyproject_is_in_the_wheel_metadata(built: tuple[Path, Pa
     assert "openai>=2; extra == 'openai'" in requires
     assert not [line for line in requires if "extra ==" not in line]  # the core needs nothing
     entry_points = wheel.read(f"recoverable-{recoverable.__version__}.dist-info/entry_points.txt")
-    assert b"recoverable = recoverable.command._cli:main" in entry_points
+    assert b"recoverable = recoverable.command:main" in entry_points
