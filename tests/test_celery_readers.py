@@ -285,7 +285,7 @@ def test_the_attempt_is_always_between_1_and_retries_plus_1(
 
 # --- detail_from_result over forged metas in a real redis-server ---------------------------
 
-_EXC = {"exc_type": "RecoverableError", "exc_module": "recoverable._core.detail"}
+_EXC = {"exc_type": "RecoverableError", "exc_module": "recoverable._core.error"}
 # name -> the raw meta stored for the task, the code read (None: the task did not fail;
 # "unread": Celery could not rebuild it, read as `unknown`; a payload with a forged field is
 # refused whole by `from_dict`, and the exception Celery rebuilt is classified: `unknown`)
@@ -307,11 +307,11 @@ METAS: dict[str, tuple[bytes, str | None]] = {
     "JSON deeper than the decoder": (
         b'{"status": "FAILURE", "result": ' + b"[" * 5000 + b"]" * 5000 + b"}", "unread"),
     "a 400-digit wait": (b'{"status": "FAILURE", "result": {"exc_type": "RecoverableError", '
-                         b'"exc_module": "recoverable._core.detail", "exc_message": ["m", {"code": '
+                         b'"exc_module": "recoverable._core.error", "exc_message": ["m", {"code": '
                          b'"provider_rate_limited", "retry_after_ms": 1' + b"0" * 400 + b"}]}}",
                          "unknown"),
     "a NaN wait": (b'{"status": "FAILURE", "result": {"exc_type": "RecoverableError", '
-                   b'"exc_module": "recoverable._core.detail", "exc_message": ["m", {"code": '
+                   b'"exc_module": "recoverable._core.error", "exc_message": ["m", {"code": '
                    b'"provider_rate_limited", "retry_after_ms": NaN}]}}', "unknown"),
     "ours": (json.dumps({"status": "FAILURE", "result": {**_EXC, "exc_message": [
         "busy", {"code": "provider_overloaded", "message": "busy"}]}}).encode(),

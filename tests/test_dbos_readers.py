@@ -187,7 +187,7 @@ MARKERS = (MARKER, DETAIL_MARKER, {**MARKER, **DETAIL_MARKER})
 CLASS_NAMES = ("DBOSMaxStepRetriesExceeded", "RecoverableStepError", "RateLimitError",
                "APIStatusError", "ClientError", "Forged")  # fmt: skip
 MODULES = ("dbos._error", "openai", "anthropic", "google.genai.errors", "httpx",
-           "recoverable._core.detail", "peer")  # fmt: skip
+           "recoverable._core.error", "peer")  # fmt: skip
 ATTRIBUTES = ("detail", "data", "errors", "request", "__cause__", "to_dict", "code",
               "status_code", "body", "response", "message", "args")  # fmt: skip
 

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 import recoverable as rc
-from recoverable._core.detail import _FIELDS, MAX_CAUSE_DEPTH
+from recoverable._core.detail import FIELDS, MAX_CAUSE_DEPTH
 
 SRC = Path(rc.__file__).parent
 
@@ -191,8 +191,8 @@ def test_the_detail_is_frozen_hashable_and_pickles() -> None:
 
 def test_a_classified_detail_is_the_same_frozen_value_as_a_constructed_one() -> None:
     # classify builds details through a fast path (`unvalidated`, filling a same-layout class
-    # whose slots are `_FIELDS`); the result must be a plain ErrorDetail in every respect.
-    assert tuple(field.name for field in dataclasses.fields(rc.ErrorDetail)) == _FIELDS
+    # whose slots are `FIELDS`); the result must be a plain ErrorDetail in every respect.
+    assert tuple(field.name for field in dataclasses.fields(rc.ErrorDetail)) == FIELDS
     detail = rc.classify(ConnectionRefusedError(111, "refused"))
     assert type(detail) is rc.ErrorDetail
     assert detail == rc.ErrorDetail.create("network_error", "[Errno 111] refused")
@@ -220,7 +220,7 @@ def test_recoverable_error_carries_and_proxies_its_detail() -> None:
 
 def test_recoverable_error_reads_every_field_of_its_detail_through() -> None:
     err = rc.RecoverableError("provider_quota_exceeded", "no credit", source="openai")
-    for name in (*_FIELDS, "recovery", "http_status", "exit_code", "fallback"):
+    for name in (*FIELDS, "recovery", "http_status", "exit_code", "fallback"):
         assert getattr(err, name) == getattr(err.detail, name), name
     with pytest.raises(AttributeError):
         err.code = "other"  # type: ignore[misc]

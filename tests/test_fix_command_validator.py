@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._core.codes import check_row, validate_fix_command
+from recoverable._core.codes import validate_fix_command
 from recoverable._core.fix_commands import MAX_COMMAND_CHARS, MAX_DEPTH, fix_command_refusal
+from recoverable._core.registration import check_row
 
 # --- the injection corpus ------------------------------------------------------------------
 # Every spelling issue 22 measured as accepted on main, and several hundred more an attacker
@@ -680,7 +681,7 @@ def test_the_contract_is_recorded_on_the_row(tool_code: str, contract: str) -> N
     )
     assert rc.codes[tool_code] is row
     assert (row.fix_contract, row.fix_command_for("claude")) == (contract, "claude auth login")
-    check_row(row)
+    check_row(row, rc.codes.destructive_subcommands)
 
 
 def test_a_replacement_states_its_contract_too(tool_code: str) -> None:
@@ -693,7 +694,7 @@ def test_a_replacement_states_its_contract_too(tool_code: str) -> None:
 def test_check_row_refuses_a_row_built_without_a_contract() -> None:
     row = rc.Code("my_row", "tool", False, False, 4, 500, "Broken.", "Fix it", {"": "mytool sync"})
     with pytest.raises(rc.FixCommandRejected, match="needs fix_contract"):
-        check_row(row)
+        check_row(row, rc.codes.destructive_subcommands)
 
 
 def test_built_in_rows_with_commands_state_idempotent() -> None:

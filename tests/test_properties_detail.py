@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoverable as rc
-from recoverable._core.codes import category_sentence
+from recoverable._core.categories import category_sentence
 from recoverable._core.secrets import scrub
 from recoverable._core.untrusted import MAX_MESSAGE_CHARS
 

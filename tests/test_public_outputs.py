@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 import recoverable as rc
 from recoverable import agents, wire
-from recoverable._core.codes import CATEGORY_SENTENCES, GENERIC_USER_MESSAGE
+from recoverable._core.categories import CATEGORY_SENTENCES, GENERIC_USER_MESSAGE
 from recoverable._core.public import (
     FIX_REQUIRED_SENTENCE,
     PEER_CATEGORY,

@@ -30,7 +30,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import recoverable as rc
-from recoverable._core.codes import CATEGORY_SENTENCES, category_sentence, validate_fix_command
+from recoverable._core.categories import CATEGORY_SENTENCES, category_sentence
+from recoverable._core.codes import validate_fix_command
 from recoverable._core.detail import copy_with
 from recoverable._core.failures import FailureEvent, report
 from recoverable._core.secrets import REDACTED

@@ -32,7 +32,7 @@ _EXPORTS = {
     "register_code": "._core.codes",
     "ErrorDetail": "._core.detail",
     "PayloadError": "._core.detail",
-    "RecoverableError": "._core.detail",
+    "RecoverableError": "._core.error",
     "Stage": "._classify",
     "add_classifier": "._classify",
     "add_secret_pattern": "._core.secrets",
@@ -131,8 +131,9 @@ if TYPE_CHECKING:
     )
     from ._classify.process_exit import from_process
     from ._core.codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
-    from ._core.detail import ErrorDetail, PayloadError, RecoverableError
+    from ._core.detail import ErrorDetail, PayloadError
     from ._core.envelope import Envelope, code_from_envelope, envelope_code
+    from ._core.error import RecoverableError
     from ._core.events import RunResult
     from ._core.failures import FailureEvent, get_failure_hooks, set_failure_hooks
     from ._core.secrets import add_secret_pattern, scrub

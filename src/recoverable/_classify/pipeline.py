@@ -11,14 +11,8 @@ import _thread
 from collections.abc import Callable, Container, Mapping
 from typing import Any, NamedTuple
 
-from .._core.detail import (
-    MAX_CAUSE_DEPTH,
-    ErrorDetail,
-    PayloadError,
-    foreign_detail,
-    rewrapped,
-    unvalidated,
-)
+from .._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, PayloadError, rewrapped, unvalidated
+from .._core.error import foreign_detail
 from .._core.secrets import scrub
 from .._core.untrusted import MAX_MESSAGE_CHARS, clean_text, clip, safe_str
 

@@ -4,68 +4,21 @@ Each row says, for one stable code, what kind of failure it is, whether the iden
 may succeed (`retryable`), whether another provider could (`fallback`), the exit code
 (cli-agent-spec) and HTTP status we answer with, the sentence safe to show a person, and the
 default remediation. Docs, HTTP answers, exit codes and user sentences are all read from here.
+What a row must be to join the table is `registration.check_row`; what a person reads for a
+code that has no row here, `categories`.
 """
 
 from __future__ import annotations
 
 import _thread
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .categories import GENERIC_USER_MESSAGE
+from .registration import FixCommandRejected, check_row, checked_marks
+
 __all__ = ["Code", "CodeRegistry", "FixCommandRejected", "codes", "register_code"]
-
-GENERIC_USER_MESSAGE = "Something went wrong. Please try again later."
-MAX_EXIT_CODE = 125
-"""The highest exit code a failure may declare: cli-agent-spec leaves 126-255 to the shell
-(not executable, not found, 128+signal)."""
-CANCELLED_EXIT_CODE = 130
-"""The one exception: a caller's cancel exits as a shell reports Ctrl-C (128 + SIGINT)."""
-
-# The sentence a person reads for a code this process does not know (registered only in the
-# process that sent it): its category's, never the sender's own words (principle 6).
-CATEGORY_SENTENCES: Mapping[str, str] = MappingProxyType(
-    {
-        "provider": "The AI service could not complete the request.",
-        "cli": "The AI assistant tool could not complete the request.",
-        "run": "The request could not be completed.",
-        "tool": "A tool the assistant used did not work.",
-        "caller": "The request could not be completed as given.",
-        "auth": "You are not allowed to do this right now.",
-        "billing": "This needs an active plan or more credit.",
-        "rate": "Too many requests right now. Please wait a moment and try again.",
-        "service": "The service could not complete the request. Please try again later.",
-        "network": "A network problem interrupted the request. Please try again.",
-        "state": "This conversation cannot do that right now.",
-    }
-)
-
-
-def category_sentence(category: object) -> str:
-    """The generic sentence of a category (of a code this process does not know); the generic
-    sentence of all for a category it does not know either."""
-    if isinstance(category, str):
-        return CATEGORY_SENTENCES.get(category, GENERIC_USER_MESSAGE)
-    return GENERIC_USER_MESSAGE
-
-
-class FixCommandRejected(ValueError):
-    """A `fix_command` that is not safe to run blindly, or a registration that does not say
-    what its command does; `rule` names the rule it broke (`inline_code`, `contract`, ...)."""
-
-    def __init__(self, message: str, rule: str = "unsafe") -> None:
-        super().__init__(message)
-        self.rule = rule
-        """The rule the command broke, a stable name to branch on."""
-
-    def __reduce__(self) -> tuple[type[FixCommandRejected], tuple[str, str]]:
-        return type(self), (str(self), self.rule)
-
-
-FIX_CONTRACTS = ("idempotent", "read_only")
-"""What a registration says of its `fix_command` (`fix_contract=`): safe to run twice, or
-changing nothing but a login or a cache."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +91,6 @@ def validate_fix_command(command: str) -> str:
 
 
 # --- the table ----------------------------------------------------------------------------
-
-_CODE_NAME = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
-COOLDOWNS = (None, "quiet", "stop")
-"""The values of `Code.cooldown`."""
 
 _INSTALL_CLI = {
     "claude": "npm install -g @anthropic-ai/claude-code",
@@ -462,7 +411,7 @@ class CodeRegistry:
         from .fix_commands import fix_command_refusal, program_name
 
         name = program_name(program)
-        added = _checked_marks(program, subcommands)
+        added = checked_marks(program, subcommands)
         with self._lock:
             before = self._marks.get(name, frozenset())
             marks = {**self._marks, name: before | added}
@@ -485,75 +434,6 @@ class CodeRegistry:
                 self._marks = MappingProxyType({**rest, name: kept} if kept else rest)
 
         return remove
-
-
-def _checked_marks(program: str, subcommands: tuple[str, ...]) -> frozenset[str]:
-    """The subcommands to mark, lower-cased: at least one, each one word."""
-    if not isinstance(program, str) or not re.match(_MARKED_NAME, program):
-        raise ValueError(f"mark_destructive: {program!r} is not a program name")
-    if not subcommands:
-        raise ValueError("mark_destructive: name at least one subcommand")
-    for subcommand in subcommands:
-        if not isinstance(subcommand, str) or not re.match(_MARKED_NAME, subcommand):
-            raise ValueError(f"mark_destructive: {subcommand!r} is not one word")
-    return frozenset(subcommand.lower() for subcommand in subcommands)
-
-
-_MARKED_NAME = r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$"
-
-
-def check_row(row: Code, marks: Mapping[str, frozenset[str]] | None = None) -> None:
-    """Raise ValueError unless the row is complete, its fix commands are safe (read with the
-    registry's destructive `marks`) and their contract is stated (`FixCommandRejected`)."""
-    if not re.match(_CODE_NAME, row.code):
-        raise ValueError(f"code {row.code!r} must be lower_snake_case")
-    if not row.user_message.strip():
-        raise ValueError(f"code {row.code!r} needs a user_message")
-    if not (1 <= row.exit_code <= MAX_EXIT_CODE or row.exit_code == CANCELLED_EXIT_CODE):
-        raise ValueError(
-            f"code {row.code!r}: exit_code must be 1..{MAX_EXIT_CODE} or "
-            f"{CANCELLED_EXIT_CODE} (0 is success; 126-255 are the shell's)"
-        )
-    if not 100 <= row.http_status <= 599:
-        raise ValueError(f"code {row.code!r}: http_status must be 100..599")
-    if row.suggestion is not None and not row.suggestion.strip():
-        raise ValueError(f"code {row.code!r}: a suggestion must say something")
-    if row.fix_commands and row.retryable:
-        raise ValueError(f"code {row.code!r}: a retryable code has no fix_command")
-    if row.fix_commands and not row.fix_required:
-        raise ValueError(f"code {row.code!r}: a fix_command needs a fix_required")
-    _check_commands(row, codes.destructive_subcommands if marks is None else marks)
-    _check_cooldown(row)
-
-
-def _check_commands(row: Code, marks: Mapping[str, frozenset[str]]) -> None:
-    """Each command safe, and the author's word for what it does."""
-    from .fix_commands import fix_command_refusal
-
-    for command in row.fix_commands.values():
-        refusal = fix_command_refusal(command, marks)
-        if refusal is not None:
-            raise FixCommandRejected(refusal.sentence, refusal.rule)
-    if row.fix_commands and row.fix_contract not in FIX_CONTRACTS:
-        stated = "" if row.fix_contract is None else f" ({row.fix_contract!r} is not one)"
-        raise FixCommandRejected(
-            f"code {row.code!r}: a fix_command needs fix_contract='idempotent' (safe to run "
-            f"twice) or 'read_only' (changes nothing but a login or a cache){stated}; state "
-            "which at registration",
-            "contract",
-        )
-    if row.fix_contract is not None and not row.fix_commands:
-        raise ValueError(f"code {row.code!r}: fix_contract describes a fix_command it has not")
-
-
-def _check_cooldown(row: Code) -> None:
-    """A quiet time is for a failure worth retrying later; a long stop for one that is not."""
-    if row.cooldown not in COOLDOWNS:
-        raise ValueError(f"code {row.code!r}: cooldown must be one of {COOLDOWNS}")
-    if row.cooldown == "quiet" and not row.retryable:
-        raise ValueError(f"code {row.code!r}: a quiet cooldown is for a retryable code")
-    if row.cooldown == "stop" and row.retryable:
-        raise ValueError(f"code {row.code!r}: a stop cooldown is for a code not retried")
 
 
 _BUILT_IN = frozenset(row.code for row in _TABLE)

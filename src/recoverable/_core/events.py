@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
-from .detail import ErrorDetail, RecoverableError
+from .detail import ErrorDetail
+from .error import RecoverableError
 
 __all__ = [
     "Done",

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .codes import CATEGORY_SENTENCES, category_sentence, codes
+from .categories import CATEGORY_SENTENCES, category_sentence
+from .codes import codes
 from .detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with
 from .untrusted import clean_hint_ms, clean_text
 

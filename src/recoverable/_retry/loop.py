@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, ParamSpec, TypeVar, ov
 from .._classify import classify
 from .._core.cancel import CancelSignal
 from .._core.config import CONFIG
-from .._core.detail import ErrorDetail, RecoverableError, copy_with, mark_exhausted, with_details
+from .._core.detail import ErrorDetail, copy_with, mark_exhausted, with_details
+from .._core.error import RecoverableError
 from .._core.failures import FailureEvent, report
 from .engine_scope import retrying_engine
 from .policy import RetryPolicy

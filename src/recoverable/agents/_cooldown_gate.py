@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from .._core.detail import ErrorDetail, RecoverableError, copy_with
+from .._core.detail import ErrorDetail, copy_with
+from .._core.error import RecoverableError
 from .._core.events import Done, Error, Event, RunResult
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._core.detail import ErrorDetail, RecoverableError, copy_with, unvalidated
+from .._core.detail import ErrorDetail, copy_with, unvalidated
+from .._core.error import RecoverableError
 from ._cli_modules import CLI_NAMES, module_for
 from ._executables import find_executable
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .._core.detail import RecoverableError
+from .._core.error import RecoverableError
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .._core.codes import codes
-from .._core.detail import ErrorDetail, RecoverableError
+from .._core.detail import ErrorDetail
+from .._core.error import RecoverableError
 from ._rules import (
     GO,
     FleetPolicy,

@@ -39,13 +39,8 @@ from celery import Task
 from celery.result import AsyncResult
 
 from .._classify import classify
-from .._core.detail import (
-    ErrorDetail,
-    RecoverableError,
-    foreign_detail,
-    mark_exhausted,
-    with_details,
-)
+from .._core.detail import ErrorDetail, mark_exhausted, with_details
+from .._core.error import RecoverableError, foreign_detail
 from .._core.failures import FailureEvent, FailureKind, report
 from .._retry.engine_scope import engine_retries
 from .._retry.policy import RetryPolicy

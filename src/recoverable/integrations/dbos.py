@@ -59,13 +59,8 @@ from dbos import DBOS
 
 from .._classify import classify
 from .._classify.pipeline import package_of
-from .._core.detail import (
-    ErrorDetail,
-    RecoverableError,
-    foreign_detail,
-    mark_exhausted,
-    with_details,
-)
+from .._core.detail import ErrorDetail, mark_exhausted, with_details
+from .._core.error import RecoverableError, foreign_detail
 from .._retry.engine_scope import engine_retries
 from .._retry.loop import Retrying, waits_are_off
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy

@@ -23,8 +23,9 @@ import time
 from typing import Any, TextIO
 
 from .._classify.process_exit import process_envelope, spawn_failure, timed_out
-from .._core.detail import ErrorDetail, RecoverableError
+from .._core.detail import ErrorDetail
 from .._core.envelope import Envelope, written
+from .._core.error import RecoverableError
 from .._core.fix_gate import SUGGESTED_COMMAND
 from ._ladder import MAX_RETRIES_PER_CODE, Action
 from ._recover import FIX_TIMEOUT_S, Recovery, recover

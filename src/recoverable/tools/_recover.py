@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .._core.codes import FixCommandRejected, validate_fix_command
-from .._core.detail import ErrorDetail, RecoverableError, mark_exhausted, unvalidated, with_details
+from .._core.detail import ErrorDetail, mark_exhausted, unvalidated, with_details
+from .._core.error import RecoverableError
 from .._core.fix_gate import allowed_commands, fix_refusal, runnable_fix_only, unsafe_reason
 from .._core.untrusted import clean_text
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS

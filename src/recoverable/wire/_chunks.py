@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core.codes import codes
-from .._core.detail import ErrorDetail, PayloadError, RecoverableError, unvalidated
+from .._core.detail import ErrorDetail, PayloadError, unvalidated
+from .._core.error import RecoverableError
 from .._core.events import (
     Done,
     Error,

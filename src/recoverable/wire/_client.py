@@ -20,7 +20,8 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any, TypeVar
 
 from .._classify import classify
-from .._core.detail import RecoverableError, with_details
+from .._core.detail import with_details
+from .._core.error import RecoverableError
 from .._core.events import Error
 from ._chunks import Chunk, StreamEvent
 from ._http import MAX_BODY_BYTES, read_response

@@ -36,7 +36,8 @@ from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from .._classify import classify
-from .._core.detail import ErrorDetail, RecoverableError
+from .._core.detail import ErrorDetail
+from .._core.error import RecoverableError
 from .._core.events import (
     Done,
     Error,

@@ -26,7 +26,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 
 from .._classify.http import header_value
-from .._core.detail import ErrorDetail, RecoverableError
+from .._core.detail import ErrorDetail
+from .._core.error import RecoverableError
 from .._core.events import Error
 from ._chunks import Chunk, StreamEvent, as_event
 from ._error_context import ErrorContext

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import threading
 
-from .._core.detail import ErrorDetail, RecoverableError
+from .._core.detail import ErrorDetail
+from .._core.error import RecoverableError
 from ._resume import StreamLog
 
 __all__ = ["Sessions"]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .._core.detail import ErrorDetail, RecoverableError
+from .._core.detail import ErrorDetail
+from .._core.error import RecoverableError
 from .._core.events import Event
 from ._attempts import winning_events
 from ._chunks import (
