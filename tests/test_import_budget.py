@@ -61,7 +61,7 @@ NOT_ON_THE_RUN_PATH = (
     "recoverable.wire",
     "recoverable._core.envelope",
     "recoverable.tools._ladder",
-    "recoverable._classify.sdks.handlers",
+    "recoverable._classify.sdks",
     "recoverable._classify.python_errors",
     "recoverable._classify.responses",
     "recoverable.agents._discovery",
@@ -131,7 +131,7 @@ def test_the_fake_provider_loads_only_with_fake(tmp_path: Path) -> None:
         "msgspec",
         "logging",
         "recoverable.agents._codex",
-        "recoverable._classify.sdks.handlers",
+        "recoverable._classify.sdks",
     )
     assert [name for name in absent if name in modules] == []
 
@@ -139,9 +139,9 @@ def test_the_fake_provider_loads_only_with_fake(tmp_path: Path) -> None:
 def test_classify_loads_its_stages_on_first_use() -> None:
     code = (
         "import sys, recoverable._classify.http, recoverable._classify.stderr\n"
-        "assert 'recoverable._classify.sdks.handlers' not in sys.modules\n"
+        "assert 'recoverable._classify.sdks' not in sys.modules\n"
         "from recoverable._classify import classify\n"
-        "assert 'recoverable._classify.sdks.handlers' in sys.modules\n"
+        "assert 'recoverable._classify.sdks' in sys.modules\n"
         "print(classify(TimeoutError()).code)\n"
     )
     done = subprocess.run(

@@ -69,14 +69,14 @@ def _set_stages() -> None:
     from . import credentials, pipeline, python_errors
     from .http import from_http, retry_after_ms, status_attribute
     from .responses import classify_response
-    from .sdks import handlers as sdks
+    from .sdks import HANDLERS as SDK_HANDLERS
     from .text import classify_text
 
     pipeline.use_stages(
         by_name={
             **python_errors.HANDLERS,
             **credentials.BUILTIN_HANDLERS,
-            **sdks.HANDLERS,
+            **SDK_HANDLERS,
             **credentials.HANDLERS,
         },
         generic=(status_attribute,),

@@ -1,8 +1,9 @@
 """The classify engine: runs the stages over an error and its cause chain.
 
 The stages and their order are set in one place, `_classify/__init__.py` (`use_stages`);
-this module walks the chain, caches which stages apply to each exception class, and keeps
-the two registries users add to (`add_classifier`, `register_handler`).
+this module walks the chain, caches which stages apply to each exception class, and changes
+the stages for the two registries users add to (`add_classifier`, `register_handler`). The
+stages are one value, `CONFIG.stages`, replaced whole at each change.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import _thread
 from collections.abc import Callable, Container, Mapping
 from typing import Any, NamedTuple
 
+from .._core.config import CONFIG, Stages
 from .._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, PayloadError, rewrapped, unvalidated
 from .._core.error import foreign_detail
 from .._core.secrets import scrub
@@ -41,20 +43,19 @@ Stage = Callable[[BaseException], ErrorDetail | None]
 TextStage = Callable[[str], ErrorDetail | None]
 
 # From _thread, as threading has it: a Temporal workflow's sandbox refuses
-# threading's own names (its lock, called in a workflow, fails the task).
+# threading's own names (its lock, called in a workflow, fails the task). It orders the
+# writers of `CONFIG.stages` and the routes built from them.
 _lock = _thread.allocate_lock()
-_by_name: dict[tuple[str, str], Handler] = {}  # (package, class name) -> handler
-_user_stages: tuple[Stage, ...] = ()
-_generic_stages: tuple[Handler, ...] = ()  # after the by-name handlers
-
-
-def _no_text_stage(text: str) -> ErrorDetail | None:
-    return None
-
-
-_text_stage: TextStage = _no_text_stage
-_routes: dict[type, _Route] = {}
+_routes: dict[type, _Route] = {}  # built from `CONFIG.stages`; cleared whenever they change
 _CACHE_LIMIT = 4096
+
+
+def _change_stages(change: Callable[[Stages], Stages]) -> None:
+    """Replace the stages whole (with the lock held: no change is lost) and forget the routes
+    built from the old ones."""
+    with _lock:
+        CONFIG.set_stages(change(CONFIG.stages))
+        _routes.clear()
 
 
 def use_stages(
@@ -64,12 +65,11 @@ def use_stages(
 ) -> None:
     """Set the built-in stages: handlers by (package, class name), the generic stages that
     run after them, and the text stage that runs when no link of a chain is recognised."""
-    global _generic_stages, _text_stage  # noqa: PLW0603 -- set once, where the order is read
-    with _lock:
-        _by_name.update(by_name)
-        _generic_stages = generic
-        _text_stage = text
-        _routes.clear()
+    _change_stages(
+        lambda stages: stages.replace(
+            by_name={**stages.by_name, **by_name}, generic=generic, text=text
+        )
+    )
 
 
 def package_of(module: str) -> str:
@@ -97,23 +97,24 @@ def raised_by(exc: BaseException, packages: Container[str]) -> str | None:
 
 def register_handler(package: str, class_name: str, handler: Handler) -> None:
     """Classify exceptions whose MRO holds `package`.`class_name` with `handler`."""
-    with _lock:
-        _by_name[(package, class_name)] = handler
-        _routes.clear()
+    key = (package, class_name)
+    _change_stages(lambda stages: stages.replace(by_name={**stages.by_name, key: handler}))
 
 
 def add_classifier(stage: Stage, *, first: bool = True) -> Callable[[], None]:
     """Add a stage that runs before the built-in ones; returns a function that removes it."""
-    global _user_stages  # noqa: PLW0603 -- copy-on-write tuple keeps the hot path lock-free
-    with _lock:
-        _user_stages = (stage, *_user_stages) if first else (*_user_stages, stage)
-        _routes.clear()
+
+    def added(stages: Stages) -> Stages:
+        users = (stage, *stages.users) if first else (*stages.users, stage)
+        return stages.replace(users=users)
+
+    def removed(stages: Stages) -> Stages:
+        return stages.replace(users=tuple(s for s in stages.users if s is not stage))
+
+    _change_stages(added)
 
     def remove() -> None:
-        global _user_stages  # noqa: PLW0603
-        with _lock:
-            _user_stages = tuple(s for s in _user_stages if s is not stage)
-            _routes.clear()
+        _change_stages(removed)
 
     return remove
 
@@ -144,13 +145,14 @@ def _route_for(kind: type) -> _Route:
     if route is not None:
         return route
     with _lock:  # a registration meanwhile must not leave a stale route behind
+        stages = CONFIG.stages
         handlers = []
         for klass in kind.__mro__:
-            handler = _by_name.get((package_of(klass.__module__), klass.__name__))
+            handler = stages.by_name.get((package_of(klass.__module__), klass.__name__))
             if handler is not None:
                 handlers.append(handler)
         own = getattr(kind, "__recoverable_error__", None) is not None
-        route = _Route(own, tuple(handlers), (*_user_stages, *handlers, *_generic_stages))
+        route = _Route(own, tuple(handlers), (*stages.users, *handlers, *stages.generic))
         if len(_routes) >= _CACHE_LIMIT:  # dynamically made classes must not grow it forever
             _routes.clear()
         _routes[kind] = route
@@ -326,13 +328,13 @@ def _known(obj: object) -> ErrorDetail | None:
     if isinstance(obj, BaseException):
         detail = resolve_exception(obj)
         if detail is None:
-            detail = _text_stage(error_message(obj))
+            detail = CONFIG.stages.text(error_message(obj))
         return detail
     own = foreign_detail(obj)
     if own is not None:
         return own
     if isinstance(obj, str):
-        return _text_stage(obj)
+        return CONFIG.stages.text(obj)
     if isinstance(obj, Mapping) and "code" in obj:
         try:
             return ErrorDetail.from_dict(obj)
@@ -365,7 +367,7 @@ def classify(obj: object) -> ErrorDetail:
             else:
                 detail = _resolve_chain(obj)
             if detail is None:
-                detail = _text_stage(error_message(obj))
+                detail = CONFIG.stages.text(error_message(obj))
             return detail if detail is not None else _unknown(obj)
         detail = _known(obj)
         if detail is not None:

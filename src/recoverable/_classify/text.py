@@ -18,8 +18,9 @@ __all__ = ["classify_text"]
 
 _MAX_TEXT = 64_000
 
-# openai 2.x: "Error code: 429 - {'error': {...}}" (the body is a Python repr).
-_SDK_STATUS_LINE = r"^error code: (\d{3})(?: - (.*))?$"
+# openai 2.x: "Error code: 429 - {'error': {...}}" (the body is a Python repr); any case, the
+# body over lines. Compiled on first use, and kept, by `re`'s own cache.
+_SDK_STATUS_LINE = r"(?is)^error code: (\d{3})(?: - (.*))?$"
 
 # Phrases of CLIs and sockets; the providers' own phrases come from `http`.
 _PHRASES = (
@@ -33,18 +34,14 @@ _PHRASES = (
 
 # The providers' phrases first: a text is classified as its upstream would be.
 _TEXT_PHRASES = PhraseTable((*MESSAGE_PHRASES, *_PHRASES))
-_status_line: re.Pattern[str] | None = None
 
 
 def status_line(text: str) -> tuple[int, object] | None:
     """The status and body of an SDK's `Error code: NNN - {body}` line (openai 2.x prints the
     body as a Python repr, litellm keeps that text); None for any other text."""
-    global _status_line  # noqa: PLW0603 -- compiled once, on first use
     if text[:10].lower() != "error code":
         return None
-    if _status_line is None:
-        _status_line = re.compile(_SDK_STATUS_LINE, re.IGNORECASE | re.DOTALL)
-    match = _status_line.match(text)
+    match = re.match(_SDK_STATUS_LINE, text)
     return None if match is None else (int(match.group(1)), _body_of(match.group(2)))
 
 

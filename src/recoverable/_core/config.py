@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .events import RunResult
     from .failures import FailureHook
 
-__all__ = ["CONFIG", "Config"]
+__all__ = ["CONFIG", "Config", "Stages"]
 
 
 def _unbound(*_: object) -> NoReturn:
@@ -35,7 +35,7 @@ def _unbound(*_: object) -> NoReturn:
 class Config:
     """The process-wide switches and late bindings; `CONFIG` is the one instance."""
 
-    __slots__ = ("_lock", "classify", "failure_hooks", "replay_cli", "testing")
+    __slots__ = ("_lock", "classify", "failure_hooks", "replay_cli", "stages", "testing")
 
     def __init__(self) -> None:
         self._lock = _thread.allocate_lock()
@@ -47,6 +47,9 @@ class Config:
         """`recoverable.classify`, bound by the package face."""
         self.replay_cli: Callable[[str, str, str, int | None, int | None], RunResult] = _unbound
         """`recoverable.agents.replay` (an AI CLI's output read by its parser), bound likewise."""
+        # classify's block (`recoverable._classify.pipeline` reads and replaces it).
+        self.stages: Stages = Stages()
+        """classify's stages; set by the classify face on first use, and by users' stages."""
 
     def set_testing(self, on: bool) -> None:
         """Turn every retry wait off, or back on."""
@@ -68,6 +71,67 @@ class Config:
         with self._lock:
             self.classify = classify
             self.replay_cli = replay_cli
+
+    def set_stages(self, stages: Stages) -> None:
+        """Replace classify's stages whole (`recoverable._classify.pipeline` does, and then
+        clears the routes it cached from the old ones)."""
+        with self._lock:
+            self.stages = stages
+
+
+# --- classify's stages (the block of `recoverable._classify`) ------------------------------
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Final
+
+    # As `recoverable._classify.pipeline` names them.
+    Handler = Callable[[BaseException], ErrorDetail | None]
+    TextStage = Callable[[str], ErrorDetail | None]
+
+
+def _no_text_stage(text: str) -> None:
+    return None
+
+
+class Stages:
+    """classify's stages, one value: never changed (its fields are `Final`), only replaced
+    whole, so the hot path reads it without a lock."""
+
+    __slots__ = ("by_name", "generic", "text", "users")
+
+    def __init__(
+        self,
+        *,
+        by_name: Mapping[tuple[str, str], Handler] | None = None,
+        generic: tuple[Handler, ...] = (),
+        text: TextStage = _no_text_stage,
+        users: tuple[Handler, ...] = (),
+    ) -> None:
+        self.by_name: Final[Mapping[tuple[str, str], Handler]] = by_name or {}
+        """Handlers by (package, class name), matched over an exception's MRO."""
+        self.generic: Final[tuple[Handler, ...]] = generic
+        """The stages after the by-name handlers (a generic `status_code`, ...)."""
+        self.text: Final[TextStage] = text
+        """The stage for the text of an error no link of whose chain is recognised."""
+        self.users: Final[tuple[Handler, ...]] = users
+        """Users' stages (`add_classifier`), before every built-in one."""
+
+    def replace(
+        self,
+        *,
+        by_name: Mapping[tuple[str, str], Handler] | None = None,
+        generic: tuple[Handler, ...] | None = None,
+        text: TextStage | None = None,
+        users: tuple[Handler, ...] | None = None,
+    ) -> Stages:
+        """A copy with the given fields replaced."""
+        return Stages(
+            by_name=self.by_name if by_name is None else by_name,
+            generic=self.generic if generic is None else generic,
+            text=self.text if text is None else text,
+            users=self.users if users is None else users,
+        )
 
 
 CONFIG = Config()

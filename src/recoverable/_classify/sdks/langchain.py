@@ -1,0 +1,27 @@
+"""langchain-core's own error bases, for integrations that raise no SDK class."""
+
+from __future__ import annotations
+
+from ..pipeline import Handler, always
+
+__all__ = ["LANGCHAIN_CLASSES"]
+
+# An integration's own error subclasses its SDK's class first (langchain-openai's
+# OpenAIRateLimitError is an openai.RateLimitError), so the SDK's handler reads it; these
+# langchain-core bases decide only when no SDK class is known. A bad model output is the
+# provider's bad response.
+LANGCHAIN_CLASSES: dict[str, Handler] = {
+    name: always(code, source="langchain")
+    for name, code in {
+        "OutputParserException": "provider_bad_response",
+        "ContextOverflowError": "provider_context_too_long",
+        "ModelRateLimitError": "provider_rate_limited",
+        "ModelAuthenticationError": "provider_auth_failed",
+        "ModelPermissionDeniedError": "provider_permission_denied",
+        "ModelNotFoundError": "provider_model_not_found",
+        "ModelInvalidRequestError": "provider_invalid_request",
+        "ModelRefusalError": "provider_content_filtered",
+        "ModelTimeoutError": "provider_timeout",
+        "ModelConnectionError": "provider_connection_lost",
+    }.items()
+}

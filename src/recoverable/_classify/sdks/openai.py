@@ -1,0 +1,48 @@
+"""openai and anthropic, and the OpenAI-compatible SDKs generated like them (groq, together,
+fireworks-ai, cerebras-cloud-sdk): one shape, `APIStatusError` / `APIConnectionError` /
+`APITimeoutError`, each SDK with its own classes of the same names."""
+
+from __future__ import annotations
+
+from ..._core.detail import ErrorDetail, unvalidated
+from ..http import ProviderBody, parsed_http
+from ..pipeline import Handler, always, error_message
+from .shared import phase_of, status_error
+
+__all__ = ["openai_family"]
+
+
+def _stream_error(source: str) -> Handler:
+    """An error event inside a stream: a body and no status (openai's bare APIError)."""
+
+    def handler(exc: BaseException) -> ErrorDetail:
+        body = ProviderBody.read(getattr(exc, "body", None))
+        if not body.message:
+            body = body._replace(message=error_message(exc))
+        return parsed_http(None, None, body, source)
+
+    return handler
+
+
+def _connection_error(source: str) -> Handler:
+    def handler(exc: BaseException) -> ErrorDetail:
+        phase = phase_of(exc)
+        code = "provider_unreachable" if phase == "connect" else "provider_connection_lost"
+        return unvalidated(
+            code, error_message(exc), source=source, details={"phase": phase} if phase else None
+        )
+
+    return handler
+
+
+def openai_family(source: str) -> dict[str, Handler]:
+    """openai's classes, and anthropic's of the same names (both SDKs are generated alike)."""
+    return {
+        "APIStatusError": status_error(source),
+        "APIError": _stream_error(source),
+        "APIConnectionError": _connection_error(source),
+        "APITimeoutError": always("provider_timeout", source=source),
+        "APIResponseValidationError": always("provider_bad_response", source=source),
+        "LengthFinishReasonError": always("provider_output_truncated", source=source),
+        "ContentFilterFinishReasonError": always("provider_content_filtered", source=source),
+    }
