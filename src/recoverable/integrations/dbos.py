@@ -67,9 +67,10 @@ from .._core.detail import (
     with_details,
 )
 from .._retry.engine_scope import engine_retries
-from .._retry.loop import Retrying, waits_are_off
+from .._retry.loop import Retrying
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
 from .._retry.sdk_retries import sdk_retries, warn_once
+from .._retry.waits import waits_are_off
 
 if TYPE_CHECKING:
     from ..fleet._cooldowns import Cooldowns
