@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 import recoverable as rc
-from recoverable._retry.loop import _async_sleep
+from recoverable._retry.waits import async_sleep
 
 
 def failing_async(*errors: Exception) -> tuple[Callable[[], Awaitable[str]], list[float]]:
@@ -90,6 +90,6 @@ def test_exhaustion_under_trio_is_the_usual_non_retryable_error() -> None:
 
 def test_an_unknown_event_loop_gets_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "trio", None)  # as if trio were not installed
-    coroutine = _async_sleep(0.1)
+    coroutine = async_sleep(0.1)
     with pytest.raises(RuntimeError, match="runs under asyncio or trio; pass asleep="):
         coroutine.send(None)

@@ -42,16 +42,16 @@ _EXPORTS = {
     "classify_response": "._classify",
     "from_http": "._classify",
     "retry_after_ms": "._classify",
-    "Answer": "._retry.loop",
+    "Answer": "._retry.fallback",
     "BreakerPolicy": ".fleet._rules",
     "Cooldowns": ".fleet._cooldowns",
     "FleetPolicy": ".fleet._rules",
     "RetryPolicy": "._retry.policy",
     "Retrying": "._retry.loop",
-    "afallback": "._retry.loop",
-    "fallback": "._retry.loop",
+    "afallback": "._retry.fallback",
+    "fallback": "._retry.fallback",
     "retry": "._retry.loop",
-    "set_testing": "._retry.loop",
+    "set_testing": "._retry.waits",
     "without_sdk_retries": "._retry.sdk_retries",
     "FailureEvent": "._core.failures",
     "get_failure_hooks": "._core.failures",
@@ -138,9 +138,11 @@ if TYPE_CHECKING:
     from ._core.failures import FailureEvent, get_failure_hooks, set_failure_hooks
     from ._core.secrets import add_secret_pattern, scrub
     from ._retry.adapters import retry_if_retryable, stamina_on, wait_retry_after
-    from ._retry.loop import Answer, Retrying, afallback, fallback, retry, set_testing
+    from ._retry.fallback import Answer, afallback, fallback
+    from ._retry.loop import Retrying, retry
     from ._retry.policy import RetryPolicy
     from ._retry.sdk_retries import without_sdk_retries
+    from ._retry.waits import set_testing
     from .fleet._cooldowns import Cooldowns
     from .fleet._rules import BreakerPolicy, FleetPolicy
     from .tools._ladder import Action, next_action

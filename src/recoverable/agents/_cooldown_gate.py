@@ -101,7 +101,7 @@ def _cap(key: Cooldowns) -> int:
 
 
 def _passed(key: Cooldowns, gate: Gate) -> CliGate:
-    from .._retry.loop import waits_are_off
+    from .._retry.waits import waits_are_off
 
     return CliGate(key, gate, 0.0 if waits_are_off() else gate.wait_s)
 

@@ -62,9 +62,10 @@ from .._classify.pipeline import package_of
 from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError, foreign_detail
 from .._retry.engine_scope import engine_retries
-from .._retry.loop import Retrying, waits_are_off
+from .._retry.loop import Retrying
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
 from .._retry.sdk_retries import sdk_retries, warn_once
+from .._retry.waits import waits_are_off
 
 if TYPE_CHECKING:
     from ..fleet._cooldowns import Cooldowns

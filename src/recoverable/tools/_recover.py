@@ -306,7 +306,7 @@ def _refused(command: str, why: str) -> ErrorDetail:
 
 
 def _sleep(wait_ms: int) -> None:
-    from .._retry.loop import waits_are_off
+    from .._retry.waits import waits_are_off
 
     if not waits_are_off():
         time.sleep(wait_ms / 1000)
