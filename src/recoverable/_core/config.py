@@ -35,7 +35,15 @@ def _unbound(*_: object) -> NoReturn:
 class Config:
     """The process-wide switches and late bindings; `CONFIG` is the one instance."""
 
-    __slots__ = ("_lock", "classify", "failure_hooks", "replay_cli", "testing")
+    __slots__ = (
+        "_lock",
+        "classify",
+        "failure_hooks",
+        "json_decoder",
+        "json_standard_bytes",
+        "replay_cli",
+        "testing",
+    )
 
     def __init__(self) -> None:
         self._lock = _thread.allocate_lock()
@@ -47,6 +55,12 @@ class Config:
         """`recoverable.classify`, bound by the package face."""
         self.replay_cli: Callable[[str, str, str, int | None, int | None], RunResult] = _unbound
         """`recoverable.agents.replay` (an AI CLI's output read by its parser), bound likewise."""
+        # agents' block (`recoverable.agents._parsing.json_accelerator` reads and replaces it).
+        self.json_decoder: JsonDecoder | Literal[True] | None = True
+        """The JSON accelerator of the AI CLIs' lines: True until it is looked up (once the
+        standard parser has read enough lines), then msgspec's decoder, or None without it."""
+        self.json_standard_bytes = 0
+        """The bytes of JSON lines the standard parser read while `json_decoder` was True."""
 
     def set_testing(self, on: bool) -> None:
         """Turn every retry wait off, or back on."""
@@ -69,6 +83,26 @@ class Config:
             self.classify = classify
             self.replay_cli = replay_cli
 
+    def add_standard_json_bytes(self, line_bytes: int) -> int:
+        """Count a JSON line the standard parser is about to read; the count so far."""
+        with self._lock:
+            self.json_standard_bytes += line_bytes
+            return self.json_standard_bytes
+
+    def set_json_decoder(self, decoder: JsonDecoder | Literal[True] | None) -> None:
+        """Replace the JSON accelerator (None: none; True: to be looked up again)."""
+        with self._lock:
+            self.json_decoder = decoder
+
 
 CONFIG = Config()
 """The one configuration of this process."""
+
+
+# --- agents' block: the JSON accelerator of the AI CLIs' lines (`agents._parsing`) -------------
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    JsonDecoder = Callable[[str | bytes], Any]
+    """str or UTF-8 bytes to Python data; raises on anything it refuses."""
