@@ -39,8 +39,17 @@ from _cases import (
     right_kind,
 )
 
-REPEATS = 7  # median of this many timed repeats
-REPEAT_NS = 40_000_000  # each repeat runs about this long (calls per repeat are calibrated)
+
+@dataclass(frozen=True)
+class Timing:
+    """How long each measurement runs."""
+
+    repeats: int = 7  # median of this many timed repeats
+    repeat_ns: int = 40_000_000  # each repeat runs about this long (calls per repeat calibrated)
+
+
+FULL = Timing()
+QUICK = Timing(repeats=2, repeat_ns=2_000_000)  # --quick (CI: it runs)
 IMPORT_RUNS = 21  # subprocess runs per import command, fewer when one run is slow
 IMPORT_BUDGET_S = 12.0  # ... so that no command takes much longer than this
 IMPORT_MIN_RUNS = 5
@@ -48,14 +57,14 @@ IMPORT_MIN_RUNS = 5
 Loop = Callable[[int], int]  # runs the operation n times, returns elapsed ns
 
 
-def _median_ns(loop: Loop) -> float:
-    """Median ns per call over REPEATS repeats, after a warm-up and a calibration."""
+def _median_ns(loop: Loop, timing: Timing) -> float:
+    """Median ns per call over `timing.repeats` repeats, after a warm-up and a calibration."""
     loop(3)  # warm up: first use loads lazy modules and compiles patterns
     n = 1
-    while (elapsed := loop(n)) < REPEAT_NS // 8 and n < 10_000_000:
+    while (elapsed := loop(n)) < timing.repeat_ns // 8 and n < 10_000_000:
         n *= 2
-    n = max(1, int(n * REPEAT_NS / max(elapsed, 1)))
-    return statistics.median(loop(n) / n for _ in range(REPEATS))
+    n = max(1, int(n * timing.repeat_ns / max(elapsed, 1)))
+    return statistics.median(loop(n) / n for _ in range(timing.repeats))
 
 
 # -- the three classifiers, as a loop each (no per-call closure overhead) ------------------
@@ -207,7 +216,7 @@ class Row:
     notes: list[str] = field(default_factory=list)
 
 
-def run_cases() -> tuple[list[Row], float]:
+def run_cases(timing: Timing = FULL) -> tuple[list[Row], float]:
     check_tables()
     rows: list[Row] = []
     for case in CASES:
@@ -222,9 +231,9 @@ def run_cases() -> tuple[list[Row], float]:
         )
         lite = _peer_verdict(case, litellm_once(case, exc), LITELLM_TO_OURS)
         pai = _peer_verdict(case, pydantic_ai_once(case, exc), PYDANTIC_AI_TO_OURS)
-        ours.us = _median_ns(ours_loop(exc)) / 1000
-        lite.us = _median_ns(litellm_loop(case, exc)) / 1000
-        pai.us = _median_ns(pydantic_ai_loop(case, exc)) / 1000
+        ours.us = _median_ns(ours_loop(exc), timing) / 1000
+        lite.us = _median_ns(litellm_loop(case, exc), timing) / 1000
+        pai.us = _median_ns(pydantic_ai_loop(case, exc), timing) / 1000
         # Mapping must not depend on having run before (no state kept on the exception).
         assert rc.classify(exc).code == detail.code, case.name
         row = Row(case, ours, lite, pai)
@@ -238,7 +247,7 @@ def run_cases() -> tuple[list[Row], float]:
             ):
                 row.notes.append(f"{label}: status {verdict.status}, was {case.status}")
         rows.append(row)
-    floor = _median_ns(raise_catch_loop(CASES[0].build())) / 1000
+    floor = _median_ns(raise_catch_loop(CASES[0].build()), timing) / 1000
     return rows, floor
 
 
@@ -268,7 +277,7 @@ BUILTINS: list[tuple[str, Callable[[], BaseException]]] = [
 ]
 
 
-def run_builtins() -> list[dict[str, Any]]:
+def run_builtins(timing: Timing = FULL) -> list[dict[str, Any]]:
     out = []
     for name, build in BUILTINS:
         exc = build()
@@ -280,7 +289,7 @@ def run_builtins() -> list[dict[str, Any]]:
                 "code": detail.code,
                 "retryable": detail.retryable,
                 "cause": cause,
-                "us_per_call": round(_median_ns(ours_loop(exc)) / 1000, 3),
+                "us_per_call": round(_median_ns(ours_loop(exc), timing) / 1000, 3),
             }
         )
     return out
@@ -342,12 +351,16 @@ def _verdict(v: Verdict) -> str:
 
 
 def print_tables(
-    rows: list[Row], floor: float, builtins: list[dict[str, Any]], imports: list[dict[str, Any]]
+    rows: list[Row],
+    floor: float,
+    builtins: list[dict[str, Any]],
+    imports: list[dict[str, Any]],
+    timing: Timing = FULL,
 ) -> None:
     print("# classify benchmark\n")
     print(
         f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs; "
-        f"µs per call, median of {REPEATS} repeats, one process.\n"
+        f"µs per call, median of {timing.repeats} repeats, one process.\n"
     )
     print("## 13 real SDK exceptions\n")
     print(
@@ -423,17 +436,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-imports", action="store_true", help="skip the import-time table")
     parser.add_argument("--quick", action="store_true", help="2 short repeats (CI: it runs)")
     args = parser.parse_args(argv)
-    if args.quick:
-        global REPEATS, REPEAT_NS
-        REPEATS, REPEAT_NS = 2, 2_000_000
+    timing = QUICK if args.quick else FULL
 
-    rows, floor = run_cases()
-    builtins = run_builtins()
+    rows, floor = run_cases(timing)
+    builtins = run_builtins(timing)
     imports = [] if args.skip_imports else run_imports()
     if args.json:
         payload = {
             "python": platform.python_version(),
-            "repeats": REPEATS,
+            "repeats": timing.repeats,
             "cases": [
                 {
                     "case": r.case.name,
@@ -454,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(json.dumps(payload, indent=2))
     else:
-        print_tables(rows, floor, builtins, imports)
+        print_tables(rows, floor, builtins, imports, timing)
     return 0
 
 

@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_parse import _WORDS, CHUNK, build_stream
 from recoverable import agents
+from recoverable._core.config import CONFIG
 from recoverable.agents import _parsing
 from recoverable.agents._cli_modules import module_for
 from recoverable.agents._process import RunContext
@@ -120,12 +121,12 @@ def _parser(standard: bool) -> Iterator[None]:
     """The standard JSON parser alone while inside, when `standard` (as without `fast`); else
     the accelerator from the first line (a process looks it up only after its first MB of
     lines, `ACCELERATE_AFTER_BYTES`: a corpus smaller than that would time the standard one)."""
-    saved = _parsing._fast
-    _parsing._fast = None if standard else _parsing.json_accelerator()
+    saved = CONFIG.json_decoder
+    CONFIG.set_json_decoder(None if standard else _parsing.json_accelerator())
     try:
         yield
     finally:
-        _parsing._fast = saved
+        CONFIG.set_json_decoder(saved)
 
 
 def path_stream(cli: str, chunks: list[bytes], *, standard: bool = False) -> Pass:

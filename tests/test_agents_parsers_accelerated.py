@@ -9,6 +9,8 @@ result with the accelerator and with the standard parser alone.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -17,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recoverable import agents
+from recoverable._core.config import CONFIG
 from recoverable._core.events import Done, Event
 from recoverable.agents import _parsing
 from recoverable.agents._options import RunOptions
@@ -31,23 +34,23 @@ CLIS = sorted(MODULES)
 @pytest.fixture(autouse=True)
 def _accelerated() -> Iterator[None]:
     """The accelerator in use from the first line (outside tests: after its byte budget)."""
-    saved = _parsing._fast
-    _parsing._fast = _parsing._fast_decoder()
-    assert _parsing._fast is not None  # the `test` extra installs msgspec
+    saved = CONFIG.json_decoder
+    CONFIG.set_json_decoder(_parsing._fast_decoder())
+    assert CONFIG.json_decoder is not None  # the `test` extra installs msgspec
     try:
         yield
     finally:
-        _parsing._fast = saved
+        CONFIG.set_json_decoder(saved)
 
 
 @contextmanager
 def _standard_parser_only() -> Iterator[None]:
-    saved = _parsing._fast
-    _parsing._fast = None
+    saved = CONFIG.json_decoder
+    CONFIG.set_json_decoder(None)
     try:
         yield
     finally:
-        _parsing._fast = saved
+        CONFIG.set_json_decoder(saved)
 
 
 def _both(cli: str, stdout: bytes) -> tuple[agents.RunResult, agents.RunResult]:
@@ -134,3 +137,29 @@ def test_generated_lines_read_the_same(cli: str, generated: list[bytes]) -> None
     fast, standard = _both(cli, stdout)
     assert fast.events == standard.events
     assert fast.error == standard.error
+
+
+def test_the_accelerator_is_looked_up_once_a_process_has_read_its_budget() -> None:
+    # A fresh process: the standard parser reads the first ACCELERATE_AFTER_BYTES of JSON
+    # lines (msgspec not even imported), then the accelerator is looked up, once, for the
+    # process (CONFIG holds it).
+    code = (
+        "import sys\n"
+        "from recoverable import agents\n"
+        "from recoverable._core.config import CONFIG\n"
+        "from recoverable.agents._parsing import ACCELERATE_AFTER_BYTES\n"
+        'line = b\'{"type":"assistant","message":{"content":"\' + b\'a\' * 900 + b\'"}}\'\n'
+        "agents.replay('claude', line + b'\\n')\n"
+        "counted = CONFIG.json_standard_bytes == len(line)\n"
+        "before = (CONFIG.json_decoder, counted, 'msgspec' in sys.modules)\n"
+        "count = ACCELERATE_AFTER_BYTES // len(line) + 1\n"
+        "agents.replay('claude', (line + b'\\n') * count)\n"
+        "decoder = CONFIG.json_decoder\n"
+        "agents.replay('claude', line + b'\\n')\n"
+        "print(before, callable(decoder), CONFIG.json_decoder is decoder, 'msgspec' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["(True,", "True,", "False)", "True", "True", "True"]

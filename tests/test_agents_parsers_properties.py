@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 
 from recoverable import ErrorDetail
 from recoverable._core.events import Done, Error, Event, RunResult
+from recoverable._core.lines import BoundedLines
 from recoverable._core.untrusted import MAX_HINT_MS
 from recoverable.agents import _gemini
 from recoverable.agents._options import DEFAULT_MAX_LINE_BYTES
 from recoverable.agents._parsing import ParseState, as_dict
-from recoverable.agents._replay import EventLog, Lines, ProcessEnd, decode_line, finish, replay
+from recoverable.agents._replay import EventLog, ProcessEnd, decode_line, finish, replay
 
 from .test_agents_parsers import DATA, LINES, MODULES
 
@@ -271,11 +272,11 @@ def _check_result(result: RunResult, cli: str) -> None:
 
 
 def _run(cli: str, stdout: bytes, end: ProcessEnd) -> tuple[RunResult, list[Event]]:
-    """What a runner does with `stdout`: Lines, decode_line, finish."""
+    """What a runner does with `stdout`: BoundedLines, decode_line, finish."""
     module = MODULES[cli]
     state = module.new_state()
     events: list[Event] = []
-    lines = Lines(DEFAULT_MAX_LINE_BYTES)
+    lines = BoundedLines(DEFAULT_MAX_LINE_BYTES, bytes)
     for line in [*lines.feed(stdout), *lines.close()]:
         events.extend(decode_line(line, module, state, DEFAULT_MAX_LINE_BYTES))
     return _finished(module, state, events, end), events

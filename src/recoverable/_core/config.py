@@ -35,7 +35,16 @@ def _unbound(*_: object) -> NoReturn:
 class Config:
     """The process-wide switches and late bindings; `CONFIG` is the one instance."""
 
-    __slots__ = ("_lock", "classify", "failure_hooks", "replay_cli", "stages", "testing")
+    __slots__ = (
+        "_lock",
+        "classify",
+        "failure_hooks",
+        "json_decoder",
+        "json_standard_bytes",
+        "replay_cli",
+        "stages",
+        "testing",
+    )
 
     def __init__(self) -> None:
         self._lock = _thread.allocate_lock()
@@ -50,6 +59,12 @@ class Config:
         # classify's block (`recoverable._classify.pipeline` reads and replaces it).
         self.stages: Stages = Stages()
         """classify's stages; set by the classify face on first use, and by users' stages."""
+        # agents' block (`recoverable.agents._parsing.json_accelerator` reads and replaces it).
+        self.json_decoder: JsonDecoder | Literal[True] | None = True
+        """The JSON accelerator of the AI CLIs' lines: True until it is looked up (once the
+        standard parser has read enough lines), then msgspec's decoder, or None without it."""
+        self.json_standard_bytes = 0
+        """The bytes of JSON lines the standard parser read while `json_decoder` was True."""
 
     def set_testing(self, on: bool) -> None:
         """Turn every retry wait off, or back on."""
@@ -77,6 +92,17 @@ class Config:
         clears the routes it cached from the old ones)."""
         with self._lock:
             self.stages = stages
+
+    def add_standard_json_bytes(self, line_bytes: int) -> int:
+        """Count a JSON line the standard parser is about to read; the count so far."""
+        with self._lock:
+            self.json_standard_bytes += line_bytes
+            return self.json_standard_bytes
+
+    def set_json_decoder(self, decoder: JsonDecoder | Literal[True] | None) -> None:
+        """Replace the JSON accelerator (None: none; True: to be looked up again)."""
+        with self._lock:
+            self.json_decoder = decoder
 
 
 # --- classify's stages (the block of `recoverable._classify`) ------------------------------
@@ -136,3 +162,12 @@ class Stages:
 
 CONFIG = Config()
 """The one configuration of this process."""
+
+
+# --- agents' block: the JSON accelerator of the AI CLIs' lines (`agents._parsing`) -------------
+
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    JsonDecoder = Callable[[str | bytes], Any]
+    """str or UTF-8 bytes to Python data; raises on anything it refuses."""

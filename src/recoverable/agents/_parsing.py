@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeVar
 from .._classify.http import message_code
 from .._classify.phrases import PhraseTable
 from .._classify.stderr import classify_stderr, provider_failure_in
+from .._core.config import CONFIG
 from .._core.detail import ErrorDetail, unvalidated, with_details
 from .._core.events import Error, Event, Raw
 from .._core.untrusted import clean_text, json_safe_dict
@@ -198,9 +199,6 @@ ACCELERATE_AFTER_BYTES = 1 << 20
 msgspec costs ~12 ms, what it saves on about 1 MB, so a short run (`recoverable run "Say
 hello"`) never pays for it and a process reading a long stream switches once, early."""
 
-_fast: Callable[[str | bytes], Any] | bool | None = True  # True: not looked up yet
-_standard_bytes = 0  # read by the standard parser while `_fast` is True
-
 
 def json_accelerator(
     line_bytes: int = ACCELERATE_AFTER_BYTES,
@@ -211,20 +209,20 @@ def json_accelerator(
     garbage, invalid UTF-8): whatever it refuses, the standard parser decides.
 
     `line_bytes`: the size of the line about to be read. Until ACCELERATE_AFTER_BYTES have been
-    asked about, None (the standard parser reads them); then it is looked up, once. Called
-    without a size, it is looked up at once."""
-    global _fast, _standard_bytes  # noqa: PLW0603 -- looked up once
-    if _fast is True:
-        _standard_bytes += line_bytes
-        if _standard_bytes < ACCELERATE_AFTER_BYTES:
+    asked about, None (the standard parser reads them); then it is looked up, once for the
+    process (`CONFIG.json_decoder`). Called without a size, it is looked up at once."""
+    found = CONFIG.json_decoder
+    if found is True:
+        if CONFIG.add_standard_json_bytes(line_bytes) < ACCELERATE_AFTER_BYTES:
             return None
-        _fast = _fast_decoder()
-    return _fast  # type: ignore[return-value]
+        found = _fast_decoder()
+        CONFIG.set_json_decoder(found)
+    return found
 
 
 def accelerator_pending() -> bool:
     """Whether the accelerator is still to be looked up (`json_accelerator`'s budget)."""
-    return _fast is True
+    return CONFIG.json_decoder is True
 
 
 def read_json(line: str) -> dict[str, Any] | None:
@@ -232,10 +230,12 @@ def read_json(line: str) -> dict[str, Any] | None:
     text = line.strip()
     if text[:1] != "{":
         return None
-    fast = _fast if _fast is not True else json_accelerator(len(text))
+    fast = CONFIG.json_decoder
+    if fast is True:
+        fast = json_accelerator(len(text))
     if fast is not None:
         try:
-            data = fast(text)  # type: ignore[operator]
+            data = fast(text)
         except Exception:  # refused: the standard parser decides below
             pass
         else:

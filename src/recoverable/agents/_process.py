@@ -2,7 +2,7 @@
 
 What a failed spawn means, the child's environment, signalling its group, our deadlines, and
 one run's bookkeeping from spawn to `Done` (`RunContext`: stdout chunks to events through
-`_replay.Lines`, the events the result keeps, the tool-failure guardrail, the closing
+`_core.lines.BoundedLines`, the events the result keeps, the tool-failure guardrail, the closing
 events). The process itself, its pipes and its end are `_child`'s.
 """
 
@@ -18,13 +18,13 @@ from typing import Any, Generic
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import Done, Error, Event
 from .._core.failures import FailureEvent, report
+from .._core.lines import BoundedLines
 from ._options import KEPT_EVENT_BYTES, RunOptions
 from ._parsing import CliModule, ParseState, StateT, no_stderr_events
 from ._replay import (
     NO_LIMIT,
     STDERR_TAIL_CHARS,
     EventLog,
-    Lines,
     ProcessEnd,
     finish,
     line_reader,
@@ -176,7 +176,7 @@ class RunContext(Generic[StateT]):
     and why we stopped it.
 
     Everything here is pure bookkeeping; the runner owns the process and its pipes. A plain
-    slotted class, as `Watch` and `Lines` are: it is on the import path of `recoverable run`,
+    slotted class, as `Watch` and `BoundedLines` are: it is on the import path of `recoverable run`,
     where creating a dataclass costs ~1 ms."""
 
     __slots__ = (
@@ -202,7 +202,7 @@ class RunContext(Generic[StateT]):
         self.state = module.new_state()
         self.state.text_parts.limit = options.max_text_chars
         self.watch = Watch(options, self.state, clock())
-        self.lines = Lines(options.max_line_bytes)
+        self.lines = BoundedLines(options.max_line_bytes, bytes)
         self.read = line_reader(module, self.state, options.max_line_bytes)
         """Stdout lines (from `lines`) to their events, up to the guardrail's stop."""
         self.stderr = StderrTail()

@@ -1,7 +1,8 @@
 """From a process's output to events and a RunResult: pure.
 
 The runners feed stdout here chunk by chunk as it comes; `replay` feeds a finished process's
-whole stdout as one chunk. Either way the lines are cut and capped by the same `Lines`.
+whole stdout as one chunk. Either way the lines are cut and capped by the same splitter
+(`_core.lines.BoundedLines`, of bytes).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, NamedTuple
 
 from .._core.detail import ErrorDetail
 from .._core.events import Done, Error, Event, Raw, RunResult, ToolEnd
+from .._core.lines import BoundedLines
 from .._core.secrets import scrub
 from .._core.untrusted import valid_unicode
 from ._options import DEFAULT_MAX_LINE_BYTES
@@ -33,7 +35,6 @@ __all__ = [
     "STDERR_TAIL_CHARS",
     "EventLog",
     "LineReader",
-    "Lines",
     "ProcessEnd",
     "decode_line",
     "finish",
@@ -46,68 +47,10 @@ STDERR_TAIL_CHARS = 8192  # the end of stderr kept on a RunResult
 _SCRUB_MARGIN = 2048  # scrubbed with the tail: a credential that starts just before it
 
 
-class Lines:
-    """Splits stdout into lines with a per-line cap; an oversize line is skipped, reported.
-
-    A line loses its newline and a trailing `\r`. Bounded memory: the bytes of an oversize
-    line are counted, not kept."""
-
-    def __init__(self, max_line_bytes: int) -> None:
-        self.max = max_line_bytes
-        self.buffer = bytearray()
-        self.skipping = 0  # bytes of an oversize line dropped so far
-
-    def feed(self, chunk: bytes) -> list[bytes | int]:
-        """Complete lines, and for each oversize line its size (an int) instead."""
-        out: list[bytes | int] = []
-        *lines, rest = chunk.split(b"\n")
-        if lines:
-            if self.buffer or self.skipping:  # the end of the line the last chunk left open
-                self._take(lines[0], out, complete=True)
-                lines = lines[1:]
-            cap = self.max
-            if b"\r" not in chunk and (len(chunk) <= cap or max(map(len, lines), default=0) <= cap):
-                out += lines  # the common case: whole lines, none over the cap, nothing to strip
-            else:
-                out += [line.rstrip(b"\r") if len(line) <= cap else len(line) for line in lines]
-        self._take(rest, out, complete=False)
-        return out
-
-    def _take(self, piece: bytes, out: list[bytes | int], *, complete: bool) -> None:
-        if self.skipping:
-            self.skipping += len(piece)
-            if complete:
-                out.append(self.skipping)
-                self.skipping = 0
-            return
-        self.buffer += piece
-        if len(self.buffer) > self.max:
-            self.skipping = len(self.buffer)
-            self.buffer.clear()
-            if complete:
-                out.append(self.skipping)
-                self.skipping = 0
-            return
-        if complete:
-            out.append(bytes(self.buffer).rstrip(b"\r"))
-            self.buffer.clear()
-
-    def close(self) -> list[bytes | int]:
-        """What is left at EOF: a last line without a newline."""
-        if self.skipping:
-            size, self.skipping = self.skipping, 0
-            return [size]
-        if self.buffer:
-            line = bytes(self.buffer).rstrip(b"\r")
-            self.buffer.clear()
-            return [line]
-        return []
-
-
 def decode_line(
     line: bytes | int, module: CliModule[StateT], state: StateT, max_line_bytes: int
 ) -> list[Event]:
-    """One line from `Lines` to events: its bytes (without the newline), or the size of an
+    """One line from `BoundedLines` to events: its bytes (without the newline), or the size of an
     oversize line it skipped. A bad line is an error event; the stream goes on."""
     return line_reader(module, state, max_line_bytes)([line], NO_LIMIT)[0]
 
@@ -116,7 +59,7 @@ NO_LIMIT = sys.maxsize
 """A count of consecutive tool failures no run reaches: `LineReader` without a guardrail."""
 
 LineReader = Callable[[list[bytes | int], int], tuple[list[Event], bool]]
-"""Lines from `Lines` and the guardrail's limit -> (their events, whether the guardrail
+"""Lines from `BoundedLines` and the guardrail's limit -> (their events, whether the guardrail
 stopped them): a line with a `ToolEnd` that leaves `limit` consecutive tool failures ends the
 events at its first `ToolEnd`, and no line after it is read."""
 
@@ -194,7 +137,7 @@ class EventLog:
     `max_bytes` of the stdout lines they came from. Also the latest failures sent as events,
     so that the one that decides the run is not sent twice.
 
-    A plain slotted class, as `Lines` is: it is on the import path of `recoverable run`."""
+    A plain slotted class, as `BoundedLines` is: it is on the import path of `recoverable run`."""
 
     __slots__ = ("events", "max_bytes", "sent_errors", "size", "sizes")
 
@@ -322,7 +265,7 @@ def replay(  # noqa: PLR0913 -- the public signature: what a finished process le
     module = module_for(cli)
     state = module.new_state()
     data = stdout.encode("utf-8", "surrogateescape") if isinstance(stdout, str) else stdout
-    lines = Lines(max_line_bytes)
+    lines = BoundedLines(max_line_bytes, bytes)
     events, _ = line_reader(module, state, max_line_bytes)(
         [*lines.feed(data), *lines.close()], NO_LIMIT
     )

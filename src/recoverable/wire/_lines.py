@@ -1,8 +1,9 @@
 """Text arriving in pieces, cut into lines and read into chunks: what the NDJSON and SSE
 readers share (their feed loop, `ChunkReader`; each reads its own lines). Pure.
 
-A line longer than MAX_CHUNK_CHARS is not kept: the reader is told once (None) and the
-rest of that line is skipped, so a peer that never sends a newline cannot fill our memory.
+The lines are cut by the library's one splitter (`_core.lines.BoundedLines`, of text): a
+line longer than MAX_CHUNK_CHARS is not kept, the reader is told once (the line's size) and
+the rest of that line is skipped, so a peer that never sends a newline cannot fill our memory.
 """
 
 from __future__ import annotations
@@ -10,30 +11,36 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterable, Iterator
 
+from .._core.lines import BoundedLines
 from ._chunks import MAX_CHUNK_CHARS, Chunk
 
-__all__ = ["ChunkReader", "LineSplitter", "iter_chunks", "pieces"]
+__all__ = ["ChunkReader", "iter_chunks", "pieces"]
 
 
 class ChunkReader:
-    """A stream fed in pieces of any size (text or UTF-8 bytes), read line by line into
-    chunks: a subclass says what one line (None: an overlong one, dropped) makes (`_line`:
-    a chunk, or None while it reads on)."""
+    """A stream fed in pieces of any size (text or UTF-8 bytes, decoded as they come, invalid
+    UTF-8 replaced), read line by line into chunks: a subclass says what one line (an int: the
+    size of an overlong one, dropped) makes (`_line`: a chunk, or None while it reads on)."""
 
-    __slots__ = ("_lines",)
+    __slots__ = ("_decoder", "_lines")
 
     def __init__(self, *, cr: bool) -> None:
-        self._lines = LineSplitter(cr=cr)
+        self._lines = BoundedLines(MAX_CHUNK_CHARS, str, cr=cr)
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def feed(self, piece: str | bytes) -> list[Chunk]:
         """The chunks of the lines `piece` completes."""
-        return [chunk for line in self._lines.feed(piece) if (chunk := self._line(line))]
+        text = self._decoder.decode(piece) if isinstance(piece, bytes) else piece
+        return [chunk for line in self._lines.feed(text) if (chunk := self._line(line))]
 
     def close(self) -> list[Chunk]:
         """The chunk of the last line, when the text did not end with a newline."""
-        return [chunk for line in self._lines.close() if (chunk := self._line(line))]
+        tail = self._decoder.decode(b"", final=True)  # a sequence cut short: U+FFFD
+        lines = self._lines.feed(tail) if tail else []
+        lines += self._lines.close()
+        return [chunk for line in lines if (chunk := self._line(line))]
 
-    def _line(self, line: str | None) -> Chunk | None:
+    def _line(self, line: str | int) -> Chunk | None:
         raise NotImplementedError
 
 
@@ -44,84 +51,6 @@ def iter_chunks(
     for piece in pieces(text_or_lines):
         yield from reader.feed(piece)
     yield from reader.close()
-
-
-class LineSplitter:
-    """Cuts text fed in pieces into lines; `cr` True also ends a line at a lone CR (SSE)."""
-
-    __slots__ = ("_after_cr", "_cr", "_decoder", "_parts", "_size", "_skipping")
-
-    def __init__(self, *, cr: bool) -> None:
-        self._cr = cr
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._parts: list[str] = []
-        self._size = 0
-        self._skipping = False
-        self._after_cr = False  # the last piece ended in CR: a LF next is its CRLF's
-
-    def feed(self, piece: str | bytes) -> list[str | None]:
-        """The lines `piece` completes; None for a line dropped as overlong (once per line)."""
-        text = self._decoder.decode(piece) if isinstance(piece, bytes) else piece
-        if self._cr:
-            if self._after_cr and text.startswith("\n"):
-                text = text[1:]
-            if text:
-                self._after_cr = text.endswith("\r")
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        *complete, rest = text.split("\n")
-        lines: list[str | None] = []
-        if complete:
-            lines.append(self._take(complete[0]))
-            if lines[0] is None and self._skipping:  # the end of a line already reported
-                lines.pop()
-            self._skipping = False
-            if len(complete) > 1:
-                lines += [_fits(line) for line in complete[1:]]
-            if not self._cr:
-                lines = [_no_cr(line) for line in lines]
-        if rest:
-            lines += self._keep(rest)
-        return lines
-
-    def close(self) -> list[str | None]:
-        """The last line, when the text did not end with a newline."""
-        tail = self._decoder.decode(b"", final=True)
-        lines = self._keep(tail) if tail else []
-        if self._parts and not self._skipping:
-            line = self._take("")
-            lines.append(line if self._cr else _no_cr(line))
-        self._parts, self._size, self._skipping = [], 0, False
-        return lines
-
-    def _keep(self, rest: str) -> list[str | None]:
-        if self._skipping:
-            return []
-        self._size += len(rest)
-        if self._size > MAX_CHUNK_CHARS:
-            self._parts, self._size, self._skipping = [], 0, True
-            return [None]
-        self._parts.append(rest)
-        return []
-
-    def _take(self, end: str) -> str | None:
-        if self._skipping:
-            return None
-        if not self._parts:
-            line = end
-        else:
-            self._parts.append(end)
-            line = "".join(self._parts)
-            self._parts, self._size = [], 0
-        return _fits(line)
-
-
-def _fits(line: str) -> str | None:
-    return line if len(line) <= MAX_CHUNK_CHARS else None
-
-
-def _no_cr(line: str | None) -> str | None:
-    """An NDJSON line without the CR of a CRLF end."""
-    return line[:-1] if line is not None and line.endswith("\r") else line
 
 
 def pieces(text_or_lines: str | bytes | Iterable[str | bytes]) -> Iterator[str | bytes]:

@@ -56,8 +56,8 @@ class NdjsonReader(ChunkReader):
     def __init__(self) -> None:
         super().__init__(cr=False)
 
-    def _line(self, line: str | None) -> Chunk | None:
-        if line is None:
+    def _line(self, line: str | int) -> Chunk | None:
+        if isinstance(line, int):
             return malformed(f"a line over {MAX_CHUNK_CHARS} characters")
         if not line.strip():
             return None

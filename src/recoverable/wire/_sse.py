@@ -94,8 +94,8 @@ class SseReader(ChunkReader):
         self._data, self._size, self._id = [], 0, None
         return []
 
-    def _line(self, line: str | None) -> Chunk | None:
-        if line is None:
+    def _line(self, line: str | int) -> Chunk | None:
+        if isinstance(line, int):
             self._data, self._size = [], MAX_CHUNK_CHARS + 1  # this event is lost
             return None
         if not line:
