@@ -40,11 +40,12 @@ sys.exit(code)
 # with the OpenAI-compatible services' bodies, on their common path). The floor plan's folders
 # split that same code into more, smaller modules (`_core`, `_classify/http` in six, the
 # command in four) and add their `__init__`s: 30 modules became 39, the code run unchanged
-# (benchmarks/bench_run.py measures what the import costs).
-OWN_BUDGET = 39
+# (benchmarks/bench_run.py measures what the import costs); then 40 with the one export helper
+# every package face is built with (`_core.exports`, which the root face imports).
+OWN_BUDGET = 40
 # Everything it loads, the standard library included (argparse, dataclasses, subprocess, ...):
-# 91 on CPython 3.11.7 (52 of them the standard library's, as before the floor plan).
-TOTAL_BUDGET = 91
+# 92 on CPython 3.11.7 (52 of them the standard library's, as before the floor plan).
+TOTAL_BUDGET = 92
 
 # Never on the path of a run: what `doctor`, `--fake`, the async API, `exec`, classify's
 # stages and a long stream need.

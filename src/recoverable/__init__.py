@@ -15,61 +15,12 @@ program that never fails; no SDK is ever imported.
 
 from __future__ import annotations
 
-import importlib
-
 from ._core import __version__
 from ._core.config import CONFIG as _CONFIG
+from ._core.exports import Face as _Face
 
 # Not `typing.TYPE_CHECKING`: importing typing alone would double the import time.
 TYPE_CHECKING = False
-
-# public name -> the private module that defines it
-_EXPORTS = {
-    "Code": "._core.codes",
-    "CodeRegistry": "._core.codes",
-    "FixCommandRejected": "._core.codes",
-    "codes": "._core.codes",
-    "register_code": "._core.codes",
-    "ErrorDetail": "._core.detail",
-    "PayloadError": "._core.detail",
-    "RecoverableError": "._core.detail",
-    "Stage": "._classify",
-    "add_classifier": "._classify",
-    "add_secret_pattern": "._core.secrets",
-    "scrub": "._core.secrets",
-    "classify": "._classify",
-    "classify_known": "._classify",
-    "classify_response": "._classify",
-    "from_http": "._classify",
-    "retry_after_ms": "._classify",
-    "Answer": "._retry.loop",
-    "BreakerPolicy": ".fleet._rules",
-    "Cooldowns": ".fleet._cooldowns",
-    "FleetPolicy": ".fleet._rules",
-    "RetryPolicy": "._retry.policy",
-    "Retrying": "._retry.loop",
-    "afallback": "._retry.loop",
-    "fallback": "._retry.loop",
-    "retry": "._retry.loop",
-    "set_testing": "._retry.loop",
-    "without_sdk_retries": "._retry.sdk_retries",
-    "FailureEvent": "._core.failures",
-    "get_failure_hooks": "._core.failures",
-    "set_failure_hooks": "._core.failures",
-    "retry_if_retryable": "._retry.adapters",
-    "stamina_on": "._retry.adapters",
-    "wait_retry_after": "._retry.adapters",
-    "Envelope": "._core.envelope",
-    "code_from_envelope": "._core.envelope",
-    "envelope_code": "._core.envelope",
-    "Action": ".tools._ladder",
-    "next_action": ".tools._ladder",
-    "from_process": "._classify.process_exit",
-    "FixRun": ".tools._recover",
-    "Recovery": ".tools._recover",
-    "recover": ".tools._recover",
-    "run_fix": ".tools._recover",
-}
 
 __all__ = [
     "Action",
@@ -119,6 +70,57 @@ __all__ = [
     "without_sdk_retries",
 ]
 
+# public name -> the module that defines it (loaded on first use)
+_FACE = _Face(
+    __name__,
+    {
+        "Code": "recoverable._core.codes",
+        "CodeRegistry": "recoverable._core.codes",
+        "FixCommandRejected": "recoverable._core.codes",
+        "codes": "recoverable._core.codes",
+        "register_code": "recoverable._core.codes",
+        "ErrorDetail": "recoverable._core.detail",
+        "PayloadError": "recoverable._core.detail",
+        "RecoverableError": "recoverable._core.detail",
+        "Stage": "recoverable._classify",
+        "add_classifier": "recoverable._classify",
+        "classify": "recoverable._classify",
+        "classify_known": "recoverable._classify",
+        "classify_response": "recoverable._classify",
+        "from_http": "recoverable._classify",
+        "retry_after_ms": "recoverable._classify",
+        "from_process": "recoverable._classify.process_exit",
+        "add_secret_pattern": "recoverable._core.secrets",
+        "scrub": "recoverable._core.secrets",
+        "Answer": "recoverable._retry.loop",
+        "Retrying": "recoverable._retry.loop",
+        "afallback": "recoverable._retry.loop",
+        "fallback": "recoverable._retry.loop",
+        "retry": "recoverable._retry.loop",
+        "set_testing": "recoverable._retry.loop",
+        "RetryPolicy": "recoverable._retry.policy",
+        "without_sdk_retries": "recoverable._retry.sdk_retries",
+        "retry_if_retryable": "recoverable._retry.adapters",
+        "stamina_on": "recoverable._retry.adapters",
+        "wait_retry_after": "recoverable._retry.adapters",
+        "BreakerPolicy": "recoverable.fleet._rules",
+        "FleetPolicy": "recoverable.fleet._rules",
+        "Cooldowns": "recoverable.fleet._cooldowns",
+        "FailureEvent": "recoverable._core.failures",
+        "get_failure_hooks": "recoverable._core.failures",
+        "set_failure_hooks": "recoverable._core.failures",
+        "Envelope": "recoverable._core.envelope",
+        "code_from_envelope": "recoverable._core.envelope",
+        "envelope_code": "recoverable._core.envelope",
+        "Action": "recoverable.tools._ladder",
+        "next_action": "recoverable.tools._ladder",
+        "FixRun": "recoverable.tools._recover",
+        "Recovery": "recoverable.tools._recover",
+        "recover": "recoverable.tools._recover",
+        "run_fix": "recoverable.tools._recover",
+    },
+)
+
 if TYPE_CHECKING:
     from ._classify import (
         Stage,
@@ -147,16 +149,11 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'recoverable' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _FACE.attribute(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _FACE.names()
 
 
 def _classify(value: object) -> ErrorDetail:
