@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -23,12 +25,24 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 FACES = [
     "recoverable",
     "recoverable._classify",
+    "recoverable._retry",
+    "recoverable.adapters",
     "recoverable.agents",
     "recoverable.command",
+    "recoverable.fleet",
+    "recoverable.instrumentation",
     "recoverable.integrations",
+    "recoverable.secrets",
     "recoverable.testing",
+    "recoverable.tools",
     "recoverable.tools.toolkit",
     "recoverable.wire",
+]
+# Modules that keep only old names, as moved ones (the integrations' readers are `read_*`).
+MOVED_ONLY = [
+    "recoverable.integrations.celery",
+    "recoverable.integrations.dbos",
+    "recoverable.integrations.temporal",
 ]
 
 
@@ -43,7 +57,7 @@ def _absolute(face: str, path: Path, level: int, name: str | None) -> str:
     return ".".join([*base, *filter(None, [name])])
 
 
-def _face_call(tree: ast.Module) -> ast.Call:
+def _face_call(tree: ast.Module) -> ast.Call:  # the one `Face(...)` of a module
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and ast.unparse(node.func) in ("Face", "_Face"):
             return node
@@ -220,3 +234,129 @@ def test_a_renamed_name_reads_its_module_s_own_name(monkeypatch: pytest.MonkeyPa
     face = Face(module.__name__, {"to_text": "json"}, renamed={"to_text": "dumps"})
     assert face.attribute("to_text") is importlib.import_module("json").dumps
     assert face.names()[-1] == "to_text"
+
+
+# -- the small root face and the names that left it ------------------------------------------
+
+ROOT = {
+    # the value
+    "ErrorDetail", "RecoverableError", "PayloadError",
+    # classify
+    "classify", "classify_known", "classify_response", "from_http", "from_process",
+    "retry_after_ms", "add_classifier", "Stage",
+    # the registry
+    "codes", "register_code", "CodeRow",
+    # retry and fallback
+    "RetryPolicy", "Retrying", "retry", "fallback", "afallback", "FallbackResult",
+    "without_sdk_retries",
+    # the ladder, the envelope
+    "next_action", "Envelope",
+    "__version__",
+}  # fmt: skip
+
+
+def test_the_root_face_is_small() -> None:
+    import recoverable
+
+    assert set(recoverable.__all__) == ROOT
+    assert len(recoverable.__all__) == 24  # 23 names and __version__ (0.1.0: 44 and it)
+
+
+def _moved() -> list[tuple[str, str, str]]:
+    return [
+        (face, old, new) for face in [*FACES, *MOVED_ONLY] for old, new in table_of(face)[2].items()
+    ]
+
+
+def _expected(new: str) -> object:
+    if new.startswith("type("):
+        return type(_expected(new[5:-1]))
+    module, _, name = new.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def test_every_moved_name_is_listed() -> None:
+    moved = {(face, old) for face, old, _ in _moved()}
+    assert {old for face, old in moved if face == "recoverable"} == {
+        "Action", "Answer", "BreakerPolicy", "Code", "CodeRegistry", "Cooldowns",
+        "FailureEvent", "FixCommandRejected", "FixRun", "FleetPolicy", "Recovery",
+        "add_secret_pattern", "code_from_envelope", "envelope_code", "get_failure_hooks",
+        "recover", "retry_if_retryable", "run_fix", "scrub", "set_failure_hooks", "set_testing",
+        "stamina_on", "wait_retry_after",
+    }  # fmt: skip
+    assert moved - {m for m in moved if m[0] == "recoverable"} == {
+        ("recoverable._retry", "Answer"),
+        ("recoverable.agents", "Error"),
+        ("recoverable.integrations.celery", "detail_from_exception"),
+        ("recoverable.integrations.celery", "detail_from_result"),
+        ("recoverable.integrations.dbos", "detail_from_error"),
+        ("recoverable.integrations.temporal", "detail_from_failure"),
+    }
+
+
+@pytest.mark.parametrize(("face", "old", "new"), _moved())
+def test_a_moved_name_warns_at_each_use_and_is_the_new_object(
+    face: str, old: str, new: str
+) -> None:
+    module = importlib.import_module(face)
+    message = f"{face}.{old} moved to {new}; the old name goes in 0.3.0"
+    for _ in range(2):  # not cached: every use warns
+        with pytest.deprecated_call(match=f"^{re.escape(message)}$") as caught:
+            value = getattr(module, old)
+        assert len(caught) == 1
+        assert caught[0].filename == __file__
+    assert value is _expected(new)
+    assert old not in vars(module)
+    assert old not in dir(module)
+    assert old not in getattr(module, "__all__", ())
+
+
+@pytest.mark.parametrize(("face", "old", "new"), _moved())
+def test_a_moved_name_is_typed_as_its_new_object(face: str, old: str, new: str) -> None:
+    """mypy still sees the old name for the release that has it (as the same object)."""
+    typed = type_imports(face)
+    if face in MOVED_ONLY:  # a function renamed in its own module: mypy sees the new name
+        return
+    module, name = typed[old]
+    assert getattr(importlib.import_module(module), name) is _expected(new)
+
+
+def test_from_import_of_a_moved_name_warns_once_on_the_importing_line() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from recoverable import Cooldowns  # noqa: F401
+    assert [(w.category, w.filename) for w in caught] == [(DeprecationWarning, __file__)]
+    assert "recoverable.fleet.Cooldowns" in str(caught[0].message)
+
+
+def test_the_old_event_name_keeps_its_type_key() -> None:
+    from recoverable import agents
+    from recoverable._core.detail import ErrorDetail
+
+    event = agents.ErrorEvent(ErrorDetail.create("timeout", "slow"))
+    assert agents.event_to_dict(event)["type"] == "error"
+    with pytest.deprecated_call():
+        assert isinstance(event, agents.Error)
+
+
+def test_no_subpackage_shadows_a_root_name() -> None:
+    """`import recoverable.retry` would rebind `rc.retry` to the module: no module of ours
+    directly under the package may be named like a root name, old or new."""
+    import recoverable
+
+    names = {*recoverable.__all__, *table_of("recoverable")[2]}
+    below = {path.stem for path in (SRC / "recoverable").iterdir() if path.suffix == ".py"}
+    below |= {path.name for path in (SRC / "recoverable").iterdir() if path.is_dir()}
+    assert below & names == set()
+    assert {"retry", "classify", "fallback", "recover", "codes"} <= names
+
+
+def test_set_testing_loads_no_fake_server() -> None:
+    probe = (
+        "import sys\nfrom recoverable.testing import set_testing\nset_testing(False)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('recoverable.testing')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "['recoverable.testing']"

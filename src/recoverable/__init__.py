@@ -23,62 +23,36 @@ from ._core.exports import Face as _Face
 TYPE_CHECKING = False
 
 __all__ = [
-    "Action",
-    "Answer",
-    "BreakerPolicy",
-    "Code",
-    "CodeRegistry",
-    "Cooldowns",
+    "CodeRow",
     "Envelope",
     "ErrorDetail",
-    "FailureEvent",
-    "FixCommandRejected",
-    "FixRun",
-    "FleetPolicy",
+    "FallbackResult",
     "PayloadError",
     "RecoverableError",
-    "Recovery",
     "RetryPolicy",
     "Retrying",
     "Stage",
     "__version__",
     "add_classifier",
-    "add_secret_pattern",
     "afallback",
     "classify",
     "classify_known",
     "classify_response",
-    "code_from_envelope",
     "codes",
-    "envelope_code",
     "fallback",
     "from_http",
     "from_process",
-    "get_failure_hooks",
     "next_action",
-    "recover",
     "register_code",
     "retry",
     "retry_after_ms",
-    "retry_if_retryable",
-    "run_fix",
-    "scrub",
-    "set_failure_hooks",
-    "set_testing",
-    "stamina_on",
-    "wait_retry_after",
     "without_sdk_retries",
 ]
 
-# public name -> the module that defines it (loaded on first use)
+# public name -> the module that defines it (loaded on first use); the public subpackages too
 _FACE = _Face(
     __name__,
     {
-        "Code": "recoverable._core.codes",
-        "CodeRegistry": "recoverable._core.codes",
-        "FixCommandRejected": "recoverable._core.codes",
-        "codes": "recoverable._core.codes",
-        "register_code": "recoverable._core.codes",
         "ErrorDetail": "recoverable._core.detail",
         "PayloadError": "recoverable._core.detail",
         "RecoverableError": "recoverable._core.detail",
@@ -90,38 +64,66 @@ _FACE = _Face(
         "from_http": "recoverable._classify",
         "retry_after_ms": "recoverable._classify",
         "from_process": "recoverable._classify.process_exit",
-        "add_secret_pattern": "recoverable._core.secrets",
-        "scrub": "recoverable._core.secrets",
-        "Answer": "recoverable._retry.loop",
-        "Retrying": "recoverable._retry.loop",
-        "afallback": "recoverable._retry.loop",
-        "fallback": "recoverable._retry.loop",
-        "retry": "recoverable._retry.loop",
-        "set_testing": "recoverable._retry.loop",
-        "RetryPolicy": "recoverable._retry.policy",
-        "without_sdk_retries": "recoverable._retry.sdk_retries",
-        "retry_if_retryable": "recoverable._retry.adapters",
-        "stamina_on": "recoverable._retry.adapters",
-        "wait_retry_after": "recoverable._retry.adapters",
-        "BreakerPolicy": "recoverable.fleet._rules",
-        "FleetPolicy": "recoverable.fleet._rules",
-        "Cooldowns": "recoverable.fleet._cooldowns",
-        "FailureEvent": "recoverable._core.failures",
-        "get_failure_hooks": "recoverable._core.failures",
-        "set_failure_hooks": "recoverable._core.failures",
-        "Envelope": "recoverable._core.envelope",
-        "code_from_envelope": "recoverable._core.envelope",
-        "envelope_code": "recoverable._core.envelope",
-        "Action": "recoverable.tools._ladder",
-        "next_action": "recoverable.tools._ladder",
-        "FixRun": "recoverable.tools._recover",
-        "Recovery": "recoverable.tools._recover",
-        "recover": "recoverable.tools._recover",
-        "run_fix": "recoverable.tools._recover",
+        "CodeRow": "recoverable._core.codes",
+        "codes": "recoverable._core.codes",
+        "register_code": "recoverable._core.codes",
+        "FallbackResult": "recoverable._retry",
+        "RetryPolicy": "recoverable._retry",
+        "Retrying": "recoverable._retry",
+        "afallback": "recoverable._retry",
+        "fallback": "recoverable._retry",
+        "retry": "recoverable._retry",
+        "without_sdk_retries": "recoverable._retry",
+        "Envelope": "recoverable.tools",
+        "next_action": "recoverable.tools",
+        "adapters": "recoverable.adapters",
+        "agents": "recoverable.agents",
+        "fleet": "recoverable.fleet",
+        "instrumentation": "recoverable.instrumentation",
+        "integrations": "recoverable.integrations",
+        "secrets": "recoverable.secrets",
+        "testing": "recoverable.testing",
+        "tools": "recoverable.tools",
+        "wire": "recoverable.wire",
+    },
+    # Names that left the root (0.2.0): each use warns, naming the new home.
+    moved={
+        "Action": "recoverable.tools.Action",
+        "Answer": "recoverable.FallbackResult",
+        "BreakerPolicy": "recoverable.fleet.BreakerPolicy",
+        "Code": "recoverable.CodeRow",
+        "CodeRegistry": "type(recoverable.codes)",
+        "Cooldowns": "recoverable.fleet.Cooldowns",
+        "FailureEvent": "recoverable.instrumentation.FailureEvent",
+        "FixCommandRejected": "recoverable.tools.FixCommandRejected",
+        "FixRun": "recoverable.tools.FixRun",
+        "FleetPolicy": "recoverable.fleet.FleetPolicy",
+        "Recovery": "recoverable.tools.Recovery",
+        "add_secret_pattern": "recoverable.secrets.add_secret_pattern",
+        "code_from_envelope": "recoverable.tools.from_envelope_code",
+        "envelope_code": "recoverable.tools.to_envelope_code",
+        "get_failure_hooks": "recoverable.instrumentation.get_failure_hooks",
+        "recover": "recoverable.tools.recover",
+        "retry_if_retryable": "recoverable.adapters.retry_if_retryable",
+        "run_fix": "recoverable.tools.run_fix",
+        "scrub": "recoverable.secrets.scrub",
+        "set_failure_hooks": "recoverable.instrumentation.set_failure_hooks",
+        "set_testing": "recoverable.testing.set_testing",
+        "stamina_on": "recoverable.adapters.stamina_on",
+        "wait_retry_after": "recoverable.adapters.wait_retry_after",
     },
 )
 
 if TYPE_CHECKING:
+    from . import adapters as adapters
+    from . import agents as agents
+    from . import fleet as fleet
+    from . import instrumentation as instrumentation
+    from . import integrations as integrations
+    from . import secrets as secrets
+    from . import testing as testing
+    from . import tools as tools
+    from . import wire as wire
     from ._classify import (
         Stage,
         add_classifier,
@@ -132,20 +134,44 @@ if TYPE_CHECKING:
         retry_after_ms,
     )
     from ._classify.process_exit import from_process
-    from ._core.codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
+    from ._core.codes import CodeRow, codes, register_code
     from ._core.detail import ErrorDetail, PayloadError, RecoverableError
-    from ._core.envelope import Envelope, code_from_envelope, envelope_code
     from ._core.events import RunResult
-    from ._core.failures import FailureEvent, get_failure_hooks, set_failure_hooks
-    from ._core.secrets import add_secret_pattern, scrub
-    from ._retry.adapters import retry_if_retryable, stamina_on, wait_retry_after
-    from ._retry.loop import Answer, Retrying, afallback, fallback, retry, set_testing
-    from ._retry.policy import RetryPolicy
-    from ._retry.sdk_retries import without_sdk_retries
-    from .fleet._cooldowns import Cooldowns
-    from .fleet._rules import BreakerPolicy, FleetPolicy
-    from .tools._ladder import Action, next_action
-    from .tools._recover import FixRun, Recovery, recover, run_fix
+    from ._retry import (
+        FallbackResult,
+        Retrying,
+        RetryPolicy,
+        afallback,
+        fallback,
+        retry,
+        without_sdk_retries,
+    )
+    from .tools import Envelope, next_action
+
+if TYPE_CHECKING:  # the names that moved, typed for the release that still has them
+    from ._core.codes import Code as Code
+    from ._core.codes import CodeRegistry as CodeRegistry
+    from ._core.envelope import code_from_envelope as code_from_envelope
+    from ._core.envelope import envelope_code as envelope_code
+    from ._retry.loop import Answer as Answer
+    from .adapters import retry_if_retryable as retry_if_retryable
+    from .adapters import stamina_on as stamina_on
+    from .adapters import wait_retry_after as wait_retry_after
+    from .fleet import BreakerPolicy as BreakerPolicy
+    from .fleet import Cooldowns as Cooldowns
+    from .fleet import FleetPolicy as FleetPolicy
+    from .instrumentation import FailureEvent as FailureEvent
+    from .instrumentation import get_failure_hooks as get_failure_hooks
+    from .instrumentation import set_failure_hooks as set_failure_hooks
+    from .secrets import add_secret_pattern as add_secret_pattern
+    from .secrets import scrub as scrub
+    from .testing import set_testing as set_testing
+    from .tools import Action as Action
+    from .tools import FixCommandRejected as FixCommandRejected
+    from .tools import FixRun as FixRun
+    from .tools import Recovery as Recovery
+    from .tools import recover as recover
+    from .tools import run_fix as run_fix
 
 
 def __getattr__(name: str) -> object:

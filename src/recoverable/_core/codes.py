@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["Code", "CodeRegistry", "FixCommandRejected", "codes", "register_code"]
+__all__ = ["CodeRegistry", "CodeRow", "FixCommandRejected", "codes", "register_code"]
 
 GENERIC_USER_MESSAGE = "Something went wrong. Please try again later."
 MAX_EXIT_CODE = 125
@@ -69,7 +69,7 @@ changing nothing but a login or a cache."""
 
 
 @dataclass(frozen=True, slots=True)
-class Code:
+class CodeRow:
     """One row of the table."""
 
     code: str
@@ -115,6 +115,9 @@ class Code:
         if source is not None and source in self.fix_commands:
             return self.fix_commands[source]
         return self.fix_commands.get("")
+
+
+Code = CodeRow  # the row's old name (`detail.code` is the string): its modules still use it
 
 
 # --- fix_command validation -------------------------------------------------------------

@@ -3,7 +3,7 @@
     from recoverable import agents
 
     async for event in agents.stream("Fix the failing test", cli="claude", timeout=600):
-        ...                                   # TextDelta, ToolStart, ToolEnd, Error, ... Done
+        ...                                   # TextDelta, ToolStart, ToolEnd, ErrorEvent, ... Done
     result = await agents.run("Say hello", cli="auto")      # -> RunResult
     result = agents.run_sync("Say hello", cli="codex")          # no event loop, no asyncio
     for event in agents.stream_sync("Say hello", cli="gemini"): ...
@@ -60,10 +60,14 @@ if TYPE_CHECKING:
     from .._core.cancel import CancelSignal
     from ._discovery import CliInfo, discover
 
+if TYPE_CHECKING:  # the name that moved, typed for the release that still has it
+    from .._core.events import Error as Error
+
 # `discover` and `CliInfo` (`doctor`'s) load on first use: a run does not need them.
 _FACE = Face(
     __name__,
     {"CliInfo": "recoverable.agents._discovery", "discover": "recoverable.agents._discovery"},
+    moved={"Error": "recoverable.agents.ErrorEvent"},
 )
 
 

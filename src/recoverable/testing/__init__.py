@@ -180,9 +180,10 @@ __all__ = [
     "Reply",
     "cli_setup",
     "sdk_error",
+    "set_testing",
 ]
 
-# public name -> the module that defines it (loaded on first use)
+# public name -> the module that defines it (loaded on first use: `set_testing` loads no server)
 _FACE = Face(
     __name__,
     {
@@ -195,10 +196,12 @@ _FACE = Face(
         "sdk_error": "recoverable.testing._sdk_errors",
         "FakeProvider": "recoverable.testing._server",
         "RecordedRequest": "recoverable.testing._server",
+        "set_testing": "recoverable._retry",
     },
 )
 
 if TYPE_CHECKING:
+    from .._retry import set_testing
     from ._cli_setup import CliSetup, cli_setup
     from ._faults import Fault, Reply
     from ._limits import Limits

@@ -23,7 +23,7 @@ Readers treat what they read as untrusted: a detail goes through `ErrorDetail.fr
 payload rules, then carries this process's sentences (a peer's own sentence for a code not
 registered here is kept in `details["peer_user_message"]`, scrubbed: developer text, never
 shown as ours); a chunk is at most MAX_CHUNK_CHARS, numbers are finite; a malformed chunk is
-an `Error` warning (`tool_output_invalid`, `details["malformed"]` says why) and the stream
+an `ErrorEvent` warning (`tool_output_invalid`, `details["malformed"]` says why) and the stream
 goes on; an unknown `type` is `Raw` (cli "wire"). Nothing a peer sends makes a reader raise.
 
 HTTP: `http_response(detail, problem=False, expose_message=False)` -> (status, headers,
