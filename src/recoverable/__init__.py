@@ -18,6 +18,7 @@ from __future__ import annotations
 from ._core import __version__
 from ._core.config import CONFIG as _CONFIG
 from ._core.exports import Face as _Face
+from ._core.exports import install_legacy_paths as _install_legacy_paths
 
 # Not `typing.TYPE_CHECKING`: importing typing alone would double the import time.
 TYPE_CHECKING = False
@@ -195,6 +196,9 @@ def _replay_cli(
 
     return replay(cli, stdout, stderr, exit_code, signal)
 
+
+# The old tree's module paths import, warning, for one release (`recoverable._core.exports`).
+_install_legacy_paths()
 
 # The lower layers call these through the configuration (see `recoverable._core.config`).
 _CONFIG.bind(classify=_classify, replay_cli=_replay_cli)

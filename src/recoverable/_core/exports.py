@@ -16,6 +16,12 @@ the table and the module's dunders (no `importlib`, `annotations` or `TYPE_CHECK
 that left a face (`moved`) still resolves, to the object at its new home, with a
 `DeprecationWarning` at each use that names the new home.
 
+The legacy-path finder (`LEGACY_PATHS`, one `sys.meta_path` entry the root face installs)
+keeps every module path of the old flat tree importable for one release, with a
+`DeprecationWarning`, as the module now at its new path (so a pickle made before the move, which
+names `recoverable._detail.RecoverableError`, still loads: DBOS pickles a step's error); a module
+split in several is a stand-in that reads each name from its new homes in turn.
+
 Imports nothing heavy (no `typing`): the root face imports it, on the path of every
 `import recoverable`.
 """
@@ -30,9 +36,22 @@ import warnings
 # Not `typing.TYPE_CHECKING`: this module is on the path of `import recoverable`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
+    from importlib.abc import Loader
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+else:
+    Loader = object  # importlib.abc is not cheap to import; the protocol is two methods
 
-__all__ = ["REMOVED_IN", "Face", "moved", "resolve"]
+__all__ = [
+    "LEGACY_PATHS",
+    "REMOVED_IN",
+    "Face",
+    "LegacyPaths",
+    "install_legacy_paths",
+    "moved",
+    "resolve",
+]
 
 REMOVED_IN = "0.3.0"
 """The release that drops the moved names and the legacy module paths."""
@@ -121,3 +140,166 @@ def resolve(new: str) -> object:
         return type(resolve(new[5:-1]))
     module, _, name = new.rpartition(".")
     return getattr(importlib.import_module(module), name)
+
+
+# -- the old tree's module paths ---------------------------------------------------------------
+
+# Every module path the floor plan's move retired (0.2.0) -> the module now there, or, for a
+# module split in several, the modules its names are read from, in order. A package's modules
+# follow it (`recoverable.toolkit._click` -> `recoverable.tools.toolkit._click`).
+LEGACY_PATHS: Mapping[str, str | tuple[str, ...]] = {
+    "recoverable._cancel": "recoverable._core.cancel",
+    "recoverable._classify._pipeline": "recoverable._classify.pipeline",
+    "recoverable._classify.bedrock": "recoverable._classify.sdks.bedrock",
+    "recoverable._classify.compatible_bodies": (
+        "recoverable._classify.http.compatible",
+        "recoverable._classify.http.bodies",
+        "recoverable._classify.http.messages",
+        "recoverable._classify.http.raw",
+    ),
+    "recoverable._classify.grpc_errors": "recoverable._classify.sdks.grpc",
+    "recoverable._classify.http_answers": (
+        "recoverable._classify.http",
+        "recoverable._classify.http.answers",
+        "recoverable._classify.http.retry_after",
+        "recoverable._classify.http.bodies",
+        "recoverable._classify.http.messages",
+        "recoverable._classify.http.raw",
+        "recoverable._classify.http.clients",
+    ),
+    "recoverable._cli_agents": "recoverable.command._run",
+    "recoverable._cli_exec": "recoverable.tools._exec",
+    "recoverable._cli_output": "recoverable.command._output",
+    "recoverable._codes": "recoverable._core.codes",
+    "recoverable._cooldown_rules": "recoverable.fleet._rules",
+    "recoverable._cooldown_stores": "recoverable.fleet._stores",
+    "recoverable._cooldowns": "recoverable.fleet._cooldowns",
+    "recoverable._detail": "recoverable._core.detail",
+    "recoverable._engine_scope": "recoverable._retry.engine_scope",
+    "recoverable._envelope": "recoverable._core.envelope",
+    "recoverable._fault_matrix": "recoverable.testing._fault_matrix",
+    "recoverable._fix_commands": "recoverable._core.fix_commands",
+    "recoverable._fix_commands._generic": "recoverable._core.fix_commands.generic",
+    "recoverable._fix_commands._git": "recoverable._core.fix_commands.git",
+    "recoverable._fix_commands._interpreters": "recoverable._core.fix_commands.interpreters",
+    "recoverable._fix_commands._model": "recoverable._core.fix_commands.model",
+    "recoverable._fix_commands._programs": "recoverable._core.fix_commands.programs",
+    "recoverable._fix_commands._text": "recoverable._core.fix_commands.text",
+    "recoverable._fix_commands._words": "recoverable._core.fix_commands.words",
+    "recoverable._fix_commands._wrappers": "recoverable._core.fix_commands.wrappers",
+    "recoverable._fix_gate": "recoverable._core.fix_gate",
+    "recoverable._instrumentation": "recoverable._core.failures",
+    "recoverable._ladder": "recoverable.tools._ladder",
+    "recoverable._log_text": "recoverable._core.log_text",
+    "recoverable._policy": "recoverable._retry.policy",
+    "recoverable._process_exit": "recoverable._classify.process_exit",
+    "recoverable._public": "recoverable._core.public",
+    "recoverable._recover": "recoverable.tools._recover",
+    "recoverable._retry_adapters": "recoverable._retry.adapters",
+    "recoverable._run_process": "recoverable.tools._run_process",
+    "recoverable._sdk_retries": "recoverable._retry.sdk_retries",
+    "recoverable._secrets": "recoverable._core.secrets",
+    "recoverable._strict_json": "recoverable._core.strict_json",
+    "recoverable._untrusted": "recoverable._core.untrusted",
+    "recoverable.agents._events": "recoverable._core.events",
+    "recoverable.cli": (
+        "recoverable.command._cli",
+        "recoverable.command._arguments",
+        "recoverable.command._codes",
+        "recoverable.command._classify",
+    ),
+    "recoverable.testing._command": "recoverable.command._fake_provider",
+    "recoverable.toolkit": "recoverable.tools.toolkit",
+}
+
+
+class LegacyPaths(Loader):
+    """The finder and loader of the old module paths: a retired path imports as the module
+    now at its new one (the same module object: its classes, its state), once, warning."""
+
+    recoverable_legacy_paths = True  # how a second copy of this module finds it installed
+
+    def __init__(self, table: Mapping[str, str | tuple[str, ...]]) -> None:
+        self._table = table
+        self._specs: dict[str, ModuleSpec | None] = {}  # the real module's own, while loading
+
+    def homes(self, name: str) -> str | tuple[str, ...] | None:
+        """Where a retired path's names are now; None for any other path."""
+        found = self._table.get(name)
+        if found is None:
+            parent, _, child = name.rpartition(".")
+            base = self._table.get(parent)
+            found = f"{base}.{child}" if isinstance(base, str) else None
+        return found
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if not name.startswith("recoverable.") or (homes := self.homes(name)) is None:
+            return None
+        from importlib.machinery import ModuleSpec, PathFinder
+
+        if name not in self._table and PathFinder.find_spec(str(homes), path) is None:
+            return None  # a module the moved package never had: not found, as before
+        return ModuleSpec(name, self)
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType:
+        homes = self.homes(spec.name)
+        if isinstance(homes, str):
+            module = importlib.import_module(homes)
+            # The import system sets the spec it found on the module: put the real one back.
+            self._specs[spec.name] = module.__spec__
+            return module
+        assert homes is not None
+        stand_in = type(sys)(spec.name, f"{spec.name} was split into {', '.join(homes)}.")
+        stand_in.__getattr__ = _reading_through(spec.name, homes)  # type: ignore[method-assign]
+        return stand_in
+
+    def exec_module(self, module: ModuleType) -> None:
+        name = module.__spec__.name if module.__spec__ is not None else module.__name__
+        if name in self._specs:
+            module.__spec__ = self._specs.pop(name)
+        homes = self.homes(name)
+        new = homes if isinstance(homes, str) else ", ".join(homes or ())
+        _warn_from_importer(moved(name, new, "path"))
+
+
+def _warn_from_importer(message: str) -> None:
+    """Warn on the line that imports: the first frame outside the import system and this
+    module (`importlib.import_module` and `pickle.loads` too, not only `import`)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and (
+        "importlib" in frame.f_code.co_filename or frame.f_code.co_filename == __file__
+    ):
+        frame = frame.f_back
+    where = frame.f_globals
+    warnings.warn_explicit(
+        message,
+        DeprecationWarning,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=where.get("__name__"),
+        registry=where.setdefault("__warningregistry__", {}),
+        module_globals=where,
+    )
+
+
+def _reading_through(name: str, homes: tuple[str, ...]) -> Callable[[str], object]:
+    """A split module's `__getattr__`: each name from the first new home that has it."""
+
+    def __getattr__(attribute: str) -> object:
+        if attribute[:2] != "__":  # a dunder (`__path__`, `__all__`) is the stand-in's own
+            for home in homes:
+                module = importlib.import_module(home)
+                if hasattr(module, attribute):
+                    return getattr(module, attribute)
+        raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+
+    return __getattr__
+
+
+def install_legacy_paths() -> None:
+    """Put the finder first on `sys.meta_path` (before the path finder, which would load a
+    moved package's modules a second time under the old name), once per process."""
+    if not any(getattr(finder, "recoverable_legacy_paths", False) for finder in sys.meta_path):
+        sys.meta_path.insert(0, LegacyPaths(LEGACY_PATHS))
