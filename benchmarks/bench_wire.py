@@ -48,7 +48,7 @@ def events(count: int) -> list[agents.Event]:
         elif kind == 12:
             made.append(agents.TurnEnd({"input_tokens": number, "output_tokens": 12}))
         elif kind == 19:
-            made.append(agents.Error(rate, "warning"))
+            made.append(agents.ErrorEvent(rate, "warning"))
         else:
             made.append(agents.TextDelta(f"word{number} and some more text, "))
     made.append(agents.Done(agents.RunResult(True, "the answer", usage={"output_tokens": 9})))

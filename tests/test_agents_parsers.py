@@ -990,7 +990,7 @@ def test_modules_have_the_contract() -> None:
 
 def test_the_public_api_of_agents() -> None:
     assert sorted(agents.__all__) == [
-        "CLI_NAMES", "CliInfo", "Done", "Error", "Event", "Raw", "RunOptions", "RunRefused",
+        "CLI_NAMES", "CliInfo", "Done", "ErrorEvent", "Event", "Raw", "RunOptions", "RunRefused",
         "RunResult",
         "TextDelta", "ThinkingDelta", "ToolEnd", "ToolStart", "TurnEnd", "discover",
         "event_to_dict", "replay", "run", "run_sync", "stream", "stream_sync",

@@ -142,7 +142,7 @@ def test_a_counted_result_keeps_the_last_events_and_its_deciding_error(tmp_path:
     """)  # fmt: skip
     events = _run_events(argv, keep_events=1)
     result = events[-1].result
-    assert [type(e).__name__ for e in events] == ["TextDelta", "Error", "Done"]
+    assert [type(e).__name__ for e in events] == ["TextDelta", "ErrorEvent", "Done"]
     assert result.events == (events[1],)  # the deciding error, the last one
     assert result.error is events[1].detail
 
@@ -156,7 +156,7 @@ def test_a_deciding_error_that_left_the_kept_events_is_not_sent_again(tmp_path: 
     """)  # fmt: skip
     events = _run_events(argv, keep_events=2)
     result = events[-1].result
-    assert [type(e).__name__ for e in events] == ["Error", *["TextDelta"] * 5, "Done"]
+    assert [type(e).__name__ for e in events] == ["ErrorEvent", *["TextDelta"] * 5, "Done"]
     assert result.error is events[0].detail
     assert (result.error.code, result.events) == ("provider_overloaded", tuple(events[4:6]))
 

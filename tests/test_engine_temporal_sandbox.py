@@ -44,7 +44,7 @@ DOCS_FILES = Path(__file__).resolve().parent / "temporal_docs"
 
 # The names of `recoverable` the sandbox may refuse at run time: the retry loops and the
 # fleet's cooldowns, whose modules read a clock or sleep (they belong in activities).
-LOOPS = {"Answer", "Cooldowns", "Retrying", "afallback", "fallback", "retry", "set_testing"}
+LOOPS = {"FallbackResult", "Retrying", "afallback", "fallback", "retry"}
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")

@@ -199,7 +199,7 @@ def _fleet(blocks: list[str], fixtures: Fixtures) -> None:
 
 def _ai_clis(blocks: list[str], fixtures: Fixtures) -> None:
     _cli_path(fixtures.monkeypatch, "claude", "codex")
-    events = {"TextDelta", "ThinkingDelta", "ToolStart", "ToolEnd", "TurnEnd", "Error", "Raw"}
+    events = {"TextDelta", "ThinkingDelta", "ToolStart", "ToolEnd", "TurnEnd", "ErrorEvent", "Raw"}
     assert len(blocks) == 1
     *streamed, done, run, replayed = _run("the AI CLIs", blocks)
     assert set(streamed) <= events and "TextDelta" in streamed and done == "Done", streamed

@@ -15,111 +15,116 @@ program that never fails; no SDK is ever imported.
 
 from __future__ import annotations
 
-import importlib
-
 from ._core import __version__
 from ._core.config import CONFIG as _CONFIG
+from ._core.exports import Face as _Face
+from ._core.exports import install_legacy_paths as _install_legacy_paths
 
 # Not `typing.TYPE_CHECKING`: importing typing alone would double the import time.
 TYPE_CHECKING = False
 
-# public name -> the private module that defines it
-_EXPORTS = {
-    "Code": "._core.codes",
-    "CodeRegistry": "._core.codes",
-    "FixCommandRejected": "._core.codes",
-    "codes": "._core.codes",
-    "register_code": "._core.codes",
-    "ErrorDetail": "._core.detail",
-    "PayloadError": "._core.detail",
-    "RecoverableError": "._core.error",
-    "Stage": "._classify",
-    "add_classifier": "._classify",
-    "add_secret_pattern": "._core.secrets",
-    "scrub": "._core.secrets",
-    "classify": "._classify",
-    "classify_known": "._classify",
-    "classify_response": "._classify",
-    "from_http": "._classify",
-    "retry_after_ms": "._classify",
-    "Answer": "._retry.fallback",
-    "BreakerPolicy": ".fleet._rules",
-    "Cooldowns": ".fleet._cooldowns",
-    "FleetPolicy": ".fleet._rules",
-    "RetryPolicy": "._retry.policy",
-    "Retrying": "._retry.loop",
-    "afallback": "._retry.fallback",
-    "fallback": "._retry.fallback",
-    "retry": "._retry.loop",
-    "set_testing": "._retry.waits",
-    "without_sdk_retries": "._retry.sdk_retries",
-    "FailureEvent": "._core.failures",
-    "get_failure_hooks": "._core.failures",
-    "set_failure_hooks": "._core.failures",
-    "retry_if_retryable": "._retry.adapters",
-    "stamina_on": "._retry.adapters",
-    "wait_retry_after": "._retry.adapters",
-    "Envelope": "._core.envelope",
-    "code_from_envelope": "._core.envelope",
-    "envelope_code": "._core.envelope",
-    "Action": ".tools._ladder",
-    "next_action": ".tools._ladder",
-    "from_process": "._classify.process_exit",
-    "FixRun": ".tools._recover",
-    "Recovery": ".tools._recover",
-    "recover": ".tools._recover",
-    "run_fix": ".tools._recover",
-}
-
 __all__ = [
-    "Action",
-    "Answer",
-    "BreakerPolicy",
-    "Code",
-    "CodeRegistry",
-    "Cooldowns",
+    "CodeRow",
     "Envelope",
     "ErrorDetail",
-    "FailureEvent",
-    "FixCommandRejected",
-    "FixRun",
-    "FleetPolicy",
+    "FallbackResult",
     "PayloadError",
     "RecoverableError",
-    "Recovery",
     "RetryPolicy",
     "Retrying",
     "Stage",
     "__version__",
     "add_classifier",
-    "add_secret_pattern",
     "afallback",
     "classify",
     "classify_known",
     "classify_response",
-    "code_from_envelope",
     "codes",
-    "envelope_code",
     "fallback",
     "from_http",
     "from_process",
-    "get_failure_hooks",
     "next_action",
-    "recover",
     "register_code",
     "retry",
     "retry_after_ms",
-    "retry_if_retryable",
-    "run_fix",
-    "scrub",
-    "set_failure_hooks",
-    "set_testing",
-    "stamina_on",
-    "wait_retry_after",
     "without_sdk_retries",
 ]
 
+# public name -> the module that defines it (loaded on first use); the public subpackages too
+_FACE = _Face(
+    __name__,
+    {
+        "ErrorDetail": "recoverable._core.detail",
+        "PayloadError": "recoverable._core.detail",
+        "RecoverableError": "recoverable._core.error",
+        "Stage": "recoverable._classify",
+        "add_classifier": "recoverable._classify",
+        "classify": "recoverable._classify",
+        "classify_known": "recoverable._classify",
+        "classify_response": "recoverable._classify",
+        "from_http": "recoverable._classify",
+        "retry_after_ms": "recoverable._classify",
+        "from_process": "recoverable._classify.process_exit",
+        "CodeRow": "recoverable._core.codes",
+        "codes": "recoverable._core.codes",
+        "register_code": "recoverable._core.codes",
+        "FallbackResult": "recoverable._retry",
+        "RetryPolicy": "recoverable._retry",
+        "Retrying": "recoverable._retry",
+        "afallback": "recoverable._retry",
+        "fallback": "recoverable._retry",
+        "retry": "recoverable._retry",
+        "without_sdk_retries": "recoverable._retry",
+        "Envelope": "recoverable.tools",
+        "next_action": "recoverable.tools",
+        "adapters": "recoverable.adapters",
+        "agents": "recoverable.agents",
+        "fleet": "recoverable.fleet",
+        "instrumentation": "recoverable.instrumentation",
+        "integrations": "recoverable.integrations",
+        "secrets": "recoverable.secrets",
+        "testing": "recoverable.testing",
+        "tools": "recoverable.tools",
+        "wire": "recoverable.wire",
+    },
+    # Names that left the root (0.2.0): each use warns, naming the new home.
+    moved={
+        "Action": "recoverable.tools.Action",
+        "Answer": "recoverable.FallbackResult",
+        "BreakerPolicy": "recoverable.fleet.BreakerPolicy",
+        "Code": "recoverable.CodeRow",
+        "CodeRegistry": "type(recoverable.codes)",
+        "Cooldowns": "recoverable.fleet.Cooldowns",
+        "FailureEvent": "recoverable.instrumentation.FailureEvent",
+        "FixCommandRejected": "recoverable.tools.FixCommandRejected",
+        "FixRun": "recoverable.tools.FixRun",
+        "FleetPolicy": "recoverable.fleet.FleetPolicy",
+        "Recovery": "recoverable.tools.Recovery",
+        "add_secret_pattern": "recoverable.secrets.add_secret_pattern",
+        "code_from_envelope": "recoverable.tools.from_envelope_code",
+        "envelope_code": "recoverable.tools.to_envelope_code",
+        "get_failure_hooks": "recoverable.instrumentation.get_failure_hooks",
+        "recover": "recoverable.tools.recover",
+        "retry_if_retryable": "recoverable.adapters.retry_if_retryable",
+        "run_fix": "recoverable.tools.run_fix",
+        "scrub": "recoverable.secrets.scrub",
+        "set_failure_hooks": "recoverable.instrumentation.set_failure_hooks",
+        "set_testing": "recoverable.testing.set_testing",
+        "stamina_on": "recoverable.adapters.stamina_on",
+        "wait_retry_after": "recoverable.adapters.wait_retry_after",
+    },
+)
+
 if TYPE_CHECKING:
+    from . import adapters as adapters
+    from . import agents as agents
+    from . import fleet as fleet
+    from . import instrumentation as instrumentation
+    from . import integrations as integrations
+    from . import secrets as secrets
+    from . import testing as testing
+    from . import tools as tools
+    from . import wire as wire
     from ._classify import (
         Stage,
         add_classifier,
@@ -130,36 +135,53 @@ if TYPE_CHECKING:
         retry_after_ms,
     )
     from ._classify.process_exit import from_process
-    from ._core.codes import Code, CodeRegistry, FixCommandRejected, codes, register_code
+    from ._core.codes import CodeRow, codes, register_code
     from ._core.detail import ErrorDetail, PayloadError
-    from ._core.envelope import Envelope, code_from_envelope, envelope_code
     from ._core.error import RecoverableError
     from ._core.events import RunResult
-    from ._core.failures import FailureEvent, get_failure_hooks, set_failure_hooks
-    from ._core.secrets import add_secret_pattern, scrub
-    from ._retry.adapters import retry_if_retryable, stamina_on, wait_retry_after
-    from ._retry.fallback import Answer, afallback, fallback
-    from ._retry.loop import Retrying, retry
-    from ._retry.policy import RetryPolicy
-    from ._retry.sdk_retries import without_sdk_retries
-    from ._retry.waits import set_testing
-    from .fleet._cooldowns import Cooldowns
-    from .fleet._rules import BreakerPolicy, FleetPolicy
-    from .tools._ladder import Action, next_action
-    from .tools._recover import FixRun, Recovery, recover, run_fix
+    from ._retry import (
+        FallbackResult,
+        Retrying,
+        RetryPolicy,
+        afallback,
+        fallback,
+        retry,
+        without_sdk_retries,
+    )
+    from .tools import Envelope, next_action
+
+if TYPE_CHECKING:  # the names that moved, typed for the release that still has them
+    from ._core.codes import Code as Code
+    from ._core.codes import CodeRegistry as CodeRegistry
+    from ._core.envelope import code_from_envelope as code_from_envelope
+    from ._core.envelope import envelope_code as envelope_code
+    from ._retry.fallback import Answer as Answer
+    from .adapters import retry_if_retryable as retry_if_retryable
+    from .adapters import stamina_on as stamina_on
+    from .adapters import wait_retry_after as wait_retry_after
+    from .fleet import BreakerPolicy as BreakerPolicy
+    from .fleet import Cooldowns as Cooldowns
+    from .fleet import FleetPolicy as FleetPolicy
+    from .instrumentation import FailureEvent as FailureEvent
+    from .instrumentation import get_failure_hooks as get_failure_hooks
+    from .instrumentation import set_failure_hooks as set_failure_hooks
+    from .secrets import add_secret_pattern as add_secret_pattern
+    from .secrets import scrub as scrub
+    from .testing import set_testing as set_testing
+    from .tools import Action as Action
+    from .tools import FixCommandRejected as FixCommandRejected
+    from .tools import FixRun as FixRun
+    from .tools import Recovery as Recovery
+    from .tools import recover as recover
+    from .tools import run_fix as run_fix
 
 
 def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'recoverable' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _FACE.attribute(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _FACE.names()
 
 
 def _classify(value: object) -> ErrorDetail:
@@ -175,6 +197,9 @@ def _replay_cli(
 
     return replay(cli, stdout, stderr, exit_code, signal)
 
+
+# The old tree's module paths import, warning, for one release (`recoverable._core.exports`).
+_install_legacy_paths()
 
 # The lower layers call these through the configuration (see `recoverable._core.config`).
 _CONFIG.bind(classify=_classify, replay_cli=_replay_cli)

@@ -23,8 +23,9 @@ the stages are set.
 
 from __future__ import annotations
 
-import _thread
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._core.exports import Face
 
 if TYPE_CHECKING:
     from .http import from_http, retry_after_ms
@@ -50,18 +51,13 @@ __all__ = [
     "retry_after_ms",
 ]
 
-# From _thread, as threading has it: a Temporal workflow's sandbox refuses
-# threading's own names (its lock, called in a workflow, fails the task).
-_setting = _thread.RLock()
+
+def __getattr__(name: str) -> object:
+    return _FACE.attribute(name)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    with _setting:
-        if name not in globals():
-            _set_stages()
-    return globals()[name]
+def __dir__() -> list[str]:
+    return _FACE.names()
 
 
 def _set_stages() -> None:
@@ -86,3 +82,21 @@ def _set_stages() -> None:
     names["classify_response"] = classify_response
     names.update((name, getattr(pipeline, name)) for name in __all__ if name not in names)
     globals().update(names)
+
+
+# The stages are set before any name loads (every name here classifies).
+_FACE = Face(
+    __name__,
+    {
+        "Handler": "recoverable._classify.pipeline",
+        "Stage": "recoverable._classify.pipeline",
+        "add_classifier": "recoverable._classify.pipeline",
+        "classify": "recoverable._classify.pipeline",
+        "classify_known": "recoverable._classify.pipeline",
+        "register_handler": "recoverable._classify.pipeline",
+        "classify_response": "recoverable._classify.responses",
+        "from_http": "recoverable._classify.http",
+        "retry_after_ms": "recoverable._classify.http",
+    },
+    first_use=_set_stages,
+)

@@ -18,11 +18,11 @@ from types import MappingProxyType
 from .categories import GENERIC_USER_MESSAGE
 from .registration import FixCommandRejected, check_row, checked_marks
 
-__all__ = ["Code", "CodeRegistry", "FixCommandRejected", "codes", "register_code"]
+__all__ = ["CodeRegistry", "CodeRow", "FixCommandRejected", "codes", "register_code"]
 
 
 @dataclass(frozen=True, slots=True)
-class Code:
+class CodeRow:
     """One row of the table."""
 
     code: str
@@ -68,6 +68,9 @@ class Code:
         if source is not None and source in self.fix_commands:
             return self.fix_commands[source]
         return self.fix_commands.get("")
+
+
+Code = CodeRow  # the row's old name (`detail.code` is the string): its modules still use it
 
 
 # --- fix_command validation -------------------------------------------------------------

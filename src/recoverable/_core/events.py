@@ -15,7 +15,7 @@ from .error import RecoverableError
 
 __all__ = [
     "Done",
-    "Error",
+    "ErrorEvent",
     "Event",
     "Raw",
     "RunResult",
@@ -135,7 +135,7 @@ RETRYING = "retrying"
 
 
 @dataclass(frozen=True, slots=True, init=False)
-class Error:
+class ErrorEvent:
     """A failure or warning, classified. A `warning` never fails the run; one whose detail
     says `retrying: true` reports a retry the CLI makes on its own (of `detail.code`)."""
 
@@ -152,6 +152,9 @@ class Error:
     @property
     def is_retry(self) -> bool:
         return self.severity == "warning" and self.detail.details.get(RETRYING) is True
+
+
+Error = ErrorEvent  # the event's old name (beside `RecoverableError`): its modules still use it
 
 
 @dataclass(frozen=True, slots=True, init=False)

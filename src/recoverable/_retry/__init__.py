@@ -1,1 +1,63 @@
-"""Retry and fallback that obey a classification: the loop, its policy, the adapters."""
+"""Retry and fallback that obey a classification: the loop, its policy, the adapters.
+
+This face is what the other packages and the public faces take these names from, so the
+modules behind it may move without them changing.
+"""
+
+from .._core.exports import Face
+
+TYPE_CHECKING = False
+
+__all__ = [
+    "FallbackResult",
+    "RetryPolicy",
+    "Retrying",
+    "afallback",
+    "fallback",
+    "retry",
+    "retry_if_retryable",
+    "set_testing",
+    "stamina_on",
+    "wait_retry_after",
+    "without_sdk_retries",
+]
+
+# public name -> the module that defines it (loaded on first use)
+_FACE = Face(
+    __name__,
+    {
+        "FallbackResult": "recoverable._retry.fallback",
+        "Retrying": "recoverable._retry.loop",
+        "afallback": "recoverable._retry.fallback",
+        "fallback": "recoverable._retry.fallback",
+        "retry": "recoverable._retry.loop",
+        "set_testing": "recoverable._retry.waits",
+        "RetryPolicy": "recoverable._retry.policy",
+        "without_sdk_retries": "recoverable._retry.sdk_retries",
+        "retry_if_retryable": "recoverable._retry.adapters",
+        "stamina_on": "recoverable._retry.adapters",
+        "wait_retry_after": "recoverable._retry.adapters",
+    },
+    renamed={"FallbackResult": "Answer"},
+    moved={"Answer": "recoverable.FallbackResult"},
+)
+
+if TYPE_CHECKING:
+    from .adapters import retry_if_retryable, stamina_on, wait_retry_after
+    from .fallback import Answer as FallbackResult
+    from .fallback import afallback, fallback
+    from .loop import Retrying, retry
+    from .policy import RetryPolicy
+    from .sdk_retries import without_sdk_retries
+    from .waits import set_testing
+
+if TYPE_CHECKING:  # the name that moved, typed for the release that still has it
+    from .fallback import Answer as Answer
+
+
+def __getattr__(name: str) -> object:
+    return _FACE.attribute(name)
+
+
+def __dir__() -> list[str]:
+    return _FACE.names()

@@ -3,7 +3,7 @@
     from recoverable import agents
 
     async for event in agents.stream("Fix the failing test", cli="claude", timeout=600):
-        ...                                   # TextDelta, ToolStart, ToolEnd, Error, ... Done
+        ...                                   # TextDelta, ToolStart, ToolEnd, ErrorEvent, ... Done
     result = await agents.run("Say hello", cli="auto")      # -> RunResult
     result = agents.run_sync("Say hello", cli="codex")          # no event loop, no asyncio
     for event in agents.stream_sync("Say hello", cli="gemini"): ...
@@ -29,6 +29,7 @@ from .._core import events as _events
 from .._core.detail import ErrorDetail
 from .._core.events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
 from .._core.events import Done, Event, RunResult
+from .._core.exports import Face
 from ._cli_modules import CLI_NAMES, module_for
 from ._cooldown_gate import CliCooldowns, acli_gate, cli_gate
 from ._executables import find_executable
@@ -59,14 +60,23 @@ if TYPE_CHECKING:
     from .._core.cancel import CancelSignal
     from ._discovery import CliInfo, discover
 
+if TYPE_CHECKING:  # the name that moved, typed for the release that still has it
+    from .._core.events import Error as Error
 
-def __getattr__(name: str) -> Any:
-    """`discover` and `CliInfo` (`doctor`'s) load on first use: a run does not need them."""
-    if name in ("CliInfo", "discover"):
-        from . import _discovery
+# `discover` and `CliInfo` (`doctor`'s) load on first use: a run does not need them.
+_FACE = Face(
+    __name__,
+    {"CliInfo": "recoverable.agents._discovery", "discover": "recoverable.agents._discovery"},
+    moved={"Error": "recoverable.agents.ErrorEvent"},
+)
 
-        return getattr(_discovery, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    return _FACE.attribute(name)
+
+
+def __dir__() -> list[str]:
+    return _FACE.names()
 
 
 _CANCEL_POLL_S = 0.05  # how often a wait before a CLI looks at a cancel it cannot wait on

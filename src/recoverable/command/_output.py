@@ -74,7 +74,7 @@ def describe_failure(error: ErrorDetail) -> list[str]:
     return lines
 
 
-def _warning_line(event: agents.Error) -> str:
+def _warning_line(event: agents.ErrorEvent) -> str:
     detail = event.detail
     message = clip(detail.message, MESSAGE_CHARS)
     if event.is_retry and not detail.retryable:
@@ -126,7 +126,7 @@ class RetryWait:
     """When the wait ends, on the monotonic clock."""
 
 
-def retry_wait(event: agents.Error, now: float) -> RetryWait | None:
+def retry_wait(event: agents.ErrorEvent, now: float) -> RetryWait | None:
     """The wait a CLI's retry warning announces, when it says how long (Claude's
     `retry_delay_ms`, Gemini's "Retrying after N ms"); None otherwise."""
     detail = event.detail
@@ -262,12 +262,12 @@ class Printer:
             self.next_line = None
             self._clear_status()
             self._write(event)
-            if isinstance(event, agents.Error):
+            if isinstance(event, agents.ErrorEvent):
                 self._waits(event, now)
 
     # -- under the lock ---------------------------------------------------------------
 
-    def _waits(self, event: agents.Error, now: float) -> None:
+    def _waits(self, event: agents.ErrorEvent, now: float) -> None:
         """A retry the CLI announces with its wait: counted down; without a terminal, a wait
         of one interval or more gets its first line now."""
         retry = retry_wait(event, now)
@@ -290,7 +290,7 @@ class Printer:
             self._line(f"[tool] {event.name} {clip(json.dumps(event.input), TOOL_INPUT_CHARS)}")
         elif isinstance(event, agents.ToolEnd):
             self._line(f"[tool] {'ok' if event.success else 'failed'}")
-        elif isinstance(event, agents.Error):
+        elif isinstance(event, agents.ErrorEvent):
             line = _warning_line(event)
             if event.severity == "warning":
                 self.last_warning = line.removeprefix("[warning] ")

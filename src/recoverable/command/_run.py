@@ -154,7 +154,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
         detail = classify(exc)
         if args.json:
-            print(json.dumps(agents.event_to_dict(agents.Error(detail))), file=out)
+            print(json.dumps(agents.event_to_dict(agents.ErrorEvent(detail))), file=out)
         else:
             _print_failure(detail, sys.stderr)
         return detail.exit_code

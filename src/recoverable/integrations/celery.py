@@ -7,7 +7,7 @@
 
     result = ask.delay("hi")
     result.get(propagate=False)
-    detail = rcc.detail_from_result(result)      # None when it succeeded
+    detail = rcc.read_result(result)             # None when it succeeded
 
 A failure is classified. A retryable one is retried by Celery (`self.retry`) after the
 server's `retry_after_ms`, else after the policy's backoff with jitter, up to the policy's
@@ -41,6 +41,7 @@ from celery.result import AsyncResult
 from .._classify import classify
 from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError, foreign_detail
+from .._core.exports import Face
 from .._core.failures import FailureEvent, FailureKind, report
 from .._retry.engine_scope import engine_retries
 from .._retry.policy import RetryPolicy
@@ -55,10 +56,25 @@ __all__ = [
     "WAITING_SINCE_HEADER",
     "ClassifiedTask",
     "attempt_of",
-    "detail_from_exception",
-    "detail_from_result",
     "next_retry",
+    "read_error",
+    "read_result",
 ]
+
+# The readers' old names (`read_*` is the library's verb for "untrusted thing -> detail").
+_FACE = Face(
+    __name__,
+    {},
+    moved={
+        "detail_from_exception": "recoverable.integrations.celery.read_error",
+        "detail_from_result": "recoverable.integrations.celery.read_result",
+    },
+)
+
+
+def __getattr__(name: str) -> object:
+    return _FACE.attribute(name)
+
 
 TURNED_BACK_HEADER = "recoverable_turned_back"
 """The message header counting the runs the fleet turned back (Celery retries, no attempts)."""
@@ -319,7 +335,7 @@ def _stored_payload(exc: object) -> dict[str, Any] | None:
     return None
 
 
-def detail_from_exception(exc: BaseException) -> ErrorDetail:
+def read_error(exc: BaseException) -> ErrorDetail:
     """The detail of an exception read back from a result backend: ours when its args are
     our `(message, payload)` (whichever class Celery rebuilt), else `classify`. Never
     raises, whatever the object."""
@@ -341,7 +357,7 @@ def detail_from_exception(exc: BaseException) -> ErrorDetail:
     return detail
 
 
-def detail_from_result(result: AsyncResult) -> ErrorDetail | None:
+def read_result(result: AsyncResult) -> ErrorDetail | None:
     """The detail of a failed (or retrying) task's result; None when it did not fail.
 
     Reads what is stored now and does not wait: call `result.get(propagate=False)` first
@@ -356,7 +372,7 @@ def detail_from_result(result: AsyncResult) -> ErrorDetail | None:
         )
     if not isinstance(value, BaseException):
         return None
-    return detail_from_exception(value)
+    return read_error(value)
 
 
 def _class_name(exc: BaseException) -> str:

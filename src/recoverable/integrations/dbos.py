@@ -18,7 +18,7 @@
             return e.detail.to_dict()
 
     # later, in another process:
-    rdb.detail_from_error(error)                 # pickled or portable JSON alike
+    rdb.read_error(error)                        # pickled or portable JSON alike
 
 What crosses DBOS's store is the classification, never the provider's exception: DBOS pickles
 a step's failure and rebuilds it when it is read back (a restart, `retrieve_workflow`), and
@@ -61,6 +61,7 @@ from .._classify import classify
 from .._classify.pipeline import package_of
 from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError, foreign_detail
+from .._core.exports import Face
 from .._retry.engine_scope import engine_retries
 from .._retry.loop import Retrying
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
@@ -70,7 +71,21 @@ from .._retry.waits import waits_are_off
 if TYPE_CHECKING:
     from ..fleet._cooldowns import Cooldowns
 
-__all__ = ["RecoverableStepError", "classified", "detail_from_error", "should_retry", "step"]
+__all__ = ["RecoverableStepError", "classified", "read_error", "should_retry", "step"]
+
+# The readers' old names (`read_*` is the library's verb for "untrusted thing -> detail").
+_FACE = Face(
+    __name__,
+    {},
+    moved={
+        "detail_from_error": "recoverable.integrations.dbos.read_error",
+    },
+)
+
+
+def __getattr__(name: str) -> object:
+    return _FACE.attribute(name)
+
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -343,7 +358,7 @@ def _async_step(fn: Callable[P, Any], retrying: Retrying) -> Callable[P, Any]:
 # --- reading what DBOS gives back (never raises) ------------------------------------------
 
 
-def detail_from_error(error: BaseException) -> ErrorDetail:
+def read_error(error: BaseException) -> ErrorDetail:
     """The detail of an error DBOS gives back (from a step, a workflow's result, a stored
     workflow after a restart): ours, pickled or as portable JSON (`PortableWorkflowError`'s
     `data`, read as an untrusted payload); after DBOS's own retries ran out

@@ -12,7 +12,7 @@
         await workflow.execute_activity(call_model, ..., retry_policy=RetryPolicy(
             maximum_attempts=4, non_retryable_error_types=rt.non_retryable_codes()))
     except ActivityError as e:
-        detail = rt.detail_from_failure(e)      # the activity's ErrorDetail, intact
+        detail = rt.read_error(e)               # the activity's ErrorDetail, intact
 
 Whatever an activity raises becomes an `ApplicationError` whose `type` is the code,
 `non_retryable` is `not retryable`, `next_retry_delay` is the server's `retry_after_ms`, and
@@ -27,7 +27,7 @@ Temporal not retryable, with `details["sdk_retries"]`, and a warning names the f
 repeating, and Temporal's default is what the user configured.
 
 Workflow code may import this module (and `recoverable`) as it is: the worker's sandbox
-re-imports them, and nothing they run at import or in `detail_from_failure` is refused there.
+re-imports them, and nothing they run at import or in `read_error` is refused there.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ from temporalio.worker import (
 from .._classify import classify
 from .._core.codes import codes
 from .._core.detail import ErrorDetail, PayloadError, mark_exhausted, with_details
+from .._core.exports import Face
 from .._core.failures import FailureEvent, report
 from .._core.untrusted import safe_str
 from .._retry.engine_scope import engine_retries
@@ -72,10 +73,24 @@ __all__ = [
     "ActivityCooldowns",
     "ClassifyInterceptor",
     "classified",
-    "detail_from_failure",
     "non_retryable_codes",
+    "read_error",
     "to_application_error",
 ]
+
+# The readers' old names (`read_*` is the library's verb for "untrusted thing -> detail").
+_FACE = Face(
+    __name__,
+    {},
+    moved={
+        "detail_from_failure": "recoverable.integrations.temporal.read_error",
+    },
+)
+
+
+def __getattr__(name: str) -> object:
+    return _FACE.attribute(name)
+
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -155,7 +170,7 @@ def _after_sdk_retries(exc: BaseException, detail: ErrorDetail) -> ErrorDetail:
     return with_details(detail, sdk_retries=retried)
 
 
-def detail_from_failure(exc: BaseException) -> ErrorDetail:
+def read_error(exc: BaseException) -> ErrorDetail:
     """The `ErrorDetail` inside a Temporal failure (`ActivityError`, `ChildWorkflowError`,
     `WorkflowFailureError`, `ApplicationError`, nested): the innermost detail of ours, read
     as an untrusted payload; else `classify`.

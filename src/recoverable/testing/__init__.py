@@ -163,12 +163,12 @@ in turn (0, the default: every request from then on, so a later ``--fault`` is n
 reached), as ``recoverable run --fake FAULT --times N`` does.
 """
 
-from ._cli_setup import CliSetup, cli_setup
-from ._faults import Fault, Reply
-from ._limits import Limits
-from ._rate_limit import RateLimit
-from ._sdk_errors import sdk_error
-from ._server import FakeProvider, RecordedRequest
+from __future__ import annotations
+
+from .._core.exports import Face
+
+# Not `typing.TYPE_CHECKING`: `recoverable run --fake` imports this face.
+TYPE_CHECKING = False
 
 __all__ = [
     "CliSetup",
@@ -180,4 +180,39 @@ __all__ = [
     "Reply",
     "cli_setup",
     "sdk_error",
+    "set_testing",
 ]
+
+# public name -> the module that defines it (loaded on first use: `set_testing` loads no server)
+_FACE = Face(
+    __name__,
+    {
+        "CliSetup": "recoverable.testing._cli_setup",
+        "cli_setup": "recoverable.testing._cli_setup",
+        "Fault": "recoverable.testing._faults",
+        "Reply": "recoverable.testing._faults",
+        "Limits": "recoverable.testing._limits",
+        "RateLimit": "recoverable.testing._rate_limit",
+        "sdk_error": "recoverable.testing._sdk_errors",
+        "FakeProvider": "recoverable.testing._server",
+        "RecordedRequest": "recoverable.testing._server",
+        "set_testing": "recoverable._retry",
+    },
+)
+
+if TYPE_CHECKING:
+    from .._retry import set_testing
+    from ._cli_setup import CliSetup, cli_setup
+    from ._faults import Fault, Reply
+    from ._limits import Limits
+    from ._rate_limit import RateLimit
+    from ._sdk_errors import sdk_error
+    from ._server import FakeProvider, RecordedRequest
+
+
+def __getattr__(name: str) -> object:
+    return _FACE.attribute(name)
+
+
+def __dir__() -> list[str]:
+    return _FACE.names()

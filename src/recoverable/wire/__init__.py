@@ -23,7 +23,7 @@ Readers treat what they read as untrusted: a detail goes through `ErrorDetail.fr
 payload rules, then carries this process's sentences (a peer's own sentence for a code not
 registered here is kept in `details["peer_user_message"]`, scrubbed: developer text, never
 shown as ours); a chunk is at most MAX_CHUNK_CHARS, numbers are finite; a malformed chunk is
-an `Error` warning (`tool_output_invalid`, `details["malformed"]` says why) and the stream
+an `ErrorEvent` warning (`tool_output_invalid`, `details["malformed"]` says why) and the stream
 goes on; an unknown `type` is `Raw` (cli "wire"). Nothing a peer sends makes a reader raise.
 
 HTTP: `http_response(detail, problem=False, expose_message=False)` -> (status, headers,
@@ -50,44 +50,9 @@ carries its agent, kind, timestamp and step (`ErrorContext`, on `Chunk.context`)
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "MAX_CHUNK_CHARS": "._chunks",
-    "MAX_SEQ": "._chunks",
-    "Chunk": "._chunks",
-    "StreamEvent": "._chunks",
-    "Attempt": "._attempts",
-    "AttemptSuperseded": "._attempts",
-    "winning": "._attempts",
-    "ErrorContext": "._error_context",
-    "NotResumable": "._resume",
-    "Sessions": "._sessions",
-    "public_payload": "._public_events",
-    "NdjsonReader": "._ndjson",
-    "read_ndjson": "._ndjson",
-    "read_ndjson_chunks": "._ndjson",
-    "to_ndjson": "._ndjson",
-    "SseReader": "._sse",
-    "read_sse": "._sse",
-    "read_sse_chunks": "._sse",
-    "to_sse": "._sse",
-    "StreamLog": "._resume",
-    "UiMessageStream": "._ai_sdk",
-    "to_ui_message_stream": "._ai_sdk",
-    "PROBLEM_TYPE_PREFIX": "._http",
-    "http_body": "._http",
-    "http_response": "._http",
-    "read_response": "._http",
-    "aiter_chunks": "._client",
-    "aiter_events": "._client",
-    "araise_for_error": "._client",
-    "iter_chunks": "._client",
-    "iter_events": "._client",
-    "raise_for_error": "._client",
-    "last_event_id": "._resume",
-}
+from .._core.exports import Face
 
 __all__ = [
     "MAX_CHUNK_CHARS",
@@ -126,6 +91,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from . import asgi as asgi
     from ._ai_sdk import UiMessageStream, to_ui_message_stream
     from ._attempts import Attempt, AttemptSuperseded, winning
     from ._chunks import MAX_CHUNK_CHARS, MAX_SEQ, Chunk, StreamEvent
@@ -146,16 +112,51 @@ if TYPE_CHECKING:
     from ._sse import SseReader, read_sse, read_sse_chunks, to_sse
 
 
+# public name -> the module that defines it (loaded on first use); `asgi` (with Starlette) too
+_FACE = Face(
+    __name__,
+    {
+        "MAX_CHUNK_CHARS": "recoverable.wire._chunks",
+        "MAX_SEQ": "recoverable.wire._chunks",
+        "Chunk": "recoverable.wire._chunks",
+        "StreamEvent": "recoverable.wire._chunks",
+        "Attempt": "recoverable.wire._attempts",
+        "AttemptSuperseded": "recoverable.wire._attempts",
+        "winning": "recoverable.wire._attempts",
+        "ErrorContext": "recoverable.wire._error_context",
+        "NotResumable": "recoverable.wire._resume",
+        "Sessions": "recoverable.wire._sessions",
+        "public_payload": "recoverable.wire._public_events",
+        "NdjsonReader": "recoverable.wire._ndjson",
+        "read_ndjson": "recoverable.wire._ndjson",
+        "read_ndjson_chunks": "recoverable.wire._ndjson",
+        "to_ndjson": "recoverable.wire._ndjson",
+        "SseReader": "recoverable.wire._sse",
+        "read_sse": "recoverable.wire._sse",
+        "read_sse_chunks": "recoverable.wire._sse",
+        "to_sse": "recoverable.wire._sse",
+        "StreamLog": "recoverable.wire._resume",
+        "UiMessageStream": "recoverable.wire._ai_sdk",
+        "to_ui_message_stream": "recoverable.wire._ai_sdk",
+        "PROBLEM_TYPE_PREFIX": "recoverable.wire._http",
+        "http_body": "recoverable.wire._http",
+        "http_response": "recoverable.wire._http",
+        "read_response": "recoverable.wire._http",
+        "aiter_chunks": "recoverable.wire._client",
+        "aiter_events": "recoverable.wire._client",
+        "araise_for_error": "recoverable.wire._client",
+        "iter_chunks": "recoverable.wire._client",
+        "iter_events": "recoverable.wire._client",
+        "raise_for_error": "recoverable.wire._client",
+        "last_event_id": "recoverable.wire._resume",
+        "asgi": "recoverable.wire.asgi",
+    },
+)
+
+
 def __getattr__(name: str) -> object:
-    if name == "asgi":  # the ASGI helpers: a submodule, loaded (with Starlette) on use
-        return importlib.import_module(".asgi", __name__)
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'recoverable.wire' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return _FACE.attribute(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _FACE.names()

@@ -30,20 +30,9 @@ imported only when its names are used.
 
 from __future__ import annotations
 
-import importlib
+from ..._core.exports import Face
 
 TYPE_CHECKING = False
-
-_EXPORTS = {
-    "ClickTool": "._click",
-    "ClickToolGroup": "._click",
-    "click_tool": "._click",
-    "click_tool_group": "._click",
-    "TyperTool": "._typer",
-    "TyperToolGroup": "._typer",
-    "typer_app": "._typer",
-    "typer_tool": "._typer",
-}
 
 __all__ = [
     "ClickTool",
@@ -56,19 +45,29 @@ __all__ = [
     "typer_tool",
 ]
 
+# public name -> the module that defines it (loaded, with click or typer, on first use)
+_FACE = Face(
+    __name__,
+    {
+        "ClickTool": "recoverable.tools.toolkit._click",
+        "ClickToolGroup": "recoverable.tools.toolkit._click",
+        "click_tool": "recoverable.tools.toolkit._click",
+        "click_tool_group": "recoverable.tools.toolkit._click",
+        "TyperTool": "recoverable.tools.toolkit._typer",
+        "TyperToolGroup": "recoverable.tools.toolkit._typer",
+        "typer_app": "recoverable.tools.toolkit._typer",
+        "typer_tool": "recoverable.tools.toolkit._typer",
+    },
+)
+
 if TYPE_CHECKING:
     from ._click import ClickTool, ClickToolGroup, click_tool, click_tool_group
     from ._typer import TyperTool, TyperToolGroup, typer_app, typer_tool
 
 
 def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'recoverable.tools.toolkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return _FACE.attribute(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _FACE.names()
