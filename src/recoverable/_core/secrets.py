@@ -16,6 +16,8 @@ import _thread
 import re
 from collections.abc import Callable
 
+from .generated import generate
+
 __all__ = ["REDACTED", "add_secret_pattern", "entry_name", "names_credential", "scrub"]
 
 REDACTED = "[REDACTED]"
@@ -175,7 +177,8 @@ def _written_out() -> Callable[[str], str]:
             for sub in added: text = sub(redact, text)   # users' patterns
 
     rather than a loop over the table, because a loop's own steps would cost as much as the
-    tests it runs (this runs on every classification).
+    tests it runs (this runs on every classification). Compiled by `generate`: a traceback
+    through it shows these lines.
     """
     groups: dict[str, list[tuple[str, tuple[str, int]]]] = {}
     for gate, word, regex in _BUILT_IN:
@@ -210,10 +213,9 @@ def _written_out() -> Callable[[str], str]:
         "        remembered[given] = SAME if text is given else text",
         "    return text",
     ]
-    exec("\n".join(lines), names)  # our own table's words, repr-quoted
+    function: Callable[[str], str] = generate("scrub", "\n".join(lines) + "\n", names)
     global _namespace  # noqa: PLW0603 -- where add_secret_pattern puts users' patterns
     _namespace = names
-    function: Callable[[str], str] = names["scrub"]  # type: ignore[assignment]
     function.__doc__ = "`text` with every credential it holds replaced by `[REDACTED]`."
     return function
 
