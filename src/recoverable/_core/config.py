@@ -18,6 +18,7 @@ import _thread
 # Not `typing.TYPE_CHECKING`: this module is on the path of `import recoverable`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable, Sequence
     from typing import NoReturn
 
@@ -42,6 +43,9 @@ class Config:
         "json_decoder",
         "json_standard_bytes",
         "replay_cli",
+        "scrubbed",  # the scrubber's, with scrubbed_keys and secret_patterns (below)
+        "scrubbed_keys",
+        "secret_patterns",
         "stages",
         "testing",
     )
@@ -66,6 +70,18 @@ class Config:
         self.json_standard_bytes = 0
         """The bytes of JSON lines the standard parser read while `json_decoder` was True."""
 
+        # The scrubber's (`recoverable._core.secrets`): the patterns users added, and what it
+        # remembers of the texts and mapping keys it scrubbed lately. The memos are caches,
+        # filled in place and emptied when full; each is replaced whole, after the patterns,
+        # when a pattern is added (a scrub under way keeps the memo it read, so nothing
+        # scrubbed without the new pattern is remembered with it).
+        self.secret_patterns: tuple[re.Pattern[str], ...] = ()
+        """The patterns `add_secret_pattern` added, in order (the built-in ones are secrets')."""
+        self.scrubbed: dict[str, object] = {}
+        """The texts scrubbed lately, each with what became of it (`scrub`'s memo)."""
+        self.scrubbed_keys: dict[str, tuple[str, bool]] = {}
+        """The mapping keys read lately, each as kept and whether it names a credential."""
+
     def set_testing(self, on: bool) -> None:
         """Turn every retry wait off, or back on."""
         with self._lock:
@@ -75,6 +91,17 @@ class Config:
         """Replace the failure hooks whole (None: the default)."""
         with self._lock:
             self.failure_hooks = None if hooks is None else tuple(hooks)
+
+    def add_secret_pattern(self, pattern: re.Pattern[str]) -> None:
+        """Scrub what `pattern` matches too, from now on; the memos start over."""
+        with self._lock:
+            self.secret_patterns = (*self.secret_patterns, pattern)
+            self.scrubbed, self.scrubbed_keys = {}, {}
+
+    def forget_scrubbed(self) -> None:
+        """Empty the scrubber's memos (new ones: a scrub under way keeps its own)."""
+        with self._lock:
+            self.scrubbed, self.scrubbed_keys = {}, {}
 
     def bind(
         self,

@@ -13,20 +13,21 @@ only), `ErrorDetail(...)` itself and `dataclasses.replace` (the same rules),
 `RecoverableError(code, ...)` and `RecoverableError(detail, **changes)` (`error`),
 `ErrorDetail.from_dict` (a payload, `payload`; a code registered elsewhere reads its
 category's sentence). A detail is changed only by copying it: `copy_with`, checked the same
-way. Inside
-the library, `unvalidated`, `from_row` and `rewrapped` fill a detail from the table and skip
-the checks: for classifiers that pass a registered code (or its row), their own clean message
-and JSON-safe details.
+way. Inside the library, `unvalidated`, `from_row` and `rewrapped` fill a detail from the
+table and skip the checks: for classifiers that pass a registered code (or its row), their
+own clean message and JSON-safe details. They are generated from the class's fields (one slot
+store per field, `generated`), so a traceback through them shows their lines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .categories import GENERIC_USER_MESSAGE
 from .codes import Code, codes
+from .generated import generate
 from .given import (
     MAX_CAUSE_DEPTH,
     MAX_NAME_CHARS,
@@ -61,15 +62,6 @@ __all__ = [
 ]
 
 Recovery = Literal["retry", "fix", "stop"]
-
-FIELDS = (
-    "code", "message", "category", "retryable", "retry_after_ms", "fix_required",
-    "fix_command", "user_message", "status", "source", "cause", "details", "suggestion",
-)  # fmt: skip
-# What a caller may set: every field but the table's.
-_SETTABLE = tuple(name for name in FIELDS if name not in TABLE_OWNED)
-# A payload's keys that are no extra: the fields, and what is derived from them.
-_PAYLOAD_KEYS = frozenset({*FIELDS, "recovery", "http_status", "exit_code"})
 
 
 class _Default:
@@ -124,14 +116,11 @@ class ErrorDetail:
             raise ValueError(TABLE_OWNED["category"])
         if self.user_message not in (row.user_message, GENERIC_USER_MESSAGE):
             raise ValueError(TABLE_OWNED["user_message"])
-        draft = _draft(row, row.user_message, None, None)
-        draft.code, draft.retryable, draft.retry_after_ms = row.code, row.retryable, None
-        draft.fix_required = draft.fix_command = draft.cause = None
-        draft.details, draft.suggestion = {}, row.suggestion
-        given = {name: getattr(self, name) for name in _SETTABLE}
-        apply(draft, row, given, _RULES)
-        for name in FIELDS:
-            object.__setattr__(self, name, getattr(draft, name))
+        draft = fields_of(self)  # the table's words, and each other field by its rule:
+        draft.update(code=row.code, category=row.category, user_message=row.user_message)
+        apply(draft, row, {name: draft[name] for name in _SETTABLE}, _RULES)
+        for name, value in draft.items():
+            object.__setattr__(self, name, value)
 
     @classmethod
     def create(  # noqa: PLR0913 -- one keyword per field a caller may set
@@ -180,20 +169,25 @@ class ErrorDetail:
             else:
                 fix_command = given_command
         text = row.user_message if message is None else clean_text(plain("message", message))
-        draft = _draft(row, text, clean_status(status), clean_source)
-        draft.code = row.code
-        draft.retryable = retryable
-        draft.retry_after_ms = retry_after_ms
-        draft.fix_required = fix_required
-        draft.fix_command = fix_command
-        draft.cause = _clean_cause(cause)
-        draft.details = given_details(details)
-        draft.suggestion = (
-            row.suggestion
-            if suggestion is _TABLE_DEFAULT
-            else given_text("suggestion", suggestion, MAX_SENTENCE_CHARS)
+        return build(
+            code=row.code,
+            message=text,
+            category=row.category,
+            retryable=retryable,
+            retry_after_ms=retry_after_ms,
+            fix_required=fix_required,
+            fix_command=fix_command,
+            user_message=row.user_message,
+            status=clean_status(status),
+            source=clean_source,
+            cause=_clean_cause(cause),
+            details=given_details(details),
+            suggestion=(
+                row.suggestion
+                if suggestion is _TABLE_DEFAULT
+                else given_text("suggestion", suggestion, MAX_SENTENCE_CHARS)
+            ),
         )
-        return _frozen(draft)
 
     # --- derived -----------------------------------------------------------------------
 
@@ -240,21 +234,10 @@ class ErrorDetail:
         last = chain[-1].cause
         cause: Any = _summary(last) if isinstance(last, ErrorDetail) else last
         for detail in reversed(chain):
-            cause = {
-                "code": detail.code,
-                "message": detail.message,
-                "category": detail.category,
-                "retryable": detail.retryable,
-                "retry_after_ms": detail.retry_after_ms,
-                "fix_required": detail.fix_required,
-                "fix_command": detail.fix_command,
-                "user_message": detail.user_message,
-                "status": detail.status,
-                "source": detail.source,
-                "cause": cause,
-                "details": dict(detail.details),
-                "suggestion": detail.suggestion,
-            }
+            link = fields_of(detail)  # in field order: the documented order
+            link["cause"] = cause
+            link["details"] = dict(detail.details)
+            cause = link
         result: dict[str, Any] = cause
         return result
 
@@ -272,7 +255,7 @@ class ErrorDetail:
         read (a `__class__` or an item that raises): never another exception.
         """
         try:
-            return read_payload(data, _build, _PAYLOAD_KEYS)
+            return read_payload(data, build, _PAYLOAD_KEYS)
         except PayloadError:
             raise
         except Exception as exc:  # a value that raises as it is read is a payload not to read
@@ -283,154 +266,14 @@ class ErrorDetail:
         return copy_with(self, cause=cause)
 
 
-# --- building without the checks -----------------------------------------------------------
+# --- the fields, and the cause chain ------------------------------------------------------
 
-
-class _Unfrozen:
-    """ErrorDetail's slots without the frozen `__setattr__`: where a detail is filled in.
-
-    classify builds a detail on every call, and the frozen __init__ goes through
-    `object.__setattr__` once per field. Plain slot stores on a class of the same layout,
-    then one `__class__` assignment, cost a third of that.
-    """
-
-    __slots__ = FIELDS
-
-
-_new = object.__new__
-
-
-def _draft(row: Code, message: str, status: int | None, source: str | None) -> Any:
-    """An unfrozen detail with the fields every constructor sets the same way."""
-    draft: Any = _new(_Unfrozen)
-    draft.message = message
-    draft.category = row.category
-    draft.user_message = row.user_message
-    draft.status = status
-    draft.source = source
-    return draft
-
-
-def _frozen(draft: Any) -> ErrorDetail:
-    draft.__class__ = ErrorDetail
-    detail: ErrorDetail = draft
-    return detail
-
-
-def _build(**fields: Any) -> ErrorDetail:
-    """A detail of these fields (every one of them), as they are."""
-    draft: Any = _new(_Unfrozen)
-    for name, value in fields.items():
-        setattr(draft, name, value)
-    return _frozen(draft)
-
-
-def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
-    code: str | Code,
-    message: str,
-    *,
-    retry_after_ms: int | None = None,
-    status: int | None = None,
-    source: str | None = None,
-    details: dict[str, Any] | None = None,
-) -> ErrorDetail:
-    """A detail with the table's defaults for `code` (a name or its row), skipping `create`'s
-    checks and copies: `details` must already be JSON-safe and is kept as given."""
-    row = code if type(code) is Code else codes.resolve(code)  # type: ignore[arg-type]
-    return from_row(row, message, retry_after_ms, status, source, details=details or {})
-
-
-def from_row(  # noqa: PLR0913 -- the fields a decided answer sets, positional: the hot path
-    row: Code,
-    message: str,
-    retry_after_ms: int | None,
-    status: int | None,
-    source: str | None,
-    *,
-    details: dict[str, Any],
-) -> ErrorDetail:
-    """`unvalidated` for a row already found and details already made (a dict, JSON-safe)."""
-    draft: Any = _new(_Unfrozen)  # `_draft`, inlined: this runs on every classification
-    draft.code = row.code
-    draft.message = message
-    draft.category = row.category
-    draft.user_message = row.user_message
-    draft.status = status
-    draft.source = source
-    draft.cause = None
-    draft.details = details
-    draft.suggestion = row.suggestion
-    if row.retryable:
-        draft.retryable = True
-        draft.retry_after_ms = (
-            retry_after_ms
-            if retry_after_ms is None
-            or (type(retry_after_ms) is int and 0 <= retry_after_ms <= MAX_HINT_MS)
-            else clean_hint_ms(retry_after_ms)  # NaN, infinity, a float, past the cap
-        )
-        draft.fix_required = draft.fix_command = None
-    else:
-        draft.retryable = False
-        draft.retry_after_ms = None
-        draft.fix_required = fix_required = row.fix_required
-        draft.fix_command = (
-            row.fix_command_for(source) if fix_required and row.fix_commands else None
-        )
-    draft.__class__ = ErrorDetail
-    detail: ErrorDetail = draft
-    return detail
-
-
-def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
-    """A copy of `detail` with some fields changed, each checked and cleaned as `create` does
-    (`_apply`). The code stays (TypeError); `category` and `user_message` are the table's: only
-    the registry's own words for the code are accepted (ValueError)."""
-    draft = _copy(detail)
-    apply(draft, codes.get(detail.code), changes, _RULES)
-    return _frozen(draft)
-
-
-def _copy(detail: ErrorDetail) -> Any:
-    """An unfrozen copy of `detail`: its fields as they are."""
-    draft: Any = _new(_Unfrozen)
-    draft.code = detail.code
-    draft.message = detail.message
-    draft.category = detail.category
-    draft.retryable = detail.retryable
-    draft.retry_after_ms = detail.retry_after_ms
-    draft.fix_required = detail.fix_required
-    draft.fix_command = detail.fix_command
-    draft.user_message = detail.user_message
-    draft.status = detail.status
-    draft.source = detail.source
-    draft.cause = detail.cause
-    draft.details = detail.details
-    draft.suggestion = detail.suggestion
-    return draft
-
-
-def rewrapped(detail: ErrorDetail, message: str, cause: ErrorDetail | str | None) -> ErrorDetail:
-    """`copy_with(detail, message=message).with_cause(cause)`, spelled out: classify runs it
-    on every error recognised behind a wrapper (a quarter of `copy_with`'s cost, twice)."""
-    if isinstance(cause, ErrorDetail):
-        cause = _trim_cause(cause, 1)
-    draft: Any = _new(_Unfrozen)
-    draft.code = detail.code
-    draft.message = message
-    draft.category = detail.category
-    draft.retryable = detail.retryable
-    draft.retry_after_ms = detail.retry_after_ms
-    draft.fix_required = detail.fix_required
-    draft.fix_command = detail.fix_command
-    draft.user_message = detail.user_message
-    draft.status = detail.status
-    draft.source = detail.source
-    draft.cause = cause
-    draft.details = detail.details
-    draft.suggestion = detail.suggestion
-    draft.__class__ = ErrorDetail
-    result: ErrorDetail = draft
-    return result
+FIELDS = tuple(item.name for item in fields(ErrorDetail))
+"""The fields of a detail, in their order (`to_dict`'s)."""
+# What a caller may set: every field but the table's.
+_SETTABLE = tuple(name for name in FIELDS if name not in TABLE_OWNED)
+# A payload's keys that are no extra: the fields, and what is derived from them.
+_PAYLOAD_KEYS = frozenset({*FIELDS, "recovery", "http_status", "exit_code"})
 
 
 def _summary(detail: ErrorDetail) -> str:
@@ -449,9 +292,9 @@ def _trim_cause(cause: ErrorDetail | str | None, depth: int) -> ErrorDetail | st
     trimmed = _trim_cause(inner, depth + 1)
     if trimmed is inner:
         return cause
-    draft = _copy(cause)  # not `copy_with`: its cause rule would trim the chain once more
-    draft.cause = trimmed
-    return _frozen(draft)
+    draft = fields_of(cause)  # not `copy_with`: its cause rule would trim the chain once more
+    draft["cause"] = trimmed
+    return build(**draft)
 
 
 def _clean_cause(cause: object) -> ErrorDetail | str | None:
@@ -479,6 +322,149 @@ def from_another_copy(obj: object) -> ErrorDetail | None:
         return ErrorDetail.from_dict(obj.to_dict())  # type: ignore[attr-defined]
     except Exception:
         return None
+
+
+# --- building without the checks: generated from the fields -------------------------------
+
+
+class _Unfrozen:
+    """ErrorDetail's slots without the frozen `__setattr__`, where the generated builders fill
+    a detail in. The frozen `__init__` goes through `object.__setattr__` once per field; plain
+    slot stores on a class of the same layout, then one `__class__` assignment, cost a third
+    of that, and classify builds a detail on every call."""
+
+    __slots__ = FIELDS
+
+
+# The names the generated builders read.
+_NAMESPACE: dict[str, Any] = {
+    "__name__": __name__,
+    "ErrorDetail": ErrorDetail,
+    "MAX_HINT_MS": MAX_HINT_MS,
+    "_Unfrozen": _Unfrozen,
+    "_new": object.__new__,
+    "_trim_cause": _trim_cause,
+    "clean_hint_ms": clean_hint_ms,
+}
+
+
+def _made(values: Mapping[str, str], each: str = "{}", indent: str = "    ") -> str:
+    """Source that makes and returns a new ErrorDetail: one slot store per field of the class,
+    written out from `FIELDS` (no builder lists the fields by hand), each field's expression
+    its entry in `values`, else `each` with its name (by default, the local of that name)."""
+    unknown = values.keys() - set(FIELDS)
+    if unknown:
+        raise TypeError(f"ErrorDetail has no field {min(unknown)!r}")
+    lines = [
+        "made = _new(_Unfrozen)",
+        *(f"made.{item} = {values.get(item, each.format(item))}" for item in FIELDS),
+        "made.__class__ = ErrorDetail",
+        "return made",
+    ]
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+fields_of: Callable[[ErrorDetail], dict[str, Any]] = generate(
+    "fields_of",
+    "def fields_of(detail):\n    'A dict of the fields of `detail`, in their order.'\n"
+    "    return {\n"
+    + "".join(f"        {item!r}: detail.{item},\n" for item in FIELDS)
+    + "    }\n",
+    _NAMESPACE,
+)
+build: Callable[..., ErrorDetail] = generate(
+    "build",
+    f"def build({', '.join(FIELDS)}):\n"
+    "    'A detail of these fields, as they are: no checks, no copies.'\n" + _made({}),
+    _NAMESPACE,
+)
+
+# `from_row`'s fields (it runs on every classification): the row's words; for a retryable
+# row its wait hint (cleaned unless it is a clean int already: NaN, infinity, a float, past
+# the cap) and no fix; else no wait, and the row's fix with its command for the source.
+_FROM_ROW = {
+    "code": "row.code",
+    "category": "row.category",
+    "user_message": "row.user_message",
+    "cause": "None",
+    "suggestion": "row.suggestion",
+}
+_RETRYABLE = {
+    **_FROM_ROW,
+    "retryable": "True",
+    "retry_after_ms": "retry_after_ms if retry_after_ms is None or (type(retry_after_ms) is int"
+    " and 0 <= retry_after_ms <= MAX_HINT_MS) else clean_hint_ms(retry_after_ms)",
+    "fix_required": "None",
+    "fix_command": "None",
+}
+_NOT_RETRYABLE = {
+    **_FROM_ROW,
+    "retryable": "False",
+    "retry_after_ms": "None",
+    "fix_required": "row.fix_required",
+    "fix_command": "row.fix_command_for(source) if row.fix_required and row.fix_commands else None",
+}
+
+if TYPE_CHECKING:  # what the generated builders below take (mypy reads no generated code)
+
+    def from_row(  # noqa: PLR0913 -- the fields a decided answer sets, positional: the hot path
+        row: Code,
+        message: str,
+        retry_after_ms: int | None,
+        status: int | None,
+        source: str | None,
+        *,
+        details: dict[str, Any],
+    ) -> ErrorDetail:
+        """`unvalidated` for a row already found and details already made (a dict, JSON-safe)."""
+
+    def rewrapped(
+        detail: ErrorDetail, message: str, cause: ErrorDetail | str | None
+    ) -> ErrorDetail:
+        """`copy_with(detail, message=message).with_cause(cause)`, without the checks: classify
+        runs it on every error recognised behind a wrapper."""
+
+else:
+    from_row = generate(
+        "from_row",
+        "def from_row(row, message, retry_after_ms, status, source, *, details):\n"
+        "    '`unvalidated` for a row already found and details already made (JSON-safe).'\n"
+        "    if row.retryable:\n" + _made(_RETRYABLE, indent=" " * 8) + _made(_NOT_RETRYABLE),
+        _NAMESPACE,
+    )
+    rewrapped = generate(
+        "rewrapped",
+        "def rewrapped(detail, message, cause):\n"
+        "    '`copy_with(detail, message=message).with_cause(cause)`, without the checks.'\n"
+        "    if isinstance(cause, ErrorDetail):\n"
+        "        cause = _trim_cause(cause, 1)\n"
+        + _made({"message": "message", "cause": "cause"}, each="detail.{}"),
+        _NAMESPACE,
+    )
+
+
+def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
+    code: str | Code,
+    message: str,
+    *,
+    retry_after_ms: int | None = None,
+    status: int | None = None,
+    source: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> ErrorDetail:
+    """A detail with the table's defaults for `code` (a name or its row), skipping `create`'s
+    checks and copies: `details` must already be JSON-safe and is kept as given."""
+    row = code if type(code) is Code else codes.resolve(code)  # type: ignore[arg-type]
+    return from_row(row, message, retry_after_ms, status, source, details=details or {})
+
+
+def copy_with(detail: ErrorDetail, **changes: Any) -> ErrorDetail:
+    """A copy of `detail` with some fields changed, each checked and cleaned as `create` does
+    (`given.apply`). The code stays (TypeError); `category` and `user_message` are the table's:
+    only the registry's own words for the code are accepted (ValueError)."""
+    draft = fields_of(detail)
+    apply(draft, codes.get(detail.code), changes, _RULES)
+    return build(**draft)
 
 
 def with_details(detail: ErrorDetail, **extra: Any) -> ErrorDetail:

@@ -6,12 +6,12 @@ what no parser maps arrives as `Raw`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Literal, TypeVar, dataclass_transform
 
 from .detail import ErrorDetail
 from .error import RecoverableError
+from .generated import generate
 
 __all__ = [
     "Done",
@@ -29,19 +29,35 @@ __all__ = [
 
 Severity = Literal["warning", "error"]
 
-# A frozen event's `__init__` sets its slots through their descriptors (`_slot_setters`):
-# about half the time of the `__init__` dataclass writes, which goes through
-# `object.__setattr__` by name to step around the frozen `__setattr__`. A parser makes an event
-# for most stdout lines, so this is a good part of reading a stream. (Hand-written, with
-# `init=False`: no code generated at import, on the path of `recoverable run`.)
+_Event = TypeVar("_Event")
 
 
-def _slot_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
-    """Each field's slot setter, in field order."""
-    return tuple(vars(cls)[item.name].__set__ for item in fields(cls))
+@dataclass_transform(frozen_default=True)
+def _event(cls: type[_Event]) -> type[_Event]:
+    """`dataclass(frozen=True, slots=True)`, its `__init__` generated to set each slot through
+    its descriptor: about half the cost of dataclass's own, which goes through
+    `object.__setattr__` by name to step around the frozen `__setattr__`. A parser makes an
+    event for most stdout lines, so this is a good part of reading a stream."""
+    made: Any = dataclass(frozen=True, slots=True, init=False)(cls)
+    namespace: dict[str, Any] = {"__name__": __name__}
+    parameters, lines = [], []
+    for item in fields(made):
+        if item.default_factory is not MISSING:
+            raise TypeError(f"{made.__name__}.{item.name}: an event field has no factory")
+        namespace[f"_set_{item.name}"] = vars(made)[item.name].__set__
+        if item.default is MISSING:
+            parameters.append(item.name)
+        else:
+            namespace[f"_default_{item.name}"] = item.default
+            parameters.append(f"{item.name}=_default_{item.name}")
+        lines.append(f"    _set_{item.name}(self, {item.name})\n")
+    source = f"def __init__(self, {', '.join(parameters)}):\n{''.join(lines)}"
+    made.__init__ = generate(f"{made.__name__}.__init__", source, namespace)
+    event: type[_Event] = made
+    return event
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@_event
 class TextDelta:
     """A piece of the assistant's answer (concatenate them)."""
 
@@ -49,11 +65,8 @@ class TextDelta:
     """The new text, to append to what came before."""
     type: ClassVar[str] = "text_delta"
 
-    def __init__(self, text: str) -> None:
-        _TEXT_DELTA[0](self, text)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@_event
 class ThinkingDelta:
     """A piece of the model's visible reasoning."""
 
@@ -61,11 +74,8 @@ class ThinkingDelta:
     """The new reasoning text, to append to what came before."""
     type: ClassVar[str] = "thinking_delta"
 
-    def __init__(self, text: str) -> None:
-        _THINKING_DELTA[0](self, text)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@_event
 class ToolStart:
     """The agent started a tool."""
 
@@ -77,14 +87,8 @@ class ToolStart:
     """Its arguments as the CLI reports them (JSON data), when it does."""
     type: ClassVar[str] = "tool_start"
 
-    def __init__(self, tool_id: str, name: str, input: Any = None) -> None:
-        setters = _TOOL_START
-        setters[0](self, tool_id)
-        setters[1](self, name)
-        setters[2](self, input)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@_event
 class ToolEnd:
     """A tool finished; `success` False when it failed."""
 
@@ -102,23 +106,8 @@ class ToolEnd:
     `tool_execution_failed`. None when the tool succeeded."""
     type: ClassVar[str] = "tool_end"
 
-    def __init__(
-        self,
-        tool_id: str,
-        success: bool,
-        output: str | None = None,
-        error: str | None = None,
-        detail: ErrorDetail | None = None,
-    ) -> None:
-        setters = _TOOL_END
-        setters[0](self, tool_id)
-        setters[1](self, success)
-        setters[2](self, output)
-        setters[3](self, error)
-        setters[4](self, detail)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@_event
 class TurnEnd:
     """A model turn ended (usage as the CLI reports it, when it does)."""
 
@@ -126,15 +115,12 @@ class TurnEnd:
     """Token counts in the CLI's own shape and names; None when it reports none."""
     type: ClassVar[str] = "turn_end"
 
-    def __init__(self, usage: dict[str, Any] | None = None) -> None:
-        _TURN_END[0](self, usage)
-
 
 # The details key of a warning that reports a retry the CLI makes on its own.
 RETRYING = "retrying"
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@_event
 class ErrorEvent:
     """A failure or warning, classified. A `warning` never fails the run; one whose detail
     says `retrying: true` reports a retry the CLI makes on its own (of `detail.code`)."""
@@ -145,10 +131,6 @@ class ErrorEvent:
     """`error`: it ends or explains the run's failure; `warning`: the run goes on."""
     type: ClassVar[str] = "error"
 
-    def __init__(self, detail: ErrorDetail, severity: Severity = "error") -> None:
-        _ERROR[0](self, detail)
-        _ERROR[1](self, severity)
-
     @property
     def is_retry(self) -> bool:
         return self.severity == "warning" and self.detail.details.get(RETRYING) is True
@@ -157,7 +139,7 @@ class ErrorEvent:
 Error = ErrorEvent  # the event's old name (beside `RecoverableError`): its modules still use it
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@_event
 class Raw:
     """Anything no parser maps: the parsed JSON (or the line) and the CLI it came from."""
 
@@ -166,10 +148,6 @@ class Raw:
     event: Any
     """The line's JSON object, or the line itself when it is not JSON."""
     type: ClassVar[str] = "raw"
-
-    def __init__(self, cli: str, event: Any) -> None:
-        _RAW[0](self, cli)
-        _RAW[1](self, event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,14 +219,6 @@ class Done:
     """How the run ended."""
     type: ClassVar[str] = "done"
 
-
-_TEXT_DELTA = _slot_setters(TextDelta)
-_THINKING_DELTA = _slot_setters(ThinkingDelta)
-_TOOL_START = _slot_setters(ToolStart)
-_TOOL_END = _slot_setters(ToolEnd)
-_TURN_END = _slot_setters(TurnEnd)
-_ERROR = _slot_setters(Error)
-_RAW = _slot_setters(Raw)
 
 Event = TextDelta | ThinkingDelta | ToolStart | ToolEnd | TurnEnd | Error | Done | Raw
 """Any event a run yields; the last one of a run is `Done`."""

@@ -121,13 +121,14 @@ def given_bool(value: object, draft: object, row: Code | None) -> bool:
     return value
 
 
-def _given_message(value: object, draft: Any, row: Code | None) -> str | None:
+def _given_message(value: object, draft: Mapping[str, Any], row: Code | None) -> str | None:
     # None: the detail's sentence, as `create` makes the message when none is given.
-    return draft.user_message if value is None else given_text("message", value)
+    return draft["user_message"] if value is None else given_text("message", value)
 
 
-Rule = Callable[[Any, Any, "Code | None"], Any]
-"""A field's rule: (the value given, the detail filled in, the code's row) -> the value kept."""
+Rule = Callable[[Any, dict[str, Any], "Code | None"], Any]
+"""A field's rule: (the value given, the fields being filled in, the code's row) -> the value
+kept."""
 
 RULES: Mapping[str, Rule] = {
     "message": _given_message,
@@ -146,15 +147,16 @@ _REGISTRY_WORDS = ("category", "user_message")
 
 
 def apply(
-    draft: Any, row: Code | None, changes: Mapping[str, Any], rules: Mapping[str, Rule]
+    draft: dict[str, Any], row: Code | None, changes: Mapping[str, Any], rules: Mapping[str, Rule]
 ) -> None:
-    """Set each of `changes` on `draft` by its rule in `rules`, then keep the fields
-    consistent: a retryable detail has no fix, one that is not retryable no wait. `category`
-    and `user_message` are accepted only as the registry's own words (`_registry_words`)."""
+    """Set each of `changes` in `draft` (a detail's fields, being filled in) by its rule in
+    `rules`, then keep the fields consistent: a retryable detail has no fix, one that is not
+    retryable no wait. `category` and `user_message` are accepted only as the registry's own
+    words (`_registry_words`)."""
     for name, value in changes.items():
         rule = rules.get(name)
         if rule is not None:
-            setattr(draft, name, rule(value, draft, row))
+            draft[name] = rule(value, draft, row)
         elif name not in _REGISTRY_WORDS:
             if name in TABLE_OWNED:
                 raise TypeError(TABLE_OWNED[name])
@@ -163,13 +165,13 @@ def apply(
             )
     if "category" in changes or "user_message" in changes:
         _registry_words(draft, row, changes)
-    if draft.retryable:
-        draft.fix_required = draft.fix_command = None
+    if draft["retryable"]:
+        draft["fix_required"] = draft["fix_command"] = None
     else:
-        draft.retry_after_ms = None
+        draft["retry_after_ms"] = None
 
 
-def _registry_words(draft: Any, row: Code | None, changes: Mapping[str, Any]) -> None:
+def _registry_words(draft: dict[str, Any], row: Code | None, changes: Mapping[str, Any]) -> None:
     """`category` and `user_message` given to a copy: ValueError unless each is what the
     registry says for the detail's code (a code registered elsewhere may take one of our
     categories, and reads that category's sentence). Never a caller's own words."""
@@ -183,9 +185,9 @@ def _registry_words(draft: Any, row: Code | None, changes: Mapping[str, Any]) ->
             )
         if not allowed:
             raise ValueError(TABLE_OWNED["category"])
-        draft.category = category
-        draft.user_message = row.user_message if row is not None else category_sentence(category)
+        draft["category"] = category
+        draft["user_message"] = row.user_message if row is not None else category_sentence(category)
     if "user_message" in changes:
         sentence = changes["user_message"]
-        if not (type(sentence) is str and sentence == draft.user_message):
+        if not (type(sentence) is str and sentence == draft["user_message"]):
             raise ValueError(TABLE_OWNED["user_message"])

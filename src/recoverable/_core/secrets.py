@@ -12,9 +12,11 @@ membership test is what keeps `classify` fast.
 
 from __future__ import annotations
 
-import _thread
 import re
 from collections.abc import Callable
+
+from .config import CONFIG
+from .generated import generate
 
 __all__ = ["REDACTED", "add_secret_pattern", "entry_name", "names_credential", "scrub"]
 
@@ -136,13 +138,10 @@ _BUILT_IN = (
     ("=", "=", _PARAMETER),                  # key=..., token=..., password=...
 )  # fmt: skip
 
-# From _thread, as threading has it: a Temporal workflow's sandbox refuses
-# threading's own names (its lock, called in a workflow, fails the task).
-_lock = _thread.allocate_lock()
-_added: tuple[re.Pattern[str], ...] = ()
 # The last texts scrubbed, and what became of them (`_SAME`: left as it was): error texts
 # recur (the same rate limit, the same refused connection), and a dict lookup costs a tenth
-# of the checks. Bounded twice: short texts only, and emptied when full.
+# of the checks. Bounded twice: short texts only, and emptied when full. The memos, and the
+# patterns users add, are the process's: `CONFIG.scrubbed`, `CONFIG.secret_patterns`.
 _MEMO_ENTRIES = 512
 _MEMO_CHARS = 1024
 _SAME = object()
@@ -163,7 +162,7 @@ def _written_out() -> Callable[[str], str]:
     """The scrubber, as one function of plain `if`s written out from the table:
 
         def scrub(text):
-            remembered = memo                 # this call's memo (a new pattern replaces it)
+            remembered = CONFIG.scrubbed      # this call's memo (a new pattern replaces it)
             done = remembered.get(text)       # seen lately: its answer
             ...
             if "-" in text:
@@ -172,22 +171,31 @@ def _written_out() -> Callable[[str], str]:
             if "I" in text:
                 if "AIza" in text: text = sub_2(redact, text)
             ...
-            for sub in added: text = sub(redact, text)   # users' patterns
+            for pattern in CONFIG.secret_patterns:   # users' patterns
+                text = pattern.sub(redact, text)
 
     rather than a loop over the table, because a loop's own steps would cost as much as the
-    tests it runs (this runs on every classification).
+    tests it runs (this runs on every classification). Compiled by `generate`: a traceback
+    through it shows these lines. The memo is read before the patterns, and replaced after
+    them (`CONFIG.add_secret_pattern`), so a text scrubbed without a new pattern is never
+    remembered in the memo that comes with it.
     """
     groups: dict[str, list[tuple[str, tuple[str, int]]]] = {}
     for gate, word, regex in _BUILT_IN:
         groups.setdefault(gate, []).append((word, regex))
     names: dict[str, object] = {
-        "redact": _redact, "memo": {}, "SAME": _SAME, "str": str,
-        "ENTRIES": _MEMO_ENTRIES, "CHARS": _MEMO_CHARS, "added": (), "__name__": __name__,
-    }  # fmt: skip
+        "__name__": __name__,
+        "CONFIG": CONFIG,
+        "redact": _redact,
+        "SAME": _SAME,
+        "str": str,
+        "ENTRIES": _MEMO_ENTRIES,
+        "CHARS": _MEMO_CHARS,
+    }
     subs: dict[tuple[str, int], str] = {}
     lines = [
         "def scrub(text):",
-        "    remembered = memo",
+        "    remembered = CONFIG.scrubbed",
         "    done = remembered.get(text)",
         "    if done is not None and type(text) is str:",  # a str subclass may lie in ==
         "        return text if done is SAME else done",
@@ -202,50 +210,35 @@ def _written_out() -> Callable[[str], str]:
                 names[name] = _lazy(names, name, regex)
             lines.append(f"        if {word!r} in text: text = {name}(redact, text)")
     lines += [
-        "    for sub in added:",
-        "        text = sub(redact, text)",
+        "    for pattern in CONFIG.secret_patterns:",
+        "        text = pattern.sub(redact, text)",
         "    if len(given) <= CHARS and type(given) is str:",
         "        if len(remembered) >= ENTRIES:",
         "            remembered.clear()",
         "        remembered[given] = SAME if text is given else text",
         "    return text",
     ]
-    exec("\n".join(lines), names)  # our own table's words, repr-quoted
-    global _namespace  # noqa: PLW0603 -- where add_secret_pattern puts users' patterns
-    _namespace = names
-    function: Callable[[str], str] = names["scrub"]  # type: ignore[assignment]
+    function: Callable[[str], str] = generate("scrub", "\n".join(lines) + "\n", names)
     function.__doc__ = "`text` with every credential it holds replaced by `[REDACTED]`."
     return function
 
 
-_namespace: dict[str, object] = {}
-
-
 def add_secret_pattern(pattern: str | re.Pattern[str]) -> None:
     """Scrub what `pattern` matches, too (its groups, if any, are kept before the marker)."""
-    global _added  # noqa: PLW0603 -- copy-on-write keeps `scrub` lock-free
-    compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
-    with _lock:
-        _added = (*_added, compiled)
-        _namespace["added"] = tuple(added.sub for added in _added)
-        forget()  # what it remembered was scrubbed without this pattern
+    CONFIG.add_secret_pattern(re.compile(pattern) if isinstance(pattern, str) else pattern)
 
 
 def forget() -> None:
-    """Forget the texts scrubbed lately (a new memo: a call under way keeps its own)."""
-    global _entry_memo  # noqa: PLW0603 -- replaced, never changed in place, like scrub's
-    _namespace["memo"] = {}
-    _entry_memo = {}
-
-
-# The keys read lately (`entry_name`): a payload's keys are the same few names again and again.
-_entry_memo: dict[str, tuple[str, bool]] = {}
+    """Forget the texts and keys scrubbed lately (new memos: a call under way keeps its own)."""
+    CONFIG.forget_scrubbed()
 
 
 def entry_name(name: str) -> tuple[str, bool]:
     """A mapping's key as text is kept (scrubbed: a key may hold a credential too), and whether
-    the value under it is a credential by that name (`names_credential`)."""
-    remembered = _entry_memo
+    the value under it is a credential by that name (`names_credential`). The keys read lately
+    are remembered (`CONFIG.scrubbed_keys`): a payload's keys are the same few names again and
+    again."""
+    remembered = CONFIG.scrubbed_keys
     found = remembered.get(name)
     if found is not None and type(name) is str:
         return found

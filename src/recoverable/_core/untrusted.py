@@ -52,11 +52,11 @@ def clean_text(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     scrubber sees at most a few times `limit`.
     """
     if len(text) > 4 * limit:  # first: what follows costs O(4 * limit), whatever came in
-        text = text[: 4 * limit - 3] + "..."
+        text = clip(text, 4 * limit)
     if not text.isascii():
         text = valid_unicode(text)
     text = scrub(text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."  # `clip`, inlined
+    return text if len(text) <= limit else clip(text, limit)
 
 
 def is_clean(text: str) -> bool:
@@ -130,7 +130,7 @@ def _entry(key: object) -> tuple[str, bool]:
         # A str subclass becomes a plain str (its own methods are not called).
         key = str.__getitem__(key, slice(None)) if isinstance(key, str) else safe_str(key)
     if len(key) > 4 * MAX_MESSAGE_CHARS:  # `clean_text`'s bound, before the scrubber sees it
-        key = key[: 4 * MAX_MESSAGE_CHARS - 3] + "..."
+        key = clip(key, 4 * MAX_MESSAGE_CHARS)
     if not key.isascii():
         key = valid_unicode(key)
     name, secret = entry_name(key)
