@@ -1,18 +1,21 @@
-"""What follows a failed attempt under a `RetryPolicy`: the wait before the next one, or the
-stop, and the detail a retry gives up with.
+"""What follows a failed attempt: the wait before the next one, or the stop. A `Decider`
+says it; the loop (`Retrying`) only carries it out, so every way of retrying (the policy's,
+the ladder's `recover`) shares one loop, one wait, one cancel and the cooldowns' gate.
 
-Pure but for the clock (and the engine's scope, read from a context variable): the policy's
-attempts, backoff, deadline and retry-after cap, the one retry layer (an engine's, or the
-SDK's own), and what each way of stopping raises. A stop is always a `RecoverableError` (the
-original as its `__cause__`), but for an engine's own retry, which reads the original.
+The default decider is the policy's (`decide_by_policy`), pure but for the clock (and the
+engine's scope, read from a context variable): the policy's attempts, backoff, deadline and
+retry-after cap, the one retry layer (an engine's, or the SDK's own), and what each way of
+stopping raises. A stop is always a `RecoverableError` (the original as its `__cause__`), but
+for an engine's own retry, which reads the original.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
-from .._classify import classify
+import recoverable._classify as classification  # the module: its stages load on first use
+
 from .._core.config import CONFIG
 from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError
@@ -23,7 +26,36 @@ from .sdk_retries import sdk_retries, warn_once
 if TYPE_CHECKING:
     from .loop import Retrying
 
-__all__ = ["Decision", "decide_by_policy", "report_failure", "report_give_up", "stopped_on"]
+__all__ = [
+    "Decider",
+    "Decision",
+    "decide_by_policy",
+    "report_failure",
+    "report_give_up",
+    "stopped_on",
+]
+
+
+class Decider(Protocol):
+    """What follows a failed attempt of `retrying` (`Retrying.decide`)."""
+
+    def __call__(  # noqa: PLR0913 -- a failed attempt: its run, error, number, start, gate
+        self,
+        retrying: Retrying,
+        exc: BaseException,
+        attempt: int,
+        started: float,
+        /,
+        *,
+        detail: ErrorDetail | None,
+        gate_waits: bool,
+    ) -> float:
+        """The wait in seconds before attempt `attempt + 1`; raises to stop (what it raises
+        is what the call raises). `started`: the run's start on `retrying.clock`. `detail`:
+        `exc` already classified (with cooldowns), else None. `gate_waits`: the next
+        attempt's cooldown gate waits the key's quiet time, not the loop (the loop then waits
+        0 whatever is returned)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +91,7 @@ def policy_decision(
     """The decision after attempt `attempt` failed with `exc` (`detail`: already classified,
     or None)."""
     if detail is None:
-        detail = classify(exc)
+        detail = classification.classify(exc)
     stop = _stop_before_waiting(retrying, exc, detail, attempt)
     if stop is not None:
         return stop
@@ -99,14 +131,16 @@ def decide_by_policy(  # noqa: PLR0913 -- a failed attempt: its run, error, numb
     exc: BaseException,
     attempt: int,
     started: float,
-    detail: ErrorDetail | None = None,
+    /,
     *,
+    detail: ErrorDetail | None = None,
     gate_waits: bool = False,
 ) -> float:
-    """The wait before the next attempt; raises when there is none. `detail`: `exc`
-    already classified by the caller (not classified again). `gate_waits`: the next
-    attempt's cooldown gate waits the key's quiet time, not this loop (reported so:
-    `details["waited_by"]`), and may refuse it at once when the quiet time is too long."""
+    """The default `Decider`: the wait before the next attempt under `retrying.policy`;
+    raises when there is none. `detail`: `exc` already classified by the caller (not
+    classified again). `gate_waits`: the next attempt's cooldown gate waits the key's quiet
+    time, not the loop (reported so: `details["waited_by"]`), and may refuse it at once when
+    the quiet time is too long."""
     decision = policy_decision(retrying, exc, attempt, started, detail)
     wait_s = decision.wait_s
     if wait_s is None:

@@ -1,11 +1,13 @@
 """Fallback that obeys the classification: `fallback` and `afallback` call each candidate in
 turn (each under a retry, if given) until one answers.
 
-A run moves to the next candidate only when the failure's `fallback` flag says another could
-succeed (after the candidate's retries, or at once when its retry-after exceeds the cap); it
-stops on anything else (a bad request, a cancel) by raising it as a `RecoverableError`. When
-every candidate failed, one `RecoverableError` says so: the last failure's code, every failure
-in its cause chain. The answer says which candidate gave it and who failed before (`Answer`).
+A run moves to the next candidate only when the ledger's rule says another could succeed
+(`ledger.FallbackLedger`: the failure's `fallback` flag, after the candidate's retries, or at
+once when its retry-after exceeds the cap); it stops on anything else (a bad request, a
+cancel) by raising it as a `RecoverableError`. When every candidate failed, one
+`RecoverableError` says so: the last failure's code, every failure in its cause chain (the
+ledger's, the first failure deepest). The answer says which candidate gave it and who failed
+before (`Answer`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from .._classify import classify
 from .._core.detail import ErrorDetail, copy_with, mark_exhausted, with_details
 from .._core.error import RecoverableError
 from .decide import stopped_on
+from .ledger import FallbackLedger
 from .loop import Retrying
 from .policy import RetryPolicy
 
@@ -66,28 +69,25 @@ class _FallbackRun:
     def __init__(self, candidates: Candidates, retry: Retrying | RetryPolicy | None) -> None:
         self.candidates = _named(candidates)
         self.retrying = Retrying(retry) if isinstance(retry, RetryPolicy) else retry
-        self.failures: list[ErrorDetail] = []
+        self.ledger = FallbackLedger()
         self.last: Exception | None = None
 
     def failed(self, exc: Exception, name: str) -> None:
         """Record a candidate's failure; re-raise it when no other could do better."""
         detail = with_details(classify(exc), candidate=name)
-        self.failures.append(detail)
-        if detail.code == "run_cancelled" or not detail.fallback:
+        if not self.ledger.moves_on(detail):
             raise stopped_on(exc, detail)
         self.last = exc
 
     def total_failure(self) -> RecoverableError:
         """One error for the whole run: the last failure's code, every failure in its causes."""
-        chain: ErrorDetail | None = None
-        for detail in self.failures:  # the last failure outermost, the first one deepest
-            chain = detail if chain is None else copy_with(detail, cause=chain)
-        assert chain is not None
-        names = ", ".join(f"{d.details.get('candidate')}: {d.code}" for d in self.failures)
+        failures = self.ledger.failures
+        chain = self.ledger.chain()
+        names = ", ".join(f"{d.details.get('candidate')}: {d.code}" for d in failures)
         top = copy_with(
-            mark_exhausted(chain, len(self.failures)),
+            mark_exhausted(chain, len(failures)),
             message=f"every candidate failed ({names})",
-            details={"candidates": [d.details.get("candidate") for d in self.failures]},
+            details={"candidates": [d.details.get("candidate") for d in failures]},
         ).with_cause(chain)
         error = RecoverableError(top)
         error.__cause__ = self.last
@@ -117,7 +117,7 @@ def fallback(
         except Exception as exc:
             run.failed(exc, name)
             continue
-        return Answer(value, name, index, tuple(run.failures))
+        return Answer(value, name, index, tuple(run.ledger.failures))
     raise run.total_failure()
 
 
@@ -139,5 +139,5 @@ async def afallback(
         except Exception as exc:
             run.failed(exc, name)
             continue
-        return Answer(value, name, index, tuple(run.failures))
+        return Answer(value, name, index, tuple(run.ledger.failures))
     raise run.total_failure()

@@ -1,18 +1,19 @@
-"""The cooldowns around each attempt of a `Retrying` (`retry(cooldowns=...)`): the key's gate
-before the attempt, waited out; the attempt's outcome told to the key after it.
+"""What runs around each attempt of a `Retrying`: before it, the cancel and the hook, then the
+cooldowns' gate (`retry(cooldowns=...)`), waited out; after it, its outcome told to the key
+and the decider's wait before the next one.
 
-Only with `cooldowns`: without them, no attempt pays for the gate (no gate, no second
-classification). A gate that refuses the attempt (the key stopped, its circuit open, a quiet
-time past the cap, the budget spent) raises its `RecoverableError` before the call.
+The gate is only there with `cooldowns`: without them, no attempt pays for it (no gate, no
+second classification). A gate that refuses the attempt (the key stopped, its circuit open, a
+quiet time past the cap, the budget spent) raises its `RecoverableError` before the call.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._classify import classify
-from .._core.config import CONFIG
-from .decide import decide_by_policy
+import recoverable._classify as classification  # the module: its stages load on first use
+
+from .._core.error import RecoverableError
 from .waits import await_wait, wait
 
 if TYPE_CHECKING:
@@ -26,8 +27,20 @@ __all__ = [
     "attempt_asucceeded",
     "attempt_failed",
     "attempt_succeeded",
+    "begin_attempt",
     "pass_gate",
 ]
+
+
+def begin_attempt(retrying: Retrying, attempt: int) -> None:
+    """Before every attempt of every form: a set cancel stops here; then the hook."""
+    cancel = retrying.cancel
+    if cancel is not None and cancel.is_set():
+        raise RecoverableError(
+            "run_cancelled", f"cancelled before attempt {attempt}", details={"attempt": attempt}
+        )
+    if retrying.before_attempt is not None:
+        retrying.before_attempt(attempt)
 
 
 def _cap(retrying: Retrying, cooldowns: Cooldowns, started: float) -> int:
@@ -50,8 +63,7 @@ def pass_gate(retrying: Retrying, started: float) -> Gate | None:
     if cooldowns is None:
         return None
     gate = cooldowns.before_call(_cap(retrying, cooldowns, started))
-    if not CONFIG.testing:
-        wait(gate.wait_s, retrying.cancel, retrying.sleep)
+    wait(gate.wait_s, retrying.cancel, retrying.sleep)
     return gate
 
 
@@ -61,23 +73,23 @@ async def apass_gate(retrying: Retrying, started: float) -> Gate | None:
     if cooldowns is None:
         return None
     gate = await cooldowns.abefore_call(_cap(retrying, cooldowns, started))
-    if not CONFIG.testing:
-        await await_wait(gate.wait_s, retrying.cancel, retrying.asleep)
+    await await_wait(gate.wait_s, retrying.cancel, retrying.asleep)
     return gate
 
 
 def attempt_failed(
     retrying: Retrying, gate: Gate | None, exc: BaseException, attempt: int, started: float
 ) -> float:
-    """After a failed attempt: its outcome told to the gate (if any); the wait before the
-    next attempt (0 when the next gate waits this failure out); raises when there is none."""
+    """After a failed attempt: its outcome told to the gate (if any); the decider's wait
+    before the next attempt (0 when the next gate waits this failure out); raises when there
+    is none."""
     cooldowns = retrying.cooldowns
     if gate is None or cooldowns is None:
-        return decide_by_policy(retrying, exc, attempt, started)
-    detail = classify(exc)  # once: the gate and the decision read the same detail
+        return retrying.decide(retrying, exc, attempt, started, detail=None, gate_waits=False)
+    detail = classification.classify(exc)  # once: the gate and the decider read the same detail
     cooldowns.after_failure(detail, gate)
     gate_waits = cooldowns.waits_out(detail)
-    wait_s = decide_by_policy(retrying, exc, attempt, started, detail, gate_waits=gate_waits)
+    wait_s = retrying.decide(retrying, exc, attempt, started, detail=detail, gate_waits=gate_waits)
     return 0.0 if gate_waits else wait_s
 
 
@@ -87,11 +99,11 @@ async def attempt_afailed(
     """`attempt_failed` for the async forms."""
     cooldowns = retrying.cooldowns
     if gate is None or cooldowns is None:
-        return decide_by_policy(retrying, exc, attempt, started)
-    detail = classify(exc)
+        return retrying.decide(retrying, exc, attempt, started, detail=None, gate_waits=False)
+    detail = classification.classify(exc)
     await cooldowns.aafter_failure(detail, gate)
     gate_waits = cooldowns.waits_out(detail)
-    wait_s = decide_by_policy(retrying, exc, attempt, started, detail, gate_waits=gate_waits)
+    wait_s = retrying.decide(retrying, exc, attempt, started, detail=detail, gate_waits=gate_waits)
     return 0.0 if gate_waits else wait_s
 
 

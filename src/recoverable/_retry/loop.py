@@ -8,9 +8,10 @@ one thing: a `RecoverableError` whose detail is the last attempt's (an exhausted
 Only a cancel (a BaseException) and an engine's own retries (which need the original) pass
 through as raised.
 
-The forms share one loop of attempts; what follows a failure is `decide`'s, the waits are
-`waits`', the cooldowns around each attempt `gate`'s. The success path is one `try` around
-the call: nothing is allocated until something fails.
+Every form runs one loop of attempts: what follows a failure is its decider's (`decide`: the
+policy's by default, the ladder's for `recover`), every wait is `waits`', the cooldowns
+around each attempt are `gate`'s. The success path is one `try` around the call: nothing is
+allocated until something fails.
 """
 
 from __future__ import annotations
@@ -24,27 +25,26 @@ from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from .._classify import classify
-from .._core.cancel import CancelSignal
-from .._core.detail import ErrorDetail, mark_exhausted, with_details
-from .._core.error import RecoverableError
-from .decide import report_failure, report_give_up
+from .._core.detail import ErrorDetail
+from .decide import Decider, decide_by_policy, report_failure, report_give_up
 from .gate import (
     apass_gate,
     attempt_afailed,
     attempt_asucceeded,
     attempt_failed,
     attempt_succeeded,
+    begin_attempt,
     pass_gate,
 )
 from .policy import RetryPolicy
 from .waits import async_sleep, await_wait, check_task_cancel, wait
 
 if TYPE_CHECKING:
+    from .._core.cancel import CancelSignal
     from ..fleet._cooldowns import Cooldowns
     from ..fleet._rules import Gate
 
-__all__ = ["Attempt", "Retrying", "retry"]
+__all__ = ["Attempt", "Retrying", "after_first_failure", "retry"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -88,15 +88,9 @@ class Retrying:
     cooldowns: Cooldowns | None = None
     """Quiet times, circuit breakers and budgets shared with other processes (`Cooldowns`):
     consulted before every attempt of every form (see `_cooldowns`)."""
-
-    def _begin(self, attempt: int) -> None:
-        """Before every attempt: a set cancel stops here; then the hook."""
-        if self.cancel is not None and self.cancel.is_set():
-            raise RecoverableError(
-                "run_cancelled", f"cancelled before attempt {attempt}", details={"attempt": attempt}
-            )
-        if self.before_attempt is not None:
-            self.before_attempt(attempt)
+    decide: Decider = decide_by_policy
+    """What follows a failed attempt: the wait before the next one, or the stop, raised
+    (`Decider`). By default the policy's decision; the ladder (`recover`) brings its own."""
 
     # --- call forms ----------------------------------------------------------------------
 
@@ -105,7 +99,7 @@ class Retrying:
         if self.cooldowns is not None:
             return self._gated_call(fn, args, kwargs)
         started = self.clock()
-        self._begin(1)
+        begin_attempt(self, 1)
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
@@ -114,7 +108,7 @@ class Retrying:
     def _gated_call(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
         """`call` with cooldowns: the gate before the first attempt, its outcome recorded."""
         started = self.clock()
-        self._begin(1)
+        begin_attempt(self, 1)
         gate = pass_gate(self, started)
         try:
             value = fn(*args, **kwargs)
@@ -128,7 +122,7 @@ class Retrying:
         if self.cooldowns is not None:
             return await self._gated_acall(fn, args, kwargs)
         started = self.clock()
-        self._begin(1)
+        begin_attempt(self, 1)
         try:
             return await fn(*args, **kwargs)
         except Exception as exc:
@@ -137,7 +131,7 @@ class Retrying:
     async def _gated_acall(self, fn: Callable[..., Awaitable[T]], args: Any, kwargs: Any) -> T:
         """`acall` with cooldowns: the store awaited, never called on the loop."""
         started = self.clock()
-        self._begin(1)
+        begin_attempt(self, 1)
         gate = await apass_gate(self, started)
         try:
             value = await fn(*args, **kwargs)
@@ -201,7 +195,7 @@ class Retrying:
         while True:
             wait(attempt_failed(self, gate, exc, attempt, started), self.cancel, self.sleep)
             attempt += 1
-            self._begin(attempt)
+            begin_attempt(self, attempt)
             if gate is not None:
                 gate = pass_gate(self, started)
             try:
@@ -229,7 +223,7 @@ class Retrying:
             await await_wait(wait_s, self.cancel, self.asleep)
             attempt += 1
             check_task_cancel(attempt)
-            self._begin(attempt)
+            begin_attempt(self, attempt)
             if gate is not None:
                 gate = await apass_gate(self, started)
             try:
@@ -248,7 +242,7 @@ class Retrying:
         started = self.clock()
         attempt = Attempt(1)
         while True:
-            self._begin(attempt.number)
+            begin_attempt(self, attempt.number)
             gate = pass_gate(self, started)
             yield attempt
             if attempt.error is None:
@@ -265,7 +259,7 @@ class Retrying:
         attempt = Attempt(1)
         while True:
             check_task_cancel(attempt.number)
-            self._begin(attempt.number)
+            begin_attempt(self, attempt.number)
             gate = await apass_gate(self, started)
             yield attempt
             if attempt.error is None:
@@ -295,7 +289,7 @@ class Retrying:
         retry_after_output: bool = False,
         on_attempt: Callable[[int], A],
     ) -> AsyncIterator[T | A]: ...
-    async def stream(
+    def stream(
         self,
         open_stream: Callable[[], AsyncIterator[T]],
         *,
@@ -313,48 +307,9 @@ class Retrying:
         attempt's output to drop). With `cooldowns`, the gate runs before each attempt (a
         refusal is the terminal failure) and each attempt's outcome is recorded.
         """
-        started = self.clock()
-        attempt = 1
-        while True:
-            check_task_cancel(attempt)
-            self._begin(attempt)  # the same prelude as every other form: cancel, then hook
-            if on_attempt is not None:
-                yield on_attempt(attempt)
-            produced = False
-            try:
-                gate = await apass_gate(self, started)
-            except RecoverableError as refused:
-                if on_error is None:
-                    raise
-                yield on_error(refused.detail)
-                return
-            try:
-                async for item in open_stream():
-                    produced = True
-                    yield item
-                await attempt_asucceeded(self, gate)
-                return
-            except Exception as exc:
-                terminal: BaseException | None = None
-                wait_s = 0.0
-                try:
-                    if produced and not retry_after_output:
-                        # Not retryable from here: an outer layer must not replay it either.
-                        detail = classify(exc)
-                        if gate is not None and self.cooldowns is not None:
-                            await self.cooldowns.aafter_failure(detail, gate)
-                        stopped = mark_exhausted(detail, attempt)
-                        raise RecoverableError(with_details(stopped, output_started=True)) from exc
-                    wait_s = await attempt_afailed(self, gate, exc, attempt, started)
-                except Exception as final:
-                    terminal = final
-                if terminal is not None:
-                    if on_error is None:
-                        raise terminal from terminal.__cause__
-                    yield on_error(classify(terminal))
-                    return
-                await await_wait(wait_s, self.cancel, self.asleep)
-            attempt += 1
+        from .stream import relay  # its own module, loaded by the first stream
+
+        return relay(self, open_stream, on_error, retry_after_output, on_attempt)
 
 
 class Attempt:
@@ -397,3 +352,10 @@ def retry(policy: Any = None, /, **options: Any) -> Any:
     if policy_fields:
         base = replace(base, **policy_fields)
     return Retrying(base, **options)
+
+
+def after_first_failure(retrying: Retrying, exc: Exception, again: Callable[[], T]) -> T:
+    """Attempts 2, 3, ... of `again` under `retrying`, its first attempt made by the caller
+    and failed with `exc`: the decorator's own path (nothing is built while the call
+    succeeds), for the ladder's `recover`."""
+    return retrying._continue(exc, again, None)

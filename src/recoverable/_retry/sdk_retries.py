@@ -11,7 +11,6 @@ make ours the only one: build the client with its retries off (`without_sdk_retr
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any, TypeVar
 
@@ -25,7 +24,6 @@ RETRY_COUNT_HEADER = "x-stainless-retry-count"
 _MAX_COUNTED = 1000  # a forged header is no count
 
 C = TypeVar("C")
-logger = logging.getLogger("recoverable")
 _warned: set[str] = set()
 _warning = threading.Lock()
 
@@ -52,7 +50,9 @@ def warn_once(exc: BaseException, count: int) -> None:
         if package in _warned:
             return
         _warned.add(package)
-    logger.warning(
+    import logging  # once per SDK: a program whose SDKs never retry never loads it for this
+
+    logging.getLogger("recoverable").warning(
         "the %s client retried this request %d time(s) itself before raising: recoverable "
         "retries no further (one retry layer). Build the client with max_retries=0, or pass "
         "it through recoverable.without_sdk_retries(client), to let recoverable's retry "

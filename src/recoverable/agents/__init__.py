@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 import os
-import time
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +77,6 @@ def __dir__() -> list[str]:
     return _FACE.names()
 
 
-_CANCEL_POLL_S = 0.05  # how often a wait before a CLI looks at a cancel it cannot wait on
 _OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
 
 
@@ -285,24 +282,14 @@ def _sync_events(
 
 def _wait_sync(seconds: float, cancel: CancelSignal | None) -> None:
     """Wait out a quiet key before a CLI starts; a set `cancel` ends the wait (the run then
-    ends `run_cancelled` as any cancelled run does)."""
-    wait = getattr(cancel, "wait", None)
-    if wait is not None and not inspect.iscoroutinefunction(wait):
-        wait(seconds)
-        return
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        if cancel is not None and cancel.is_set():
-            return
-        time.sleep(min(left, _CANCEL_POLL_S))
+    ends `run_cancelled` as any cancelled run does): the retry loop's own wait."""
+    from .._retry.waits import wait
+
+    wait(seconds, cancel)
 
 
 async def _wait_async(seconds: float, cancel: asyncio.Event | None) -> None:
     """`_wait_sync` for the async runs."""
-    import asyncio
+    from .._retry.waits import await_wait
 
-    if cancel is None:
-        await asyncio.sleep(seconds)
-        return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(cancel.wait(), seconds)
+    await await_wait(seconds, cancel)

@@ -1,10 +1,10 @@
-"""Falling back across CLIs (`cli=["claude", "codex", "gemini"]`): when to move on, and what
-the caller sees. Pure bookkeeping over one run's events; the runners are unchanged.
+"""Falling back across CLIs (`cli=["claude", "codex", "gemini"]`): what the caller sees. Pure
+bookkeeping over one run's events; the runners are unchanged.
 
-A run moves to the next CLI only when its failure's code says another provider could
-succeed (the registry's `fallback`, read through `ErrorDetail.fallback`, never a list kept
-here) and no tool had started: a tool may have changed something, and a second agent would
-start over on top of it. A cancel or our deadline never moves on (their rows say so).
+When to move on is the one rule of every fallback (`_retry.ledger.FallbackLedger`, as
+`rc.fallback`'s): the failure's code says another provider could succeed (the registry's
+`fallback`), it is no cancel (nor our deadline: their rows say so), and no tool had started
+(a tool may have changed something, and a second agent would start over on top of it).
 
 The caller sees one stream: the events of each CLI as they come, the deciding error of a
 CLI that is left behind turned into a warning (`details["fallback_to"]` names the next one),
@@ -55,18 +55,18 @@ class FallbackGate:
 
     def _done(self, result: RunResult) -> list[Event]:
         error, held, self.held = result.error, self.held, []
-        if error is not None and self.next_cli is not None and _moves_on(error, self):
-            self.failures.append(error)
-            return [_left_behind(event, self.next_cli) for event in held]
+        if error is not None:
+            from .._retry.ledger import FallbackLedger  # on a failed run only
+
+            ledger = FallbackLedger(self.failures)  # the order's, shared along its CLIs
+            if self.next_cli is not None and ledger.moves_on(error, side_effects=self.tool_started):
+                return [_left_behind(event, self.next_cli) for event in held]
+            if ledger.failures and error.cause is None:  # the failures before it: its causes
+                error = copy_with(error, cause=ledger.chain())
         self.finished = True
-        if self.failures:
-            result = _with_history(result, self.failures)
+        if self.failures:  # the last CLI's result, keeping the failures before it
+            result = dataclasses.replace(result, error=error, failures=tuple(self.failures))
         return [*held, Done(result)]
-
-
-def _moves_on(error: ErrorDetail, gate: FallbackGate) -> bool:
-    """Another CLI could succeed (the code's row says so) and nothing was changed yet."""
-    return error.fallback and not gate.tool_started
 
 
 def _left_behind(event: Event, next_cli: str) -> Event:
@@ -74,15 +74,3 @@ def _left_behind(event: Event, next_cli: str) -> Event:
     if isinstance(event, Error) and event.severity == "error":
         return Error(with_details(event.detail, fallback_to=next_cli), "warning")
     return event
-
-
-def _with_history(result: RunResult, failures: list[ErrorDetail]) -> RunResult:
-    """The last CLI's result, keeping the failures before it (in the cause chain of a final
-    failure too: the first failure deepest)."""
-    error = result.error
-    if error is not None and error.cause is None:
-        chain = failures[0]
-        for failure in failures[1:]:
-            chain = copy_with(failure, cause=chain)
-        error = copy_with(error, cause=chain)
-    return dataclasses.replace(result, error=error, failures=tuple(failures))

@@ -127,8 +127,12 @@ class FleetPolicy:
 
     def __post_init__(self) -> None:
         for name in (
-            "default_quiet_s", "max_quiet_s", "quota_stop_s", "max_spacing_s", "resume_window_s",
-        ):  # fmt: skip
+            "default_quiet_s",
+            "max_quiet_s",
+            "quota_stop_s",
+            "max_spacing_s",
+            "resume_window_s",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{name} must be a number of seconds, not {value!r}")
@@ -170,14 +174,21 @@ class KeyState:
         """The stored form, written at `now` (the writer's clock)."""
         return json.dumps(
             [
-                round(self.until, 6), self.code, self.stop, round(self.spacing, 6),
-                round(self.next_slot, 6), round(self.pace_until, 6),
-                [round(t, 6) for t in self.failures], round(self.open_until, 6),
-                self.open_code, round(self.probe_until, 6), round(self.anchor, 6),
+                round(self.until, 6),
+                self.code,
+                self.stop,
+                round(self.spacing, 6),
+                round(self.next_slot, 6),
+                round(self.pace_until, 6),
+                [round(t, 6) for t in self.failures],
+                round(self.open_until, 6),
+                self.open_code,
+                round(self.probe_until, 6),
+                round(self.anchor, 6),
                 round(now, 6),
             ],
             separators=(",", ":"),
-        )  # fmt: skip
+        )
 
     @classmethod
     def load(cls, text: str | None) -> KeyState:
@@ -225,11 +236,19 @@ class KeyState:
                 written,
             ) = items
             return cls(
-                _seconds(until), _name(code), stop is True, min(_seconds(spacing), _MAX_SECONDS),
-                _seconds(next_slot), _seconds(pace_until),
-                tuple(_seconds(t) for t in fails[:_MAX_FAILURES]), _seconds(opened),
-                _name(ocode), _seconds(probe), _seconds(anchor), _seconds(written),
-            )  # fmt: skip
+                _seconds(until),
+                _name(code),
+                stop is True,
+                min(_seconds(spacing), _MAX_SECONDS),
+                _seconds(next_slot),
+                _seconds(pace_until),
+                tuple(_seconds(t) for t in fails[:_MAX_FAILURES]),
+                _seconds(opened),
+                _name(ocode),
+                _seconds(probe),
+                _seconds(anchor),
+                _seconds(written),
+            )
         except (ValueError, TypeError, RecursionError):
             return _EMPTY
 

@@ -84,8 +84,10 @@ def cmd_exec(args: argparse.Namespace, out: TextIO) -> int:
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if not argv:
-        print("recoverable exec: error: no command given (recoverable exec -- CMD ARGS...)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "recoverable exec: error: no command given (recoverable exec -- CMD ARGS...)",
+            file=sys.stderr,
+        )
         return 2
     attempts = _Attempts(argv, args.timeout)
     started = time.monotonic()
@@ -109,8 +111,10 @@ def cmd_exec(args: argparse.Namespace, out: TextIO) -> int:
         sys.stdout.buffer.write(attempts.stdout)
         sys.stdout.buffer.flush()
     if attempts.dropped:
-        print(f"{_LABEL} stdout was cut at {MAX_STDOUT} bytes ({attempts.dropped} more dropped)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{_LABEL} stdout was cut at {MAX_STDOUT} bytes ({attempts.dropped} more dropped)",
+            file=sys.stderr,
+        )
     # A signal's stop exits as a shell reports it (128 + n), whatever the envelope's code.
     return envelope.exit_code if stopped_by is None else 128 + stopped_by
 
@@ -184,8 +188,10 @@ def _wait_text(wait_ms: int) -> str:
 
 def _print_failure(error: ErrorDetail) -> None:
     """How the command failed, for a person."""
-    print(f"{_LABEL} {error.code} (retryable: {str(error.retryable).lower()}) - {error.message}",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"{_LABEL} {error.code} (retryable: {str(error.retryable).lower()}) - {error.message}",
+        file=sys.stderr,
+    )
     if error.fix_required:
         print(f"fix: {error.fix_required}", file=sys.stderr)
     if error.fix_command:

@@ -1,6 +1,8 @@
 """The ladder, carried out: run a call, and on each failure do what `next_action` says
 (wait and reissue, run the fix and reissue once, or stop): `recover`. The I/O edge of
-`_ladder`: it sleeps and runs fix commands.
+`_ladder`: it runs fix commands; the attempts after a failure, their waits and the testing
+switch are the one retry loop's (`Retrying`, the ladder its decider), loaded on the first
+failure: a call that succeeds costs the loop nothing, as the decorator's own success path.
 
 A fix runs only when asked (`run_fixes=True`), and only a command this process may run
 (`_fix_gate`): registered here for the failure's code, or named by the caller
@@ -17,19 +19,23 @@ from __future__ import annotations
 import math
 import shlex
 import subprocess
-import time
 import warnings
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import recoverable._classify as classification  # the module: its stages load on first use
 
 from .._core.codes import FixCommandRejected, validate_fix_command
 from .._core.detail import ErrorDetail, mark_exhausted, unvalidated, with_details
 from .._core.error import RecoverableError
 from .._core.fix_gate import allowed_commands, fix_refusal, runnable_fix_only, unsafe_reason
 from .._core.untrusted import clean_text
-from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS
+from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
 from ._ladder import Action, next_action
+
+if TYPE_CHECKING:
+    from .._retry.loop import Retrying
 
 __all__ = ["FIX_TIMEOUT_S", "FixRun", "Recovery", "recover", "run_fix"]
 
@@ -40,6 +46,7 @@ FIX_TIMEOUT_S = 120.0
 _FIX_OUTPUT = 64 * 1024  # of a fix's stdout kept while it runs
 _REPORTED_OUTPUT = 2000  # of its stdout and stderr a `FixRun` keeps
 _MAX_FIXES = 3  # fix runs in one `recover`, whatever the codes
+_LOOP_POLICY = RetryPolicy()  # unread: the ladder's limits are its own (`_Ladder`); built once
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,16 +191,13 @@ def recover(  # noqa: PLR0913 -- one keyword per setting of the ladder
             stacklevel=2,
         )
     _check_timeout(fix_timeout, "fix_timeout")
-    settings = _Settings(run_fixes, allowed_commands(allow_fixes), retries, fix_timeout, on_step)
-    ladder = _Ladder(settings)
-    while True:
-        try:
-            value = call()
-        except Exception as exc:
-            if ladder.handle(exc):
-                continue
-            return Recovery(None, ladder.final, ladder.attempts, *ladder.record())
-        return Recovery(value, None, ladder.attempts + 1, *ladder.record())
+    allowed = allowed_commands(allow_fixes)
+    try:
+        value = call()
+    except Exception as exc:
+        ladder = _Ladder(_Settings(run_fixes, allowed, retries, fix_timeout, on_step))
+        return ladder.after(exc, call)
+    return Recovery(value, None, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +212,8 @@ class _Settings:
 
 
 class _Ladder:
-    """One `recover`: its settings, what happened so far, and why it stopped."""
+    """One `recover`: its settings, what happened so far, and why it stopped; the decider of
+    its retry loop (`_retry.decide.Decider`)."""
 
     def __init__(self, settings: _Settings) -> None:
         self.settings = settings
@@ -222,12 +227,35 @@ class _Ladder:
     def record(self) -> tuple[tuple[ErrorDetail | Action, ...], tuple[FixRun, ...]]:
         return tuple(self.history), tuple(self.fixes)
 
-    def handle(self, exc: Exception) -> bool:
-        """Act on one failure; True: call again."""
-        from .._classify import classify
+    def after(self, exc: Exception, call: Callable[[], T]) -> Recovery[T]:
+        """The calls after the first, which failed with `exc`: the retry loop's, with this
+        ladder as its decider, until a call succeeds or the ladder stops."""
+        from .._retry.loop import Retrying, after_first_failure  # only once something failed
 
-        self.attempts += 1
-        detail = classify(exc)
+        try:
+            value = after_first_failure(Retrying(_LOOP_POLICY, decide=self), exc, call)
+        except RecoverableError:
+            if self.final is None:
+                raise  # not the ladder's stop (`on_step` raised it): as it is
+            return Recovery(None, self.final, self.attempts, *self.record())
+        return Recovery(value, None, self.attempts + 1, *self.record())
+
+    def __call__(
+        self,
+        _retrying: Retrying,
+        exc: BaseException,
+        attempt: int,
+        _started: float,
+        /,
+        *,
+        detail: ErrorDetail | None,
+        gate_waits: bool,
+    ) -> float:
+        """Act on the failure of call `attempt`: the wait before the call is made again
+        (after a fix that ran, at once); else the stop, raised as the final failure."""
+        self.attempts = attempt
+        if detail is None:
+            detail = classification.classify(exc)
         allowed = self.settings.allowed
         action = self._bounded(detail, next_action(detail, history=self.history, allowed=allowed))
         self.history += [detail, action]
@@ -235,12 +263,14 @@ class _Ladder:
             self.settings.on_step(detail, action)
         if action.kind == "retry":
             self.retries_left -= 1
-            _sleep(action.wait_ms)
-            return True
+            return action.wait_ms / 1000
         if action.kind == "run_fix" and action.command is not None:
-            return self._fix(detail, action.command)
-        self._stop(detail, action.reason, self.fixed.get(detail.code))
-        return False
+            if self._fix(detail, action.command):
+                return 0.0  # it exited 0: the call is made again at once, once
+        else:
+            self._stop(detail, action.reason, self.fixed.get(detail.code))
+        assert self.final is not None
+        raise RecoverableError(self.final) from exc
 
     def _bounded(self, detail: ErrorDetail, action: Action) -> Action:
         """The ladder's action, or `stop` where this run's own limits say so (a suggested
@@ -303,10 +333,3 @@ def _refused(command: str, why: str) -> ErrorDetail:
         clean_text(f"fix_command refused: {why}"),
         details={"command": clean_text(command)},
     )
-
-
-def _sleep(wait_ms: int) -> None:
-    from .._retry.waits import waits_are_off
-
-    if not waits_are_off():
-        time.sleep(wait_ms / 1000)
