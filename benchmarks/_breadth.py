@@ -87,16 +87,22 @@ class Sdk:
 def _openai(fake: FakeProvider, timeout: float) -> object:
     import openai
 
-    client = openai.OpenAI(api_key="sk-fake", base_url=fake.openai_url, max_retries=0,
-                           timeout=timeout)  # fmt: skip
+    client = openai.OpenAI(
+        api_key="sk-fake", base_url=fake.openai_url, max_retries=0, timeout=timeout
+    )
     return client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
 
 
 def _azure(fake: FakeProvider, timeout: float) -> object:
     import openai
 
-    client = openai.AzureOpenAI(api_key="fake", api_version="2024-10-21", azure_endpoint=fake.url,
-                                max_retries=0, timeout=timeout)  # fmt: skip
+    client = openai.AzureOpenAI(
+        api_key="fake",
+        api_version="2024-10-21",
+        azure_endpoint=fake.url,
+        max_retries=0,
+        timeout=timeout,
+    )
     return client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES)
 
 
@@ -106,8 +112,9 @@ def _base_url(path: str) -> Callable[[FakeProvider, float], object]:
     def call(fake: FakeProvider, timeout: float) -> object:
         import openai
 
-        client = openai.OpenAI(api_key="sk-fake", base_url=fake.url + path, max_retries=0,
-                               timeout=timeout)  # fmt: skip
+        client = openai.OpenAI(
+            api_key="sk-fake", base_url=fake.url + path, max_retries=0, timeout=timeout
+        )
         return client.chat.completions.create(model="some-model", messages=MESSAGES)
 
     return call
@@ -116,8 +123,9 @@ def _base_url(path: str) -> Callable[[FakeProvider, float], object]:
 def _anthropic(fake: FakeProvider, timeout: float) -> object:
     import anthropic
 
-    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0,
-                                 timeout=timeout)  # fmt: skip
+    client = anthropic.Anthropic(
+        api_key="sk-ant-fake", base_url=fake.url, max_retries=0, timeout=timeout
+    )
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=16, messages=MESSAGES)
 
 
@@ -135,8 +143,11 @@ def _httpx(fake: FakeProvider, timeout: float) -> object:
 
     body = {"model": "gpt-4o", "messages": MESSAGES}
     with httpx.Client(timeout=timeout) as client:
-        response = client.post(f"{fake.openai_url}/chat/completions", json=body,
-                               headers={"authorization": "Bearer sk-fake"})  # fmt: skip
+        response = client.post(
+            f"{fake.openai_url}/chat/completions",
+            json=body,
+            headers={"authorization": "Bearer sk-fake"},
+        )
         return response.raise_for_status()
 
 
@@ -175,8 +186,9 @@ def _cohere(fake: FakeProvider, timeout: float) -> object:
     import cohere
 
     client = cohere.ClientV2(api_key="fake", base_url=fake.url, timeout=timeout)
-    return client.chat(model="command-a-03-2025", messages=MESSAGES,
-                       request_options={"max_retries": 0})  # fmt: skip
+    return client.chat(
+        model="command-a-03-2025", messages=MESSAGES, request_options={"max_retries": 0}
+    )
 
 
 def _google_api_core(fake: FakeProvider, timeout: float) -> object:
@@ -207,8 +219,9 @@ def _langchain(fake: FakeProvider, timeout: float) -> object:
     from langchain_openai import ChatOpenAI
 
     key: Any = "sk-fake"
-    model = ChatOpenAI(base_url=fake.openai_url, api_key=key, model="gpt-4o", max_retries=0,
-                       timeout=timeout)  # fmt: skip
+    model = ChatOpenAI(
+        base_url=fake.openai_url, api_key=key, model="gpt-4o", max_retries=0, timeout=timeout
+    )
     return model.invoke("hi")
 
 
@@ -252,12 +265,15 @@ def _grpc(failure: str, timeout: float) -> BaseException:
         "rate limit": (codes.RESOURCE_EXHAUSTED, "Quota exceeded", per_minute),
         "quota": (codes.RESOURCE_EXHAUSTED, "Quota exceeded", per_day),
         "auth": (codes.UNAUTHENTICATED, "Request had invalid authentication credentials.", None),
-        "context too long": (codes.INVALID_ARGUMENT, "The input token count (1048577) exceeds "
-                             "the maximum number of tokens allowed (1048576).", None),
+        "context too long": (
+            codes.INVALID_ARGUMENT,
+            "The input token count (1048577) exceeds "
+            "the maximum number of tokens allowed (1048576).",
+            None,
+        ),
         "model not found": (codes.NOT_FOUND, "Publisher Model `gemini-9` was not found.", None),
-        "overloaded": (codes.UNAVAILABLE, "The model is overloaded. Please try again later.",
-                       None),
-    }  # fmt: skip
+        "overloaded": (codes.UNAVAILABLE, "The model is overloaded. Please try again later.", None),
+    }
 
     def generate(request: bytes, context: Any) -> bytes:
         if failure == "timeout":

@@ -30,12 +30,21 @@ def marked_counts(script: str, child_args: list[str]) -> tuple[Any, list[int]]:
         out = os.path.join(tmp, "cg.out")
         proc = subprocess.run(
             [
-                "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                f"--dump-before={MARKER}", "--collect-jumps=no",
-                sys.executable, script, "--child", *child_args,
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                f"--dump-before={MARKER}",
+                "--collect-jumps=no",
+                sys.executable,
+                script,
+                "--child",
+                *child_args,
             ],
-            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
         names = json.loads(proc.stdout.strip().splitlines()[-1])
         totals = []
         for path in sorted(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1])):

@@ -62,8 +62,11 @@ def litellm(sample: Sample) -> Verdict:
 
     exception_type = _litellm()
     try:
-        exception_type(model=sample.sdk.model, original_exception=sample.exc,
-                       custom_llm_provider=sample.sdk.litellm_provider)  # fmt: skip
+        exception_type(
+            model=sample.sdk.model,
+            original_exception=sample.exc,
+            custom_llm_provider=sample.sdk.litellm_provider,
+        )
     except Exception as mapped:
         return _peer(mapped, LITELLM_TO_OURS, "litellm")
     return _peer(None, LITELLM_TO_OURS, "litellm")
@@ -150,8 +153,10 @@ def markdown(result: dict[str, Any]) -> str:
         f"{len(acc['per_sdk'])} SDKs, less the failures an API's fake carries no evidence of)."
     )
     if wrong:
-        lines.append("Ours wrong: " + "; ".join(
-            f"{c['sdk']} {c['failure']} -> {c['ours']['code']}" for c in wrong))  # fmt: skip
+        lines.append(
+            "Ours wrong: "
+            + "; ".join(f"{c['sdk']} {c['failure']} -> {c['ours']['code']}" for c in wrong)
+        )
     return "\n".join(lines)
 
 

@@ -103,10 +103,23 @@ def redis_server() -> Iterator[str]:
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         proc = subprocess.Popen(
-            [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly",
-             "no", "--dir", folder],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                exe,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                folder,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             import redis
 
@@ -157,8 +170,14 @@ def run(redis_url: str, sizes: Sizes, *, shared: bool, kill: bool) -> Row:
     bookkeeping = redis.Redis.from_url(redis_url)
     with FakeProvider(limits=Limits(max_recorded=None)) as fake:
         fake.rate_limit(RateLimit(sizes.rate, per=1.0))
-        base = {"redis": redis_url, "openai_url": fake.openai_url, "prefix": prefix,
-                "shared": shared, "calls": calls, "workers": workers}  # fmt: skip
+        base = {
+            "redis": redis_url,
+            "openai_url": fake.openai_url,
+            "prefix": prefix,
+            "shared": shared,
+            "calls": calls,
+            "workers": workers,
+        }
         procs = {i: _spawn({**base, "index": i}) for i in range(workers)}
         while bookkeeping.scard(prefix + "ready") < workers:
             time.sleep(0.01)
@@ -185,9 +204,14 @@ def run(redis_url: str, sizes: Sizes, *, shared: bool, kill: bool) -> Row:
             budget += int(json.loads(bookkeeping.get(key) or b"[0, 0]")[0])
     return Row(
         "shared cooldowns (Redis)" if shared else "each worker on its own",
-        killed, faults.count("rate_limited"), len(faults), round(seconds, 2), completed, calls,
+        killed,
+        faults.count("rate_limited"),
+        len(faults),
+        round(seconds, 2),
+        completed,
+        calls,
         budget,
-    )  # fmt: skip
+    )
 
 
 def main() -> None:
@@ -204,8 +228,10 @@ def main() -> None:
         return
     sizes = Sizes(args.calls, args.workers, args.rate)
     with redis_server() as url:
-        rows = [run(url, sizes, shared=RUNS[name][0], kill=RUNS[name][1])
-                for name in args.runs.split(",")]  # fmt: skip
+        rows = [
+            run(url, sizes, shared=RUNS[name][0], kill=RUNS[name][1])
+            for name in args.runs.split(",")
+        ]
     if args.json:
         print(json.dumps({"sizes": asdict(sizes), "rows": [asdict(r) for r in rows]}, indent=2))
         return
@@ -213,8 +239,10 @@ def main() -> None:
         f"# {args.workers} workers, {args.calls} calls, one key limited to {args.rate} "
         f"requests/s (CPython {sys.version.split()[0]})\n"
     )
-    print("| mode | workers killed | 429s | requests | seconds | calls completed |"
-          " attempts in budgets |")  # fmt: skip
+    print(
+        "| mode | workers killed | 429s | requests | seconds | calls completed |"
+        " attempts in budgets |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         budget = "" if row.budget_attempts is None else str(row.budget_attempts)

@@ -149,10 +149,20 @@ def start_worker(name: str, redis_url: str, log: Path) -> subprocess.Popen[bytes
     env[REDIS_VARIABLE] = redis_url
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "src"), str(HERE)])
     argv = [
-        sys.executable, "-m", "celery", "-A", "bench_fleet_celery", "worker", "--pool=solo",
-        "-n", f"{name}@127.0.0.1", "--without-heartbeat", "--without-mingle",
-        "--without-gossip", "--loglevel=WARNING",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "bench_fleet_celery",
+        "worker",
+        "--pool=solo",
+        "-n",
+        f"{name}@127.0.0.1",
+        "--without-heartbeat",
+        "--without-mingle",
+        "--without-gossip",
+        "--loglevel=WARNING",
+    ]
     with log.open("ab") as out:
         return subprocess.Popen(
             argv, cwd=HERE, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
@@ -239,9 +249,16 @@ def run(fleet: Fleet, calls: int, rate: int, *, shared: bool, kill: bool) -> Row
         )
     mode = "shared cooldowns (Redis)" if shared else "no cooldowns"
     return Row(
-        mode, killed, faults.count("rate_limited"), len(faults), round(seconds, 2),
-        int(books.scard(done)), calls, budget, resent,
-    )  # fmt: skip
+        mode,
+        killed,
+        faults.count("rate_limited"),
+        len(faults),
+        round(seconds, 2),
+        int(books.scard(done)),
+        calls,
+        budget,
+        resent,
+    )
 
 
 RUNS = {"local": (False, False), "shared": (True, False), "shared-kill": (True, True)}
@@ -283,8 +300,10 @@ def main() -> None:
         f"# {args.workers} Celery workers, {args.calls} tasks, one key limited to {args.rate} "
         f"requests/s (CPython {sys.version.split()[0]}; the workers started in {startup_s} s)\n"
     )
-    print("| mode | workers killed | 429s | requests | seconds | calls completed |"
-          " attempts in budgets | sent again |")  # fmt: skip
+    print(
+        "| mode | workers killed | 429s | requests | seconds | calls completed |"
+        " attempts in budgets | sent again |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         budget = "" if row.budget_attempts is None else str(row.budget_attempts)

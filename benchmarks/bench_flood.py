@@ -97,8 +97,11 @@ def huge_lines() -> tuple[bytes, bytes, bytes]:
     """The same first and last lines around lines of 1 MiB: a text delta, an unknown type."""
     head, _, tail = short_lines()
     prose = ("the runner keeps nothing it has yielded " * 30_000)[: MIB - 200]
-    delta = {"type": "content_block_delta", "index": 0,
-             "delta": {"type": "text_delta", "text": prose}}  # fmt: skip
+    delta = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": prose},
+    }
     text = {"type": "stream_event", "event": delta, "parent_tool_use_id": None}
     unknown = {"type": "telemetry_dump", "payload": prose}
     block = json.dumps(text).encode() + b"\n" + json.dumps(unknown).encode() + b"\n"
@@ -121,13 +124,23 @@ def consume(how: str, kind: str, size_mib: int, folder: Path) -> dict[str, Any]:
     launcher.chmod(0o755)
     done = subprocess.run(
         [sys.executable, "-c", CONSUMER, how, str(launcher)],
-        capture_output=True, text=True, check=True, timeout=3600,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=3600,
+    )
     row: dict[str, Any] = json.loads(done.stdout)
     peak_mb = row["peak_kb"] * 1024 / 1e6
     limit = STREAM_LIMIT_MB if how == "stream_sync" else RUN_LIMIT_MB
-    row.update(how=how, kind=kind, mib=size_mib, mib_per_s=size_mib / row["seconds"],
-               peak_mb=peak_mb, limit_mb=limit, within=peak_mb < limit)  # fmt: skip
+    row.update(
+        how=how,
+        kind=kind,
+        mib=size_mib,
+        mib_per_s=size_mib / row["seconds"],
+        peak_mb=peak_mb,
+        limit_mb=limit,
+        within=peak_mb < limit,
+    )
     return row
 
 
@@ -145,15 +158,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"rows": rows}, indent=2))
         return 0 if all(row["within"] and row["success"] for row in rows) else 1
-    print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs; "
-          f"{args.size} MiB of stdout a run\n")  # fmt: skip
+    print(
+        f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs; "
+        f"{args.size} MiB of stdout a run\n"
+    )
     print("| lines | consumer | MiB/s | events | kept | peak RSS MB | limit MB | ok |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for row in rows:
         events = row["events"] if row["events"] is not None else "-"
         ok = "yes" if row["within"] and row["success"] else f"NO ({row['error']})"
-        print(f"| {row['kind']} | {row['how']} | {row['mib_per_s']:.0f} | {events} | "
-              f"{row['kept']} | {row['peak_mb']:.1f} | {row['limit_mb']:.0f} | {ok} |")  # fmt: skip
+        print(
+            f"| {row['kind']} | {row['how']} | {row['mib_per_s']:.0f} | {events} | "
+            f"{row['kept']} | {row['peak_mb']:.1f} | {row['limit_mb']:.0f} | {ok} |"
+        )
     return 0 if all(row["within"] and row["success"] for row in rows) else 1
 
 

@@ -94,7 +94,7 @@ def corpus() -> list[tuple[str, Callable[[], object]]]:
         ("exception holding a 10M-item list", lambda: rc.classify(huge)),
         ("payload: a 400-digit hint", lambda: rc.classify(payload)),
         ("text: 20,000 chars with a key", lambda: rc.classify(long_text)),
-    ]  # fmt: skip
+    ]
 
 
 def _best_us(call: Callable[[], object], budget_s: float) -> float:
@@ -137,12 +137,14 @@ def scrubber_rows(calls: int) -> list[dict[str, Any]]:
 
     texts = {
         "clean, 20 chars": "Connection refused.",
-        "clean, 200 chars": ("Rate limit reached for gpt-4o in organization org-fake on requests"
-                             " per min (RPM): Limit 3, Used 3, Requested 1. Please try again in"
-                             " 20s. Visit https://platform.openai.com/account/rate-limits."),
+        "clean, 200 chars": (
+            "Rate limit reached for gpt-4o in organization org-fake on requests"
+            " per min (RPM): Limit 3, Used 3, Requested 1. Please try again in"
+            " 20s. Visit https://platform.openai.com/account/rate-limits."
+        ),
         "clean, 2,000 chars": "The server had an error while processing your request. " * 36,
         "with a key, 200 chars": f"Incorrect API key provided: {KEY}. You can find your key.",
-    }  # fmt: skip
+    }
     rows: list[dict[str, Any]] = []
     for name, text in texts.items():
         rows.append({"what": f"scrub: {name}", "us": _per_call_us(_bound(rc.scrub, text), calls)})

@@ -64,13 +64,24 @@ _CODE = [
     '{"key": "value", "nested": {"list": [1, 2, 3]}}',
 ]
 _TOOLS = (
-    ("Bash", lambda r: {"command": f"pytest -q tests/test_{r.choice(_WORDS)}.py -x",
-                        "description": "Run the tests"}),
+    (
+        "Bash",
+        lambda r: {
+            "command": f"pytest -q tests/test_{r.choice(_WORDS)}.py -x",
+            "description": "Run the tests",
+        },
+    ),
     ("Read", lambda r: {"file_path": f"/project/src/recoverable/agents/_{r.choice(_WORDS)}.py"}),
     ("Grep", lambda r: {"pattern": r.choice(_WORDS), "path": "src", "output_mode": "content"}),
-    ("Edit", lambda r: {"file_path": "/project/src/x.py", "old_string": r.choice(_CODE),
-                        "new_string": r.choice(_CODE)}),
-)  # fmt: skip
+    (
+        "Edit",
+        lambda r: {
+            "file_path": "/project/src/x.py",
+            "old_string": r.choice(_CODE),
+            "new_string": r.choice(_CODE),
+        },
+    ),
+)
 
 
 def _lines(name: str) -> list[dict[str, Any]]:
@@ -435,24 +446,44 @@ def main(argv: list[str] | None = None) -> int:
     sdk = f"claude-agent-sdk {claude_agent_sdk.__version__}"
     # (label, key, path); the key names a row for the verdict and --json.
     paths: list[tuple[str, str, Pass]] = [
-        ("json.loads per line (the floor), dicts discarded", "json_loads",
-         path_json_loads(text_lines)),
-        ("json.loads per line, dicts kept in a list", "json_loads_kept",
-         path_json_loads_kept(text_lines)),
-        ('ours: agents.replay("claude", data), every event kept in the result', "ours_replay",
-         path_replay(data)),
-        ("ours: _claude.parse_line loop over str lines, events kept in a list",
-         "ours_parse_line",
-         path_parse_line(text_lines)),
-        ("ours: run path without the process (RunContext.chunk_events per 64 KiB read), "
-         "every event kept in its log", "ours_run_path", path_run_reader(chunks)),
-        (f"{sdk}: _LineFramer + _parse_stdout_line + parse_message, messages kept in a list",
-         "sdk_sync",
-         path_sdk_sync(chunks)),
-        (f"{sdk}: SubprocessCLITransport.read_messages() + parse_message, messages kept in "
-         "a list", "sdk_transport",
-         path_sdk_transport(chunks)),
-    ]  # fmt: skip
+        (
+            "json.loads per line (the floor), dicts discarded",
+            "json_loads",
+            path_json_loads(text_lines),
+        ),
+        (
+            "json.loads per line, dicts kept in a list",
+            "json_loads_kept",
+            path_json_loads_kept(text_lines),
+        ),
+        (
+            'ours: agents.replay("claude", data), every event kept in the result',
+            "ours_replay",
+            path_replay(data),
+        ),
+        (
+            "ours: _claude.parse_line loop over str lines, events kept in a list",
+            "ours_parse_line",
+            path_parse_line(text_lines),
+        ),
+        (
+            "ours: run path without the process (RunContext.chunk_events per 64 KiB read), "
+            "every event kept in its log",
+            "ours_run_path",
+            path_run_reader(chunks),
+        ),
+        (
+            f"{sdk}: _LineFramer + _parse_stdout_line + parse_message, messages kept in a list",
+            "sdk_sync",
+            path_sdk_sync(chunks),
+        ),
+        (
+            f"{sdk}: SubprocessCLITransport.read_messages() + parse_message, messages kept in "
+            "a list",
+            "sdk_transport",
+            path_sdk_transport(chunks),
+        ),
+    ]
     rows: dict[str, dict[str, Any]] = {}
     timed = time_paths([run for _, _, run in paths])
     for (label, key, _), (seconds, count) in zip(paths, timed, strict=True):

@@ -53,8 +53,9 @@ def _anthropic(retries: bool) -> Client:
     def client(fake: FakeProvider) -> Ask:
         options: dict[str, Any] = {} if retries else {"max_retries": 0}
         sdk = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, **options)
-        return lambda: sdk.messages.create(model="claude-opus-4-8", max_tokens=64,
-                                           messages=MESSAGES)  # fmt: skip
+        return lambda: sdk.messages.create(
+            model="claude-opus-4-8", max_tokens=64, messages=MESSAGES
+        )
 
     return client
 
@@ -192,8 +193,10 @@ def measure(window: float, quick: bool) -> dict[str, Any]:
             futile.append(futile_row(sdk, own, own_name, fault))
         # google-genai's default is no retry at all: its default row, for the futile count.
         if sdk == "google-genai":
-            futile.extend(futile_row(sdk, plain, "none (google-genai default)", fault)
-                          for fault in FUTILE_FAULTS)  # fmt: skip
+            futile.extend(
+                futile_row(sdk, plain, "none (google-genai default)", fault)
+                for fault in FUTILE_FAULTS
+            )
     ours = [r for r in rate if r.who == "recoverable"]
     return {
         "window_s": window,

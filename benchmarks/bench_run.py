@@ -183,9 +183,9 @@ def spawn(
 
 @contextlib.contextmanager
 def fake_server() -> Iterator[types.SimpleNamespace]:
-    """A FakeProvider in its own process (`python -m recoverable.command._fake_provider`)."""
+    """A FakeProvider in its own process (`python -m recoverable fake-provider`)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "recoverable.command._fake_provider", "--reply", REPLY],
+        [sys.executable, "-m", "recoverable", "fake-provider", "--reply", REPLY],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -145,8 +145,9 @@ def fake_provider_vs_clients(counts: list[int], total: int) -> Curve:
 
 async def _runs_wall(executable: str, runs: int, cwd: str) -> float:
     async def one() -> None:
-        result = await agents.run("Say hello", "claude", executable=executable, cwd=cwd,
-                                  timeout=120)  # fmt: skip
+        result = await agents.run(
+            "Say hello", "claude", executable=executable, cwd=cwd, timeout=120
+        )
         assert result.success, result.error
 
     started = time.perf_counter()
@@ -161,8 +162,13 @@ def runs_vs_concurrency(counts: list[int]) -> Curve:
         asyncio.run(_runs_wall(executable, 1, root))  # warm
         for runs in counts:
             wall = asyncio.run(_runs_wall(executable, runs, root))
-            curve.append({"x": runs, "wall_ms": round(wall * 1000, 1),
-                          "ms_per_run": round(wall * 1000 / runs, 2)})  # fmt: skip
+            curve.append(
+                {
+                    "x": runs,
+                    "wall_ms": round(wall * 1000, 1),
+                    "ms_per_run": round(wall * 1000 / runs, 2),
+                }
+            )
     return curve
 
 

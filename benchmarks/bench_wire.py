@@ -36,8 +36,13 @@ PIECE = 64 * 1024  # what one socket read hands both readers
 
 def events(count: int) -> list[agents.Event]:
     """`count` events shaped like an agent run: mostly text, some tools, one error, Done."""
-    rate = rc.ErrorDetail.create("provider_rate_limited", "429 from upstream", retry_after_ms=2000,
-                                 source="claude", details={"request_id": "req_0123"})  # fmt: skip
+    rate = rc.ErrorDetail.create(
+        "provider_rate_limited",
+        "429 from upstream",
+        retry_after_ms=2000,
+        source="claude",
+        details={"request_id": "req_0123"},
+    )
     made: list[agents.Event] = []
     for number in range(count - 1):
         kind = number % 20
@@ -116,13 +121,17 @@ def _write_rows(sent: list[agents.Event]) -> dict[str, tuple[float, int]]:
     size = len("".join(wire.to_sse(event, seq=n) for n, event in enumerate(sent, 1)))
 
     def floor() -> int:
-        out = [f"id: {n}\ndata: {json.dumps(_events.event_to_dict(e))}\n\n"
-               for n, e in enumerate(sent, 1)]  # fmt: skip
+        out = [
+            f"id: {n}\ndata: {json.dumps(_events.event_to_dict(e))}\n\n"
+            for n, e in enumerate(sent, 1)
+        ]
         return len(out)
 
     def sse_starlette() -> int:
-        out = [ServerSentEvent(json.dumps(_events.event_to_dict(e)), id=str(n), sep="\n").encode()
-               for n, e in enumerate(sent, 1)]  # fmt: skip
+        out = [
+            ServerSentEvent(json.dumps(_events.event_to_dict(e)), id=str(n), sep="\n").encode()
+            for n, e in enumerate(sent, 1)
+        ]
         return len(out)
 
     def ours() -> int:

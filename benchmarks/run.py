@@ -38,8 +38,12 @@ def _bench(script: str, *args: str, timeout: float = 1800) -> dict[str, Any]:
     """One table, as the JSON its script prints (its stderr passed on)."""
     result = subprocess.run(
         [sys.executable, str(HERE / script), "--json", *args],
-        capture_output=True, text=True, timeout=timeout, check=False, cwd=REPO,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=REPO,
+    )
     if result.returncode != 0:
         return {"failed": f"{script} exited {result.returncode}: {result.stderr[-2000:]}"}
     parsed: dict[str, Any] = json.loads(result.stdout)

@@ -129,10 +129,13 @@ def _add_exec_command(sub: Any) -> None:
     )
     p_exec.add_argument("--json", action="store_true", help="print the envelope on stdout")
     p_exec.add_argument(
-        "--retries", type=count_argument, default=3, metavar="N",
+        "--retries",
+        type=count_argument,
+        default=3,
+        metavar="N",
         help="reissue transient failures at most N times in all (default 3; the ladder also "
         "stops after 3 in a row of one code)",
-    )  # fmt: skip
+    )
     p_exec.add_argument(
         "--fix",
         action="store_true",
@@ -149,9 +152,11 @@ def _add_exec_command(sub: Any) -> None:
     )
     p_exec.add_argument("--timeout", type=seconds_argument, metavar="S", help="seconds per attempt")
     p_exec.add_argument(
-        "--fix-timeout", type=seconds_argument, metavar="S",
+        "--fix-timeout",
+        type=seconds_argument,
+        metavar="S",
         help="seconds a fix may run before it is stopped (default 120)",
-    )  # fmt: skip
+    )
     p_exec.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS")
     p_exec.set_defaults(run=_lazy("cmd_exec", "..tools._exec"))
 
@@ -192,10 +197,12 @@ def _add_run_command(sub: Any) -> None:
     )
     p_run.add_argument("prompt", help="what the CLI should do (not empty)")
     p_run.add_argument(
-        "--cli", default="auto", type=cli_argument,
+        "--cli",
+        default="auto",
+        type=cli_argument,
         help="claude, codex, gemini, auto (default: the first usable) or an order to fall back "
         "through, such as claude,codex,gemini",
-    )  # fmt: skip
+    )
     p_run.add_argument("--json", action="store_true", help="print events as NDJSON")
     p_run.add_argument(
         "--fake",

@@ -277,8 +277,15 @@ class Printer:
             self.next_line = now + self.every
 
     def _waiting(self, now: float) -> Waiting:
-        return Waiting(self.cli, now, self.started, self.last_event, self.deadlines,
-                       self.retry, self.last_warning)  # fmt: skip
+        return Waiting(
+            self.cli,
+            now,
+            self.started,
+            self.last_event,
+            self.deadlines,
+            self.retry,
+            self.last_warning,
+        )
 
     def _write(self, event: agents.Event) -> None:
         if isinstance(event, agents.TextDelta):

@@ -238,9 +238,12 @@ _holds = _Holds()
 
 def _attempt_failed(exc: Exception, where: _Attempt, cap: int) -> RecoverableStepError:
     detail = _attempt_detail(
-        classify(exc), attempt=where.number, attempts=where.of,
-        sdk_retried=_sdk_retried(exc), max_retry_after_ms=cap,
-    )  # fmt: skip
+        classify(exc),
+        attempt=where.number,
+        attempts=where.of,
+        sdk_retried=_sdk_retried(exc),
+        max_retry_after_ms=cap,
+    )
     hint = detail.retry_after_ms
     if where.key is not None and hint and _retries(detail):
         _holds.hold(where.key, hint / 1000)

@@ -222,9 +222,14 @@ def _bedrock(fault: Fault, model: str, stream: bool) -> None:
         return AWSResponse(request.url, response.status, dict(response.headers), raw)
 
     config = Config(retries={"total_max_attempts": 1})
-    client = boto3.client("bedrock-runtime", endpoint_url=_BASE, region_name="us-east-1",
-                          aws_access_key_id="AKIAFAKEFAKEFAKEFAKE",
-                          aws_secret_access_key="fake-secret", config=config)  # fmt: skip
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=_BASE,
+        region_name="us-east-1",
+        aws_access_key_id="AKIAFAKEFAKEFAKEFAKE",
+        aws_secret_access_key="fake-secret",
+        config=config,
+    )
     client.meta.events.register("before-send.bedrock-runtime", send)
     messages: Any = [{"role": "user", "content": [{"text": "hi"}]}]
     model_id = _BEDROCK_MODEL if model == DEFAULT_MODEL else model

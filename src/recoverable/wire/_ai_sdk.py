@@ -112,10 +112,17 @@ class UiMessageStream:
         return self._delta("reasoning", event.text)
 
     def _tool_start(self, event: ToolStart) -> list[dict[str, Any]]:
-        return [*self._step(), *self._close(), {"type": "tool-input-available",
+        return [
+            *self._step(),
+            *self._close(),
+            {
+                "type": "tool-input-available",
                 "toolCallId": public_tool_text(event.tool_id) or "",
                 "toolName": public_tool_text(event.name) or "",
-                "input": public_tool_input(event.input), "dynamic": True}]  # fmt: skip
+                "input": public_tool_input(event.input),
+                "dynamic": True,
+            },
+        ]
 
     def _tool_end(self, event: ToolEnd) -> list[dict[str, Any]]:
         return [*self._step(), *self._close(), _tool_end(event)]
@@ -209,8 +216,12 @@ def error_data(
 def _tool_end(event: ToolEnd) -> dict[str, Any]:
     call = public_tool_text(event.tool_id) or ""
     if event.success is True:
-        return {"type": "tool-output-available", "toolCallId": call,
-                "output": public_tool_text(event.output), "dynamic": True}  # fmt: skip
+        return {
+            "type": "tool-output-available",
+            "toolCallId": call,
+            "output": public_tool_text(event.output),
+            "dynamic": True,
+        }
     # The tool's own error text is developer text: its classified sentence instead.
     detail = event.detail
     text = (
@@ -218,8 +229,7 @@ def _tool_end(event: ToolEnd) -> dict[str, Any]:
         if not isinstance(detail, ErrorDetail)
         else public_sentence(detail)
     )
-    return {"type": "tool-output-error", "toolCallId": call, "errorText": text,
-            "dynamic": True}  # fmt: skip
+    return {"type": "tool-output-error", "toolCallId": call, "errorText": text, "dynamic": True}
 
 
 def sse_data(data: dict[str, Any] | str) -> str:

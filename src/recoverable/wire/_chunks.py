@@ -151,8 +151,9 @@ def chunk_data(chunk: Chunk, *, public: bool = False, seq: bool = True) -> dict[
 def chunk_json(data: dict[str, Any]) -> str:
     """A chunk as one line of JSON: no newline in it (U+2028 and the like are escaped too,
     so no line splitter cuts it), valid UTF-8 whatever its strings hold, no NaN."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=safe_str,
-                      allow_nan=False)  # fmt: skip
+    text = json.dumps(
+        data, ensure_ascii=False, separators=(",", ":"), default=safe_str, allow_nan=False
+    )
     if not text.isascii():
         text = valid_unicode(text)
         text = _LINE_BREAKS.sub(_escape, text)
@@ -177,9 +178,11 @@ def malformed(why: str, text: str = "") -> Chunk:
     if text:
         details["chunk"] = clean_text(text, _MAX_QUOTED)
     detail = unvalidated(
-        codes["tool_output_invalid"], f"malformed stream chunk: {why}", source=WIRE_SOURCE,
+        codes["tool_output_invalid"],
+        f"malformed stream chunk: {why}",
+        source=WIRE_SOURCE,
         details=details,
-    )  # fmt: skip
+    )
     return Chunk(Error(detail, "warning"))
 
 
@@ -330,12 +333,13 @@ def _superseded(data: Mapping[str, Any]) -> AttemptSuperseded:
 _READERS: dict[str, Callable[[Mapping[str, Any]], StreamEvent]] = {
     TextDelta.type: lambda data: TextDelta(_str(data, "text")),
     ThinkingDelta.type: lambda data: ThinkingDelta(_str(data, "text")),
-    ToolStart.type: lambda data: ToolStart(_str(data, "tool_id"), _str(data, "name"),
-                                           data.get("input")),
+    ToolStart.type: lambda data: ToolStart(
+        _str(data, "tool_id"), _str(data, "name"), data.get("input")
+    ),
     ToolEnd.type: _tool_end,
     TurnEnd.type: lambda data: TurnEnd(_optional(data, "usage", dict)),
     Error.type: _error,
     Done.type: _done,
     Raw.type: _raw,
     AttemptSuperseded.type: _superseded,
-}  # fmt: skip
+}

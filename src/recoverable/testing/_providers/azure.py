@@ -86,8 +86,14 @@ def _error(route: Route, ctx: Context, fault: Fault) -> tuple[int, Any]:
     """Azure's own answer to `fault`, or OpenAI's relayed."""
     if fault.name == "content_policy":
         inner = {"code": "ResponsibleAIPolicyViolation", "content_filter_result": _filter_results()}
-        error = {"message": _FILTERED, "type": None, "param": "prompt", "code": "content_filter",
-                 "status": 400, "innererror": inner}  # fmt: skip
+        error = {
+            "message": _FILTERED,
+            "type": None,
+            "param": "prompt",
+            "code": "content_filter",
+            "status": 400,
+            "innererror": inner,
+        }
         return 400, {"error": error}
     row = _AZURE_ERRORS.get(fault.name)
     if row is None:

@@ -165,8 +165,11 @@ def _bad_body(ctx: Context, problem: BodyError) -> tuple[int, Any]:
 
 def _usage(ctx: Context, reply: Reply | None) -> dict[str, int]:
     out = out_tokens(reply) if reply is not None else 0
-    return {"inputTokens": ctx.input_tokens, "outputTokens": out,
-            "totalTokens": ctx.input_tokens + out}  # fmt: skip
+    return {
+        "inputTokens": ctx.input_tokens,
+        "outputTokens": out,
+        "totalTokens": ctx.input_tokens + out,
+    }
 
 
 def _stop(reply: Reply) -> str:
@@ -176,8 +179,11 @@ def _stop(reply: Reply) -> str:
 def _content(ctx: Context, reply: Reply) -> list[dict[str, Any]]:
     if reply.kind == "text":
         return [{"text": reply.content}]
-    call = {"toolUseId": ctx.ident("tooluse_"), "name": reply.tool_name,
-            "input": dict(reply.tool_arguments)}  # fmt: skip
+    call = {
+        "toolUseId": ctx.ident("tooluse_"),
+        "name": reply.tool_name,
+        "input": dict(reply.tool_arguments),
+    }
     return [{"toolUse": call}]
 
 
@@ -207,9 +213,11 @@ def _events(route: Route, ctx: Context, reply: Reply, cut: int | None) -> list[b
         head.append(_event("contentBlockStart", {"start": start, "contentBlockIndex": 0}))
         arguments = json.dumps(dict(reply.tool_arguments), separators=(",", ":"))
         deltas = [
-            _event("contentBlockDelta", {"delta": {"toolUse": {"input": arguments}},
-                                         "contentBlockIndex": 0})
-        ]  # fmt: skip
+            _event(
+                "contentBlockDelta",
+                {"delta": {"toolUse": {"input": arguments}}, "contentBlockIndex": 0},
+            )
+        ]
     tail = [
         _event("contentBlockStop", {"contentBlockIndex": 0}),
         _event("messageStop", {"stopReason": _stop(reply)}),

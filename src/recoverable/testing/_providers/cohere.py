@@ -76,8 +76,12 @@ def _body(route: Route, ctx: Context, reply: Reply) -> tuple[int, Any]:
         message["content"] = [{"type": "text", "text": reply.content}]
     else:
         message["tool_calls"] = [_tool_call(ctx, reply)]
-    return 200, {"id": ctx.ident(""), "message": message, "finish_reason": _finish(reply),
-                 "usage": _usage(ctx, reply)}  # fmt: skip
+    return 200, {
+        "id": ctx.ident(""),
+        "message": message,
+        "finish_reason": _finish(reply),
+        "usage": _usage(ctx, reply),
+    }
 
 
 def _event(kind: str, **fields: Any) -> bytes:
@@ -85,8 +89,15 @@ def _event(kind: str, **fields: Any) -> bytes:
 
 
 def _events(route: Route, ctx: Context, reply: Reply, cut: int | None) -> list[bytes]:
-    start = {"message": {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [],
-                         "citations": []}}  # fmt: skip
+    start = {
+        "message": {
+            "role": "assistant",
+            "content": [],
+            "tool_plan": "",
+            "tool_calls": [],
+            "citations": [],
+        }
+    }
     head = [_event("message-start", id=ctx.ident(""), delta=start)]
     if reply.kind == "text":
         empty = {"message": {"content": {"type": "text", "text": ""}}}

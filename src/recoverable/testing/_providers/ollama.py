@@ -78,10 +78,16 @@ def _line(doc: Any) -> bytes:
 def _events(route: Route, ctx: Context, reply: Reply, cut: int | None) -> list[bytes]:
     texts = pieces(reply.content) if reply.kind == "text" else [""]
     deltas = [
-        _line({"model": route.model_or_default, "created_at": _CREATED,
-               "message": _message(reply, text), "done": False})
+        _line(
+            {
+                "model": route.model_or_default,
+                "created_at": _CREATED,
+                "message": _message(reply, text),
+                "done": False,
+            }
+        )
         for text in texts
-    ]  # fmt: skip
+    ]
     tail = [_line(_done(route, ctx, reply, {"role": "assistant", "content": ""}))]
     return kept_events([], deltas, tail, cut)
 

@@ -72,8 +72,12 @@ def _anthropic_overloaded(route: Route, ctx: Context, fault: Fault, model: str) 
 
 
 def _moderation(route: Route, ctx: Context, fault: Fault, model: str) -> Any:
-    return {"reasons": ["violence"], "flagged_input": "...a flagged sentence...",
-            "provider_name": "OpenAI", "model_slug": model}  # fmt: skip
+    return {
+        "reasons": ["violence"],
+        "flagged_input": "...a flagged sentence...",
+        "provider_name": "OpenAI",
+        "model_slug": model,
+    }
 
 
 # fault: (status, message, its metadata); the others are OpenAI's answers, as they were.

@@ -45,8 +45,7 @@ def _error(route: Route, ctx: Context, fault: Fault) -> tuple[int, Any]:
         return _relayed(route, ctx, fault)
     status, message, kind = row
     text = message.format(model=fault.model or route.model_or_default)
-    return status, {"object": "error", "message": text, "type": kind, "param": None,
-                    "code": status}  # fmt: skip
+    return status, {"object": "error", "message": text, "type": kind, "param": None, "code": status}
 
 
 PROVIDER = Provider(
