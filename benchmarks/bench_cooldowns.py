@@ -75,9 +75,9 @@ def main() -> None:
     rows["acall, no cooldowns"] = per_acall_us(plain, 100_000 // scale)
     with tempfile.TemporaryDirectory() as folder, redis_server() as url:
         stores = {
-            "memory": (rc.Cooldowns.memory(), 100_000),
-            "sqlite": (rc.Cooldowns.sqlite(Path(folder) / "fleet.sqlite3"), 5_000),
-            "redis": (rc.Cooldowns.redis(url), 5_000),
+            "memory": (rc.fleet.Cooldowns.memory(), 100_000),
+            "sqlite": (rc.fleet.Cooldowns.sqlite(Path(folder) / "fleet.sqlite3"), 5_000),
+            "redis": (rc.fleet.Cooldowns.redis(url), 5_000),
         }
         for name, (cooldowns, count) in stores.items():
             key = cooldowns.key(source="openai", model="gpt-4o", credential="sk-bench")

@@ -3,7 +3,7 @@
 8 worker processes make 400 chat completions with the real openai client (its retries off)
 against FakeProvider's rate-limit mode (a token bucket per API key, 20 requests per second),
 all with the same key, each call under `rc.retry`: once with each worker on its own (it
-obeys every retry-after it is given), once with `cooldowns=rc.Cooldowns.redis(...)` (a
+obeys every retry-after it is given), once with `cooldowns=rc.fleet.Cooldowns.redis(...)` (a
 real redis-server on 127.0.0.1), each call a task with a budget. Then both again with half
 the workers killed (SIGKILL) mid-run and started again, as a supervisor would: they skip
 the calls already done (a Redis set) and the budgets go on counting. Prints a Markdown table:
@@ -50,7 +50,7 @@ def worker(spec: dict[str, Any]) -> None:
     policy = rc.RetryPolicy(attempts=100_000)
     fleet = None
     if spec["shared"]:
-        fleet = rc.Cooldowns.redis(spec["redis"], prefix=spec["prefix"]).key(
+        fleet = rc.fleet.Cooldowns.redis(spec["redis"], prefix=spec["prefix"]).key(
             source="openai", model=MODEL, credential=API_KEY
         )
     done_key = spec["prefix"] + "done"

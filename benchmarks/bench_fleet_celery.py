@@ -76,9 +76,9 @@ def _bookkeeping() -> Any:
 
 
 @functools.cache
-def _fleet(prefix: str) -> rc.Cooldowns:
+def _fleet(prefix: str) -> rc.fleet.Cooldowns:
     # Short waits (a pace of a few slots) are waited in the worker; longer ones are countdowns.
-    return rc.Cooldowns.redis(REDIS_URL, prefix=prefix, max_wait_ms=1000).key(
+    return rc.fleet.Cooldowns.redis(REDIS_URL, prefix=prefix, max_wait_ms=1000).key(
         source="openai", model=MODEL, credential=API_KEY
     )
 
@@ -90,7 +90,7 @@ def _client(url: str) -> Any:
     return openai.OpenAI(api_key=API_KEY, base_url=url, max_retries=0)
 
 
-def call_key(task: Any) -> rc.Cooldowns | None:
+def call_key(task: Any) -> rc.fleet.Cooldowns | None:
     """The shared key with a budget for this task (its id: the same after a redelivery)."""
     _call, _url, prefix, shared = task.request.args
     if not shared:

@@ -6,7 +6,7 @@ Table 1 times `classify` (and `ErrorDetail.create` for the payload rows) over a 
 hostile values: shared and cyclic structure, deep nesting, exception groups that repeat a
 sub-group, cause chains 100k deep, huge arguments, absurd hints, credentials in the text.
 The figure that matters is the worst row: nothing may take long, whatever its shape.
-Table 2 times `rc.scrub` on clean text of three lengths and on text that holds a key, and
+Table 2 times `rc.secrets.scrub` on clean text of three lengths and on text that holds a key, and
 `classify` on three real SDK exceptions with the scrubber on and swapped for an identity, in
 the same process, so the ratio is the scrubber's share of a classification.
 """
@@ -128,7 +128,7 @@ def _identity(text: str) -> str:
 
 def _cold(text: str) -> Callable[[], object]:
     """The scrubber on a text it has not seen lately (it remembers the last texts)."""
-    forget, scrub = _secrets.forget, rc.scrub
+    forget, scrub = _secrets.forget, rc.secrets.scrub
     return lambda: (forget(), scrub(text))
 
 
@@ -147,7 +147,9 @@ def scrubber_rows(calls: int) -> list[dict[str, Any]]:
     }
     rows: list[dict[str, Any]] = []
     for name, text in texts.items():
-        rows.append({"what": f"scrub: {name}", "us": _per_call_us(_bound(rc.scrub, text), calls)})
+        rows.append(
+            {"what": f"scrub: {name}", "us": _per_call_us(_bound(rc.secrets.scrub, text), calls)}
+        )
         rows.append({"what": f"scrub, first sight: {name}", "us": _per_call_us(_cold(text), calls)})
     for case in (CASES[0], CASES[1], CASES[7]):
         error = case.build()

@@ -85,13 +85,13 @@ def _client(url: str, how: str) -> openai.OpenAI:
 
 
 @functools.cache
-def shared_fleet(redis_url: str, prefix: str, max_wait_ms: int | None) -> rc.Cooldowns:
+def shared_fleet(redis_url: str, prefix: str, max_wait_ms: int | None) -> rc.fleet.Cooldowns:
     """The key every worker shares: one per test (its `prefix`) in the tests' redis-server."""
-    fleet = rc.Cooldowns.redis(redis_url, prefix=prefix, max_wait_ms=max_wait_ms)
+    fleet = rc.fleet.Cooldowns.redis(redis_url, prefix=prefix, max_wait_ms=max_wait_ms)
     return fleet.key(source="openai", model=MODEL)
 
 
-def shared_key(task: Any) -> rc.Cooldowns | None:
+def shared_key(task: Any) -> rc.fleet.Cooldowns | None:
     """`recoverable_cooldowns=` as a function of the task: its args name the key (None: no
     key)."""
     _url, _how, fleet = task.request.args

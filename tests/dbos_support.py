@@ -160,7 +160,7 @@ def outcome(run: Any) -> dict[str, Any]:
         return {
             "error_class": type(error).__name__,
             "cause_class": None if cause is None else type(cause).__name__,
-            "detail": rdb.detail_from_error(error).to_dict(),
+            "detail": rdb.read_error(error).to_dict(),
         }
 
 

@@ -50,18 +50,17 @@ class ClassifyInside:
         rate_limited = rc.ErrorDetail.create("provider_rate_limited", retry_after_ms=1500)
         rc.register_code("sandbox_store_missing", user_message="The store is missing.")
         remove = rc.add_classifier(_own_stage)
-        rc.add_secret_pattern(re.compile(r"tok-[0-9]{5}"))
+        rc.secrets.add_secret_pattern(re.compile(r"tok-[0-9]{5}"))
         try:
             return {
                 "refused": refused,
                 "network": rc.classify(ConnectionRefusedError("refused")).code,
                 "group": rc.classify(group).to_dict(),
                 "own_stage": rc.classify(KeyError("sandbox store")).code,
-                "scrubbed": rc.scrub("token tok-12345 here"),
-                "round_trip": rt.detail_from_failure(rt.to_application_error(rate_limited))
-                == rate_limited,
+                "scrubbed": rc.secrets.scrub("token tok-12345 here"),
+                "round_trip": rt.read_error(rt.to_application_error(rate_limited)) == rate_limited,
                 "non_retryable_codes": rt.non_retryable_codes(),
-                "forged": rt.detail_from_failure(
+                "forged": rt.read_error(
                     ApplicationError(
                         "x", {"code": "provider_auth_failed", "message": "x", "fix_command": "rm"}
                     )
@@ -112,7 +111,7 @@ class Cancellable:
                 heartbeat_timeout=timedelta(seconds=2) if mode == "heartbeat" else None,
             )
         except ActivityError as error:
-            return rt.detail_from_failure(error).to_dict()
+            return rt.read_error(error).to_dict()
         return {"finished": True}
 
 
@@ -136,5 +135,5 @@ class TimesOut:
         try:
             await workflow.execute_activity(slow_or_failing, mode, retry_policy=policy, **timeouts)
         except ActivityError as error:
-            return rt.detail_from_failure(error).to_dict()
+            return rt.read_error(error).to_dict()
         return {"finished": True}

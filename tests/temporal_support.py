@@ -91,5 +91,5 @@ class CallModel:
             while link is not None:
                 chain.append(f"{type(link).__name__}: {link}")
                 link = link.cause if isinstance(link, TemporalError) else None
-            return {"error": rt.detail_from_failure(error).to_dict(), "chain": chain}
+            return {"error": rt.read_error(error).to_dict(), "chain": chain}
         return {"text": text}

@@ -23,7 +23,7 @@ def _quiet(ms: int) -> rc.ErrorDetail:
 
 
 def test_a_quota_failure_stops_the_key_and_the_next_run_skips_that_cli(tmp_path: Path) -> None:
-    fleet = rc.Cooldowns.memory()
+    fleet = rc.fleet.Cooldowns.memory()
     with FakeProvider() as fake:
         fake.fail(Fault.insufficient_quota(), times=1)
         first = agents.run_sync("Say hello.", ORDER, cooldowns=fleet, **_options(fake, tmp_path))
@@ -46,7 +46,7 @@ def test_a_quota_failure_stops_the_key_and_the_next_run_skips_that_cli(tmp_path:
 
 
 async def test_a_long_quiet_time_fails_the_cli_fast_with_the_time_left(tmp_path: Path) -> None:
-    fleet = rc.Cooldowns.memory(max_wait_ms=0)
+    fleet = rc.fleet.Cooldowns.memory(max_wait_ms=0)
     fleet.key(source="claude").after_failure(_quiet(30_000), GO)
     with FakeProvider() as fake:
         options = _options(fake, tmp_path)
@@ -65,7 +65,7 @@ async def test_a_long_quiet_time_fails_the_cli_fast_with_the_time_left(tmp_path:
 
 
 def test_a_short_quiet_time_is_waited_out_then_the_cli_runs(tmp_path: Path) -> None:
-    fleet = rc.Cooldowns.memory()
+    fleet = rc.fleet.Cooldowns.memory()
     fleet.key(source="claude").after_failure(_quiet(600), GO)
     with FakeProvider() as fake:
         started = time.monotonic()
@@ -82,7 +82,7 @@ def test_a_short_quiet_time_is_waited_out_then_the_cli_runs(tmp_path: Path) -> N
 
 
 def test_the_key_of_each_cli_and_bad_cooldowns() -> None:
-    fleet = rc.Cooldowns.memory()
+    fleet = rc.fleet.Cooldowns.memory()
     assert cli_gate(None, "claude", None).key is None
     assert cli_gate(fleet, "claude", "opus").key.scope == "claude/opus/*"  # type: ignore[union-attr]
     mine = fleet.key("mine")

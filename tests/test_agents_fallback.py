@@ -67,7 +67,7 @@ async def test_quota_on_the_first_cli_moves_to_the_second(tmp_path: Path) -> Non
     assert [type(e) for e in events].count(agents.Done) == 1
     _assert_fell_back_to_codex(done.result, fake)
     # Claude's deciding error reached the caller as a warning naming the next CLI.
-    [left] = [e for e in events if isinstance(e, agents.Error)]
+    [left] = [e for e in events if isinstance(e, agents.ErrorEvent)]
     assert (left.severity, left.detail.code, left.detail.details["fallback_to"]) == (
         "warning", "provider_quota_exceeded", "codex",
     )  # fmt: skip
@@ -146,7 +146,7 @@ def test_no_fallback_once_a_tool_has_run(tmp_path: Path) -> None:
 
 
 def test_raise_for_error_composes_with_retry_and_fallback(tmp_path: Path) -> None:
-    rc.set_testing(True)  # no real waits
+    rc.testing.set_testing(True)  # no real waits
     try:
         with FakeProvider() as fake:
             options = _options(fake, tmp_path)
@@ -170,7 +170,7 @@ def test_raise_for_error_composes_with_retry_and_fallback(tmp_path: Path) -> Non
             assert (chosen.name, chosen.value.cli) == ("claude", "claude")
             assert [f.code for f in chosen.failures] == ["provider_auth_failed"]
     finally:
-        rc.set_testing(False)
+        rc.testing.set_testing(False)
     _no_leftovers(tmp_path)
 
 
@@ -182,16 +182,16 @@ def test_moving_on_is_the_registrys_fallback_column(row: Any) -> None:
     error = rc.ErrorDetail.create(row.code, "failed", source="claude")
     failures: list[rc.ErrorDetail] = []
     gate = FallbackGate(failures, "codex")
-    out = gate.feed(agents.Error(error))
+    out = gate.feed(agents.ErrorEvent(error))
     assert out == []  # the deciding error waits for Done
     out = gate.feed(agents.Done(agents.RunResult(False, error=error, cli="claude")))
     if row.fallback:
         assert (gate.finished, failures, len(out)) == (False, [error], 1)
-        assert isinstance(out[0], agents.Error) and out[0].severity == "warning"
+        assert isinstance(out[0], agents.ErrorEvent) and out[0].severity == "warning"
     else:
         assert (gate.finished, failures) == (True, [])
-        assert [type(e) for e in out] == [agents.Error, agents.Done]
-        assert isinstance(out[0], agents.Error) and out[0].severity == "error"
+        assert [type(e) for e in out] == [agents.ErrorEvent, agents.Done]
+        assert isinstance(out[0], agents.ErrorEvent) and out[0].severity == "error"
 
 
 def test_the_last_cli_of_the_order_never_moves_on() -> None:
@@ -239,7 +239,7 @@ def test_gemini_retries_reach_the_caller_as_they_happen(tmp_path: Path) -> None:
         events = list(agents.stream_sync("Say hello.", "gemini", env=env, inherit_env=False,
                                          cwd=str(tmp_path), timeout=90.0))  # fmt: skip
     _no_leftovers(tmp_path)
-    retries = [e for e in events if isinstance(e, agents.Error) and e.is_retry]
+    retries = [e for e in events if isinstance(e, agents.ErrorEvent) and e.is_retry]
     assert [(e.detail.code, e.detail.retryable, e.detail.source) for e in retries] == [
         ("provider_rate_limited", True, "gemini"),
     ]  # the code Gemini's final error would get for the same text (a per-minute quota)
@@ -259,7 +259,7 @@ def test_the_gemini_stderr_retry_lines_are_read_strictly() -> None:
     [event] = _gemini.stderr_line(
         "Attempt 2 failed with status 503. Retrying with backoff... _ApiError: {...}", state
     )
-    assert isinstance(event, agents.Error) and event.is_retry
+    assert isinstance(event, agents.ErrorEvent) and event.is_retry
     assert (event.detail.code, event.detail.details["attempt"]) == ("provider_overloaded", 2)
     lines = [
         "Attempt 3 failed: The model is overloaded. Please try again later.",

@@ -152,7 +152,9 @@ async def test_provider_failures(
     assert (result.error.code, result.error.retryable, result.error.source) == (
         code, retryable, cli,
     )  # fmt: skip
-    failures = [e for e in result.events if isinstance(e, agents.Error) and e.severity == "error"]
+    failures = [
+        e for e in result.events if isinstance(e, agents.ErrorEvent) and e.severity == "error"
+    ]
     assert failures
     assert failures[-1].detail.code == code  # the stream carried the failure as an event
 
@@ -162,7 +164,7 @@ async def test_a_429_then_success_through_the_clis_own_retry(cli: str, tmp_path:
     result, fake = await _run(cli, tmp_path, fault=Fault.rate_limited(retry_after=1), times=1,
                               retries=1)  # fmt: skip
     assert (result.success, result.text) == (True, "Hello from FakeProvider.")
-    warnings = [e for e in result.events if isinstance(e, agents.Error)]
+    warnings = [e for e in result.events if isinstance(e, agents.ErrorEvent)]
     assert all(event.severity == "warning" for event in warnings)
     if cli in RETRIES_ON_STDOUT:
         assert [e.detail.code for e in warnings if e.is_retry] == ["provider_rate_limited"]

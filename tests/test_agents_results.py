@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable import agents
-from recoverable.agents import Error, RunOptions, TextDelta
+from recoverable.agents import ErrorEvent, RunOptions, TextDelta
 from recoverable.agents._answer import AnswerText
 from recoverable.agents._options import RUN_KEEP_EVENTS
 from recoverable.agents._parsing import KEPT_ERRORS, KEPT_TOOLS, ParseState
@@ -115,7 +115,7 @@ def test_the_event_log_keeps_the_last_events_within_its_count_and_bytes() -> Non
     log.add(TextDelta("big"), 95)
     assert [event.text for event in log.events] == ["big"]  # type: ignore[union-attr]
     nothing = EventLog(limit=0)
-    failure = Error(rc.ErrorDetail.create("unknown", "x"))
+    failure = ErrorEvent(rc.ErrorDetail.create("unknown", "x"))
     nothing.add(failure)
     assert (list(nothing.events), nothing.sent(failure.detail)) == ([], True)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from recoverable.agents import Error, RunOptions, RunResult, TextDelta, ToolEnd
+from recoverable.agents import ErrorEvent, RunOptions, RunResult, TextDelta, ToolEnd
 from recoverable.agents._replay import STDERR_TAIL_CHARS
 from recoverable.agents._run_sync import run_process_sync
 
@@ -74,7 +74,7 @@ async def test_an_oversize_line_is_an_error_event_and_the_stream_goes_on(tmp_pat
     """), max_line_bytes=100_000)  # fmt: skip
     assert result.success is True
     assert result.text == "ab"
-    errors = [e for e in result.events if isinstance(e, Error)]
+    errors = [e for e in result.events if isinstance(e, ErrorEvent)]
     assert [e.detail.code for e in errors] == ["cli_output_invalid", "cli_output_invalid"]
     assert "300028 bytes over the 100000-byte cap" in errors[0].detail.message
     assert errors[1].detail.message.startswith("invalid UTF-8")
@@ -90,7 +90,8 @@ async def test_a_ten_megabyte_line_with_no_newline_yet_is_cut_off(tmp_path: Path
         say(type="done")
     """), max_line_bytes=1_000_000)  # fmt: skip
     assert (result.success, result.text) == (True, "after")
-    assert [e.detail.code for e in result.events if isinstance(e, Error)] == ["cli_output_invalid"]
+    errors = [e.detail.code for e in result.events if isinstance(e, ErrorEvent)]
+    assert errors == ["cli_output_invalid"]
 
 
 async def test_spawn_enoent_is_cli_not_found(tmp_path: Path) -> None:

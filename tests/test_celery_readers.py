@@ -1,4 +1,4 @@
-"""The Celery readers on forged values: `detail_from_exception`, `detail_from_result` (over a
+"""The Celery readers on forged values: `read_error`, `read_result` (over a
 real redis-server holding forged task metas) and the attempt read from a task's message
 headers never raise, whatever they are given, and answer an `ErrorDetail` of a registered
 code (a table of attacks, then hypothesis).
@@ -185,13 +185,13 @@ def assert_sound(detail: object, code: str | None = None) -> None:
 @pytest.mark.parametrize("name", sorted(FORGED))
 def test_detail_from_exception_never_raises_on_a_forged_object(name: str) -> None:
     made, code = FORGED[name]
-    assert_sound(rcc.detail_from_exception(made()), code)  # type: ignore[arg-type]
+    assert_sound(rcc.read_error(made()), code)  # type: ignore[arg-type]
 
 
 def test_a_payload_that_is_ours_is_still_read() -> None:
     detail = rc.ErrorDetail.create("provider_overloaded", "busy", details={"attempt": 2})
-    assert rcc.detail_from_exception(Exception(detail.message, detail.to_dict())) == detail
-    assert rcc.detail_from_exception(rc.RecoverableError(detail)) == detail
+    assert rcc.read_error(Exception(detail.message, detail.to_dict())) == detail
+    assert rcc.read_error(rc.RecoverableError(detail)) == detail
 
 
 # --- hypothesis: any object built from hostile parts -------------------------------------
@@ -220,14 +220,14 @@ def forged_exceptions(draw: st.DrawFn) -> BaseException:
 @SETTINGS
 @given(forged_exceptions())
 def test_detail_from_exception_never_raises_on_any_forged_exception(error: BaseException) -> None:
-    assert_sound(rcc.detail_from_exception(error))
+    assert_sound(rcc.read_error(error))
 
 
 @SETTINGS
 @given(payloads | values)
 def test_detail_from_exception_never_raises_on_any_marker(detail: Any) -> None:
-    assert_sound(rcc.detail_from_exception(marker_with(detail)))
-    assert_sound(rcc.detail_from_exception(marker_with(LookAlike(lambda: detail))))
+    assert_sound(rcc.read_error(marker_with(detail)))
+    assert_sound(rcc.read_error(marker_with(LookAlike(lambda: detail))))
 
 
 # --- the attempt a forged message says -----------------------------------------------------
@@ -283,7 +283,7 @@ def test_the_attempt_is_always_between_1_and_retries_plus_1(
     assert 1 <= attempt <= counted + 1
 
 
-# --- detail_from_result over forged metas in a real redis-server ---------------------------
+# --- read_result over forged metas in a real redis-server ---------------------------
 
 _EXC = {"exc_type": "RecoverableError", "exc_module": "recoverable._core.error"}
 # name -> the raw meta stored for the task, the code read (None: the task did not fail;
@@ -346,7 +346,7 @@ def test_detail_from_result_never_raises_on_a_forged_meta(
     raw, code = METAS[name]
     task_id = "forged-" + name.replace(" ", "-")
     client.set(f"celery-task-meta-{task_id}", raw)
-    detail = rcc.detail_from_result(app.AsyncResult(task_id))
+    detail = rcc.read_result(app.AsyncResult(task_id))
     if code is None:
         assert detail is None
         return
@@ -360,9 +360,9 @@ def test_a_result_that_is_not_read_from_a_backend_is_read_too(tmp_path: Path) ->
     class Broken:
         result = property(_raise)
 
-    detail = rcc.detail_from_result(Broken())  # type: ignore[arg-type]
+    detail = rcc.read_result(Broken())  # type: ignore[arg-type]
     assert_sound(detail, "unknown")
-    assert rcc.detail_from_result(SimpleNamespace(result=ValueError("x"))) is not None  # type: ignore[arg-type]
+    assert rcc.read_result(SimpleNamespace(result=ValueError("x"))) is not None  # type: ignore[arg-type]
 
 
 FORGED_SINCE = [math.nan, math.inf, -math.inf, 10**400, -(10**400), "1e9", True, None, [1.0],
@@ -375,7 +375,7 @@ def test_a_forged_waiting_since_header_never_raises(since: object) -> None:
     `cooldown_too_long` (a time long past): never an exception of its own."""
     eager = Celery("forged-since", broker="memory://", backend="cache+memory://")
     eager.conf.task_always_eager = True
-    fleet = rc.Cooldowns.memory().key("forged-since")
+    fleet = rc.fleet.Cooldowns.memory().key("forged-since")
 
     @eager.task(bind=True, base=rcc.ClassifiedTask, recoverable_cooldowns=fleet, name="since")
     def ask(self: Any) -> int:
@@ -391,6 +391,6 @@ def test_a_forged_waiting_since_header_never_raises(since: object) -> None:
     if waited.state == "SUCCESS":
         assert waited.get() == 1
     else:  # a time long past: this attempt has waited its policy's longest already
-        detail = rcc.detail_from_result(waited)
+        detail = rcc.read_result(waited)
         assert detail is not None and detail.details["gave_up"] == "cooldown_too_long"
         assert type(since) in (int, float) and since < 1e9

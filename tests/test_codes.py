@@ -36,7 +36,7 @@ def test_the_table_holds_every_code_of_the_design() -> None:
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.code)
-def test_every_row_is_complete_and_valid(row: rc.Code) -> None:
+def test_every_row_is_complete_and_valid(row: rc.CodeRow) -> None:
     check_row(row, rc.codes.destructive_subcommands)  # the same check a user's registration gets
     assert row.user_message.strip()
     assert 0 < row.exit_code <= 13 or row.exit_code == 130  # the spec's table, and Ctrl-C
@@ -45,7 +45,7 @@ def test_every_row_is_complete_and_valid(row: rc.Code) -> None:
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.code)
-def test_user_sentences_name_no_code_id_or_cause(row: rc.Code) -> None:
+def test_user_sentences_name_no_code_id_or_cause(row: rc.CodeRow) -> None:
     sentence = row.user_message
     assert sentence[0].isupper() and sentence.endswith(".")
     assert "_" not in sentence  # no code names
@@ -144,7 +144,7 @@ def test_safe_fix_commands_are_accepted(command: str) -> None:
 )
 def test_unsafe_fix_commands_are_refused(command: str, rule: str) -> None:
     """The whole corpus is tests/test_fix_command_validator.py; these are the registry's door."""
-    with pytest.raises(rc.FixCommandRejected) as refused:
+    with pytest.raises(rc.tools.FixCommandRejected) as refused:
         validate_fix_command(command)
     assert refused.value.rule == rule
     assert str(refused.value).startswith("fix_command ")
@@ -228,7 +228,7 @@ def test_register_code_refuses_bad_rows(kwargs: dict[str, object], match: str) -
 
 
 def test_create_refuses_an_unregistered_unsafe_fix_command() -> None:
-    with pytest.raises(rc.FixCommandRejected):
+    with pytest.raises(rc.tools.FixCommandRejected):
         rc.ErrorDetail.create(
             "invalid_input", "bad", fix_required="fix it", fix_command="tool fix $(whoami)"
         )

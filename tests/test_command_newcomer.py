@@ -279,7 +279,7 @@ def test_the_status_line_counts_down_the_retry_a_cli_announced() -> None:
     retry = rc.ErrorDetail.create(
         "provider_rate_limited", message, source="gemini", details=details
     )
-    printer.event(agents.Error(retry, "warning"))
+    printer.event(agents.ErrorEvent(retry, "warning"))
     time.sleep(2.5)
     printer.close()
     shown = err.getvalue()
@@ -487,7 +487,7 @@ def test_claudes_retry_warning_says_what_it_retries_and_when(
 
     line = json.dumps({"type": "system", "subtype": "api_retry", **fields})
     [event] = _claude.parse_line(line, _claude.new_state())
-    assert isinstance(event, rc.agents.Error) and event.is_retry
+    assert isinstance(event, rc.agents.ErrorEvent) and event.is_retry
     assert (event.detail.code, event.detail.message) == (code, message)
 
 

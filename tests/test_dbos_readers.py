@@ -1,4 +1,4 @@
-"""DBOS's readers on forged values: `rdb.detail_from_error` and `rdb.should_retry` read what
+"""DBOS's readers on forged values: `rdb.read_error` and `rdb.should_retry` read what
 DBOS gives back (another process's pickle, a portable-JSON error, a peer's copy of our marker
 classes) and never raise on it, whatever its attributes do: wrong types, huge ints, NaN,
 cycles, raising properties, forged markers and forged `DBOSMaxStepRetriesExceeded`s. A
@@ -153,7 +153,7 @@ BY_NAME = {name: (error, code) for name, error, code in ATTACKS}
 @pytest.mark.parametrize("name", NAMES)
 def test_the_readers_never_raise_on_a_forged_error(name: str) -> None:
     error, code = BY_NAME[name]
-    detail = rdb.detail_from_error(error)
+    detail = rdb.read_error(error)
     _assert_sound(detail)
     assert detail.code == code
     assert rdb.should_retry(error) in (True, False)
@@ -207,7 +207,7 @@ def forged_errors(draw: st.DrawFn) -> BaseException:
 @SETTINGS
 @given(forged_errors())
 def test_any_forged_error_is_read_without_raising(error: BaseException) -> None:
-    _assert_sound(rdb.detail_from_error(error))
+    _assert_sound(rdb.read_error(error))
     assert rdb.should_retry(error) in (True, False)
 
 
@@ -215,7 +215,7 @@ def test_any_forged_error_is_read_without_raising(error: BaseException) -> None:
 @given(json_like, texts)
 def test_any_portable_payload_is_read_without_raising(data: Any, name: str) -> None:
     error = PortableWorkflowError("m", name, None, data)
-    _assert_sound(rdb.detail_from_error(error))
+    _assert_sound(rdb.read_error(error))
     assert rdb.should_retry(error) in (True, False)
     assert rdb.should_retry(exceeded([error, error])) in (True, False)
 

@@ -102,7 +102,12 @@ REFERENCE = {
     "recoverable.wire": "wire",
     "recoverable.wire.asgi": "wire",
     "recoverable.testing": "testing",
+    "recoverable.fleet": "fleet",
+    "recoverable.tools": "tools",
     "recoverable.tools.toolkit": "toolkit",
+    "recoverable.secrets": "secrets",
+    "recoverable.instrumentation": "instrumentation",
+    "recoverable.adapters": "adapters",
     "recoverable.integrations.temporal": "integrations",
     "recoverable.integrations.celery": "integrations",
     "recoverable.integrations.dbos": "integrations",
@@ -213,15 +218,15 @@ def test_the_runnable_examples_run(page: str, monkeypatch: pytest.MonkeyPatch) -
     blocks = _python_blocks(page)
     assert len(blocks) == RUNNABLE[page]
     namespace: dict[str, object] = {"__name__": "docs"}
-    hooks = rc.get_failure_hooks()  # the otel page adds hooks
+    hooks = rc.instrumentation.get_failure_hooks()  # the otel page adds hooks
     try:
         for index, code in enumerate(blocks):
             exec(compile(code, f"{page} block {index}", "exec"), namespace)
     finally:
         if "store_missing" in rc.codes:  # the toolkit example registers it
             rc.codes.unregister("store_missing")
-        rc.set_testing(False)
-        rc.set_failure_hooks(hooks)
+        rc.testing.set_testing(False)
+        rc.instrumentation.set_failure_hooks(hooks)
 
 
 def test_the_wire_examples_are_the_readmes() -> None:

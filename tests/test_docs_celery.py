@@ -103,7 +103,7 @@ def test_tasks_py_and_caller_py_run_as_written_against_real_workers(
         store.close()
     assert len(budgets) == 1
     name = budgets[0].removeprefix("recoverable:task:")
-    fleet = rc.Cooldowns.redis(env["REDIS_URL"])
+    fleet = rc.fleet.Cooldowns.redis(env["REDIS_URL"])
     try:
         assert 1 <= fleet.task(name, max_attempts=5).usage().attempts <= 2
     finally:

@@ -107,7 +107,7 @@ def test_a_429_is_retried_once_after_the_servers_delay(app: Celery, fake: FakePr
     assert value["attempt"] == 2
     assert time.monotonic() - sent >= 1.0  # the server's second, not the policy's 50 ms
     assert [r.fault for r in fake.requests] == ["rate_limited", None]
-    assert rcc.detail_from_result(result) is None
+    assert rcc.read_result(result) is None
 
 
 def test_a_quota_error_is_not_retried_and_the_caller_reads_its_code(
@@ -117,7 +117,7 @@ def test_a_quota_error_is_not_retried_and_the_caller_reads_its_code(
     result = send(app, [fake.openai_url])
     wait(result)
     assert result.state == "FAILURE"
-    detail = rcc.detail_from_result(result)
+    detail = rcc.read_result(result)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.status) == ("provider_quota_exceeded", False, 429)
     assert (detail.source, detail.details["attempt"]) == ("openai", 1)
@@ -128,7 +128,7 @@ def test_a_quota_error_is_not_retried_and_the_caller_reads_its_code(
 def test_an_unknown_error_gets_celerys_default_no_retry(app: Celery, fake: FakeProvider) -> None:
     result = send(app, [fake.openai_url], mode="unknown")
     wait(result)
-    detail = rcc.detail_from_result(result)
+    detail = rcc.read_result(result)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.details["attempt"]) == ("unknown", False, 1)
     assert detail.message == "the reply had no field we expected"
@@ -140,7 +140,7 @@ def test_a_secret_in_the_error_is_not_stored_in_the_backend(
 ) -> None:
     result = send(app, [fake.openai_url], mode="secret")
     wait(result)
-    detail = rcc.detail_from_result(result)
+    detail = rcc.read_result(result)
     assert detail is not None
     assert detail.message.startswith("rejected key ")
     stored = json.dumps([result.backend.get_task_meta(result.id), result.traceback], default=str)
@@ -152,7 +152,7 @@ def test_rc_retry_inside_a_task_defers_to_celery(app: Celery, fake: FakeProvider
     fake.fail(Fault.overloaded(), times=None)
     result = send(app, [fake.openai_url], mode="inner_retry")
     wait(result)
-    detail = rcc.detail_from_result(result)
+    detail = rcc.read_result(result)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.details["attempt"]) == (
         "provider_overloaded", False, 3,
@@ -190,7 +190,7 @@ def test_200_tasks_over_two_workers_with_mixed_faults(app: Celery) -> None:
     assert workers == {f"w{n}@127.0.0.1" for n in range(1, WORKERS + 1)}
     for case, result, value in zip(cases, results, values, strict=True):
         _, _, attempts, code = LOAD_CASES[case]
-        detail = rcc.detail_from_result(result)
+        detail = rcc.read_result(result)
         if code is None:
             assert detail is None, (case, detail)
             assert value["attempt"] == attempts
@@ -224,10 +224,10 @@ def test_next_retry_prefers_the_server_hint_and_stops_on_the_rest() -> None:
 def test_a_stored_error_is_read_whatever_class_celery_rebuilt() -> None:
     detail = rc.ErrorDetail.create("provider_overloaded", "busy", details={"attempt": 2})
     synthesised = type("RecoverableError", (Exception,), {})(detail.message, detail.to_dict())
-    assert rcc.detail_from_exception(synthesised) == detail
-    assert rcc.detail_from_exception(rc.RecoverableError(detail)) == detail
+    assert rcc.read_error(synthesised) == detail
+    assert rcc.read_error(rc.RecoverableError(detail)) == detail
     forged = Exception("x", {"code": "provider_overloaded", "message": 3})
-    assert rcc.detail_from_exception(forged).code == "unknown"
+    assert rcc.read_error(forged).code == "unknown"
 
 
 def test_the_task_reports_its_decisions_to_the_failure_hooks() -> None:
@@ -242,15 +242,15 @@ def test_the_task_reports_its_decisions_to_the_failure_hooks() -> None:
             raise ConnectionRefusedError("refused")
         return "done"
 
-    before = rc.get_failure_hooks()
-    seen: list[rc.FailureEvent] = []
-    rc.set_failure_hooks([seen.append])
+    before = rc.instrumentation.get_failure_hooks()
+    seen: list[rc.instrumentation.FailureEvent] = []
+    rc.instrumentation.set_failure_hooks([seen.append])
     try:
         assert flaky.apply(args=[1]).get() == "done"
         calls.clear()
         failed = flaky.apply(args=[5])
     finally:
-        rc.set_failure_hooks(before)
+        rc.instrumentation.set_failure_hooks(before)
     assert [(e.kind, e.code, e.attempt, e.name) for e in seen] == [
         ("retry", "network_error", 1, "t"),
         ("retry", "network_error", 1, "t"),
@@ -258,7 +258,7 @@ def test_the_task_reports_its_decisions_to_the_failure_hooks() -> None:
         ("give_up", "network_error", 3, "t"),
     ]
     assert len(calls) == 3
-    detail = rcc.detail_from_result(failed)
+    detail = rcc.read_result(failed)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.details["attempts"]) == (
         "network_error",
@@ -273,7 +273,7 @@ def test_a_quiet_key_past_the_policys_longest_wait_stops_without_a_call() -> Non
     fleet's wait is not reported as a server's."""
     eager = Celery("eager-cooldowns", broker="memory://", backend="cache+memory://")
     eager.conf.task_always_eager = True
-    fleet = rc.Cooldowns.memory(max_wait_ms=0).key(source="openai", model="gpt-4o")
+    fleet = rc.fleet.Cooldowns.memory(max_wait_ms=0).key(source="openai", model="gpt-4o")
     calls: list[int] = []
 
     @eager.task(
@@ -293,16 +293,16 @@ def test_a_quiet_key_past_the_policys_longest_wait_stops_without_a_call() -> Non
         fleet.after_failure(detail, GO)
 
     quiet_for(20_000)
-    seen: list[rc.FailureEvent] = []
-    before = rc.get_failure_hooks()
-    rc.set_failure_hooks([seen.append])
+    seen: list[rc.instrumentation.FailureEvent] = []
+    before = rc.instrumentation.get_failure_hooks()
+    rc.instrumentation.set_failure_hooks([seen.append])
     try:
         quiet = ask.apply(args=[False])
     finally:
-        rc.set_failure_hooks(before)
+        rc.instrumentation.set_failure_hooks(before)
     assert calls == []  # no attempt spent on a quiet key
     assert [(e.kind, e.code, e.attempt) for e in seen] == [("give_up", "provider_rate_limited", 1)]
-    detail = rcc.detail_from_result(quiet)
+    detail = rcc.read_result(quiet)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.retry_after_ms) == (
         "provider_rate_limited", False, None,
@@ -319,7 +319,7 @@ def test_a_quiet_key_past_the_policys_longest_wait_stops_without_a_call() -> Non
 
     quiet_for(1000)  # this attempt was turned back 9.5 s ago already: 1 s more is past 10 s
     late = ask.apply(args=[False], headers={rcc.WAITING_SINCE_HEADER: time.time() - 9.5})
-    detail = rcc.detail_from_result(late)
+    detail = rcc.read_result(late)
     assert detail is not None and detail.details["gave_up"] == "cooldown_too_long"
     assert calls == [1]
 
@@ -328,7 +328,7 @@ def test_a_quiet_key_past_the_policys_longest_wait_stops_without_a_call() -> Non
     assert (len(calls), fleet.state().code) == (2, "provider_quota_exceeded")
     stopped = ask.apply(args=[False])
     assert len(calls) == 2
-    detail = rcc.detail_from_result(stopped)
+    detail = rcc.read_result(stopped)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.details["cooldown"]) == (
         "provider_quota_exceeded", False, "stop",
@@ -340,7 +340,7 @@ def test_a_wait_an_inner_key_computed_is_not_reported_as_a_servers() -> None:
     as `fleet_wait_ms`; a server's hint from the body stays `server_retry_after_ms`."""
     eager = Celery("eager-inner", broker="memory://", backend="cache+memory://")
     eager.conf.task_always_eager = True
-    inner = rc.Cooldowns.memory().key(source="openai", model="gpt-4o")
+    inner = rc.fleet.Cooldowns.memory().key(source="openai", model="gpt-4o")
     inner.after_failure(
         rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=120_000).detail, GO
     )
@@ -351,8 +351,8 @@ def test_a_wait_an_inner_key_computed_is_not_reported_as_a_servers() -> None:
             rc.retry(cooldowns=inner).call(lambda: None)
         raise rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=90_000)
 
-    fleet_said = rcc.detail_from_result(ask.apply(args=[True]))
-    server_said = rcc.detail_from_result(ask.apply(args=[False]))
+    fleet_said = rcc.read_result(ask.apply(args=[True]))
+    server_said = rcc.read_result(ask.apply(args=[False]))
     assert fleet_said is not None and server_said is not None
     assert fleet_said.details["gave_up"] == "cooldown_too_long"
     assert 110_000 < fleet_said.details["fleet_wait_ms"] <= 120_000
@@ -365,7 +365,7 @@ def test_a_wait_an_inner_key_computed_is_not_reported_as_a_servers() -> None:
 
 def test_a_task_called_as_a_function_waits_in_place() -> None:
     app = Celery("direct", broker="memory://", backend="cache+memory://")
-    fleet = rc.Cooldowns.memory(max_wait_ms=0).key(source="openai")
+    fleet = rc.fleet.Cooldowns.memory(max_wait_ms=0).key(source="openai")
 
     @app.task(bind=True, base=rcc.ClassifiedTask, recoverable_cooldowns=fleet, name="direct")
     def ask(self: Any) -> int:
@@ -382,10 +382,10 @@ def test_a_task_called_as_a_function_waits_in_place() -> None:
 def test_cooldowns_may_be_a_function_of_the_task_and_short_waits_happen_in_place() -> None:
     eager = Celery("eager-cooldowns-fn", broker="memory://", backend="cache+memory://")
     eager.conf.task_always_eager = True
-    fleet = rc.Cooldowns.memory(max_wait_ms=1000).key(source="openai")
+    fleet = rc.fleet.Cooldowns.memory(max_wait_ms=1000).key(source="openai")
     asked: list[str] = []
 
-    def per_call(task: Any) -> rc.Cooldowns:
+    def per_call(task: Any) -> rc.fleet.Cooldowns:
         asked.append(task.request.args[0])
         return fleet.task(f"ticket-{task.request.args[0]}", max_attempts=1)
 
@@ -405,7 +405,7 @@ def test_cooldowns_may_be_a_function_of_the_task_and_short_waits_happen_in_place
     assert asked == ["a"]  # a plain function set on the task class is called with the task
     assert fleet.task("ticket-a").usage().attempts == 1
     spent = ask.apply(args=["a"])  # the same ticket again: its budget of one is spent
-    detail = rcc.detail_from_result(spent)
+    detail = rcc.read_result(spent)
     assert detail is not None
     assert (detail.code, detail.details["budget"]) == ("run_budget_exceeded", "attempts")
 
@@ -480,7 +480,7 @@ def test_the_default_client_retries_itself_and_celery_retries_no_further(
     limited = send_shared(app, fake.openai_url, how="sdk")
     wait(limited)
     assert retry_counts(fake) == ["0", "1", "2"]  # 3 requests: the SDK's, none of Celery's
-    detail = rcc.detail_from_result(limited)
+    detail = rcc.read_result(limited)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.details["attempt"]) == (
         "provider_rate_limited", False, 1,
@@ -493,7 +493,7 @@ def test_the_default_client_retries_itself_and_celery_retries_no_further(
     quota = send_shared(app, fake.openai_url, how="sdk")
     wait(quota)
     assert retry_counts(fake) == ["0", "1", "2"]
-    detail = rcc.detail_from_result(quota)
+    detail = rcc.read_result(quota)
     assert detail is not None
     assert (detail.code, detail.details["attempt"], detail.details["sdk_retries"]) == (
         "provider_quota_exceeded", 1, 2,
@@ -516,7 +516,7 @@ def test_without_sdk_retries_celery_is_the_retry_layer_one_request_each(
     result = send_shared(app, fake.openai_url, how="without")
     wait(result)
     assert retry_counts(fake) == ["0", "0", "0"]  # three attempts, one request each
-    detail = rcc.detail_from_result(result)
+    detail = rcc.read_result(result)
     assert detail is not None
     assert (detail.code, detail.details["attempt"], detail.details["gave_up"]) == (
         "provider_overloaded", 3, "attempts",
@@ -539,7 +539,7 @@ def test_server_retry_after_ms_is_only_a_servers_word(
     fake.fail(Fault.rate_limited(retry_after=120), times=1)  # over the policy's 60 s
     told = send_shared(app, fake.openai_url)
     wait(told)
-    detail = rcc.detail_from_result(told)
+    detail = rcc.read_result(told)
     assert detail is not None
     assert (detail.details["gave_up"], detail.details["server_retry_after_ms"]) == (
         "retry_after_too_long", 120_000,
@@ -552,7 +552,7 @@ def test_server_retry_after_ms_is_only_a_servers_word(
     )
     quieted = send_shared(app, fake.openai_url, fleet=(prefix, None))
     wait(quieted)
-    detail = rcc.detail_from_result(quieted)
+    detail = rcc.read_result(quieted)
     assert detail is not None
     assert (detail.code, detail.retryable, detail.details["gave_up"]) == (
         "provider_rate_limited", False, "cooldown_too_long",

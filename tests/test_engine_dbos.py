@@ -263,18 +263,18 @@ def test_a_portable_error_is_read_from_its_data_and_a_forged_one_is_not_trusted(
     stored = PortableWorkflowError(
         "busy", "RecoverableStepError", "provider_overloaded", detail.to_dict()
     )
-    assert rdb.detail_from_error(stored) == detail
+    assert rdb.read_error(stored) == detail
     forged = PortableWorkflowError("x", "RecoverableStepError", "provider_overloaded", {"code": 5})
-    assert rdb.detail_from_error(forged).code == "unknown"
+    assert rdb.read_error(forged).code == "unknown"
     hostile = {"code": "provider_auth_failed", "message": "m", "fix_command": "rm -rf /"}
-    read = rdb.detail_from_error(PortableWorkflowError("x", "E", "c", hostile))
+    read = rdb.read_error(PortableWorkflowError("x", "E", "c", hostile))
     assert read.fix_command != "rm -rf /"
 
 
 def test_dbos_own_retries_running_out_give_the_last_detail_exhausted() -> None:
     last = rdb.RecoverableStepError(rc.ErrorDetail.create("provider_overloaded"))
     error = DBOSMaxStepRetriesExceeded("call_model", 3, [ConnectionResetError(), last, last])
-    detail = rdb.detail_from_error(error)
+    detail = rdb.read_error(error)
     assert (detail.code, detail.retryable) == ("provider_overloaded", False)
     assert (detail.details["attempts"], detail.details["retries_exhausted"]) == (3, True)
 
@@ -381,7 +381,7 @@ async def test_an_async_step_retries_as_classified() -> None:
 
 
 def test_the_step_consults_cooldowns_before_each_attempt() -> None:
-    fleet = rc.Cooldowns.memory(max_wait_ms=0).key(source="openai")
+    fleet = rc.fleet.Cooldowns.memory(max_wait_ms=0).key(source="openai")
     calls: list[int] = []
 
     @rdb.step(rc.RetryPolicy(attempts=3, initial_delay=0.001), cooldowns=fleet)

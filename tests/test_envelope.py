@@ -35,18 +35,18 @@ def custom_code() -> Iterator[str]:
 
 
 @pytest.mark.parametrize("row", list(rc.codes), ids=lambda row: row.code)
-def test_every_code_maps_to_upper_snake_and_back_exactly(row: rc.Code) -> None:
-    upper = rc.envelope_code(row.code)
+def test_every_code_maps_to_upper_snake_and_back_exactly(row: rc.CodeRow) -> None:
+    upper = rc.tools.to_envelope_code(row.code)
     assert upper == row.code.upper()
     assert upper.replace("_", "").isalnum() and upper.isupper()
-    assert rc.code_from_envelope(upper) == row.code
+    assert rc.tools.from_envelope_code(upper) == row.code
 
 
 def test_a_custom_code_maps_both_ways(custom_code: str) -> None:
-    assert rc.envelope_code(custom_code) == "DEPLOY_WINDOW_CLOSED"
-    assert rc.code_from_envelope("DEPLOY_WINDOW_CLOSED") == custom_code
+    assert rc.tools.to_envelope_code(custom_code) == "DEPLOY_WINDOW_CLOSED"
+    assert rc.tools.from_envelope_code("DEPLOY_WINDOW_CLOSED") == custom_code
     # and a code registered only elsewhere (another tool's) too
-    assert rc.code_from_envelope("QUOTA_BUCKET_EMPTY") == "quota_bucket_empty"
+    assert rc.tools.from_envelope_code("QUOTA_BUCKET_EMPTY") == "quota_bucket_empty"
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_a_custom_code_maps_both_ways(custom_code: str) -> None:
     ],
 )
 def test_the_specs_other_spellings_are_read_as_our_codes(spelling: str, code: str) -> None:
-    assert rc.code_from_envelope(spelling) == code
+    assert rc.tools.from_envelope_code(spelling) == code
     envelope = rc.Envelope.parse(_failure({"code": spelling, "message": "m"}))
     assert envelope.error is not None and envelope.error.code == code
     if spelling.lower() != code:
@@ -77,8 +77,11 @@ def test_the_specs_other_spellings_are_read_as_our_codes(spelling: str, code: st
 def test_a_registered_code_wins_over_an_alias() -> None:
     rc.register_code("token_expired", user_message="Your token has expired.")
     try:
-        assert rc.code_from_envelope("TOKEN_EXPIRED") == "token_expired"
-        assert rc.code_from_envelope(rc.envelope_code("token_expired")) == "token_expired"
+        assert rc.tools.from_envelope_code("TOKEN_EXPIRED") == "token_expired"
+        assert (
+            rc.tools.from_envelope_code(rc.tools.to_envelope_code("token_expired"))
+            == "token_expired"
+        )
     finally:
         rc.codes.unregister("token_expired")
 
@@ -176,7 +179,7 @@ def test_a_result_json_cannot_hold_is_refused_not_written_as_nan() -> None:
 
 
 @pytest.mark.parametrize("row", list(rc.codes), ids=lambda row: row.code)
-def test_a_failure_round_trips_through_json_exactly(row: rc.Code) -> None:
+def test_a_failure_round_trips_through_json_exactly(row: rc.CodeRow) -> None:
     detail = rc.ErrorDetail.create(row.code, "m", source="x", details={"k": [1, "two"]})
     envelope = rc.Envelope.failure(detail, warnings=["w"], duration_ms=7, meta={"request_id": "r"})
     assert rc.Envelope.parse(envelope.to_json()) == envelope
@@ -319,7 +322,7 @@ def test_a_retryable_errors_wait(hint: object, expected: int) -> None:
     detail = rc.Envelope.parse(_failure(error)).error
     assert detail is not None
     assert (detail.retryable, detail.retry_after_ms) == (True, expected)
-    assert rc.next_action(detail) == rc.Action(
+    assert rc.next_action(detail) == rc.tools.Action(
         "retry", "rate_limited", wait_ms=expected, reason="retry 1 of 3"
     )
 

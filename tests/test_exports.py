@@ -13,6 +13,7 @@ import importlib
 import re
 import subprocess
 import sys
+import tomllib
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -360,3 +361,19 @@ def test_set_testing_loads_no_fake_server() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "['recoverable.testing']"
+
+
+def test_our_own_tests_fail_on_a_moved_name() -> None:
+    """pyproject's pytest filter makes every moved-name and moved-path warning an error, so
+    nothing of ours (tests, README, docs) keeps using an old name unnoticed."""
+    from recoverable._core.exports import moved
+
+    config = tomllib.loads((SRC.parent / "pyproject.toml").read_text())
+    filters = config["tool"]["pytest"]["ini_options"]["filterwarnings"]
+    ours = [f for f in filters if f.startswith("error:") and f.endswith(":DeprecationWarning")]
+    (pattern,) = [f.split(":")[1] for f in ours]
+    for message in (
+        moved("recoverable.Cooldowns", "recoverable.fleet.Cooldowns"),
+        moved("recoverable._detail", "recoverable._core.detail", "path"),
+    ):
+        assert re.match(pattern, message), message

@@ -359,7 +359,7 @@ def test_every_attack_is_refused_by_its_rule(command: str, rule: str) -> None:
     refusal = fix_command_refusal(command)
     assert refusal is not None
     assert refusal.rule == rule
-    with pytest.raises(rc.FixCommandRejected) as raised:
+    with pytest.raises(rc.tools.FixCommandRejected) as raised:
         validate_fix_command(command)
     assert (raised.value.rule, str(raised.value)) == (refusal.rule, refusal.sentence)
 
@@ -476,7 +476,7 @@ def test_a_command_that_passes_through_too_many_programs_is_refused() -> None:
 
 @pytest.mark.parametrize("value", [None, 5, b"mytool sync", ["mytool", "sync"], 1.5, object()])
 def test_a_command_that_is_not_text_is_refused(value: object) -> None:
-    with pytest.raises(rc.FixCommandRejected, match="non-empty string"):
+    with pytest.raises(rc.tools.FixCommandRejected, match="non-empty string"):
         validate_fix_command(value)  # type: ignore[arg-type]
 
 
@@ -502,7 +502,7 @@ any_text = (
 def test_any_text_is_accepted_or_refused_never_an_error(command: str) -> None:
     try:
         assert validate_fix_command(command) == command
-    except rc.FixCommandRejected as refused:
+    except rc.tools.FixCommandRejected as refused:
         assert str(refused).startswith("fix_command ")
         assert refused.rule
 
@@ -624,7 +624,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ],
 )  # fmt: skip
 def test_run_fix_runs_no_refused_spelling_for_real(command: str, in_tmp: Path) -> None:
-    fix = rc.run_fix(command)
+    fix = rc.tools.run_fix(command)
     assert fix.ok is False
     assert fix.error is not None and fix.error.code == "invalid_input"
     assert fix.error.message.startswith("fix_command refused: fix_command ")
@@ -641,7 +641,7 @@ def tool_code() -> Iterator[str]:
         rc.codes.unregister("mytool_cache_stale")
 
 
-def _register(code: str, **fields: object) -> rc.Code:
+def _register(code: str, **fields: object) -> rc.CodeRow:
     return rc.register_code(
         code,
         user_message="The cache is out of date.",
@@ -651,7 +651,9 @@ def _register(code: str, **fields: object) -> rc.Code:
 
 
 def test_a_fix_command_without_a_contract_is_refused(tool_code: str) -> None:
-    with pytest.raises(rc.FixCommandRejected, match="needs fix_contract='idempotent'") as refused:
+    with pytest.raises(
+        rc.tools.FixCommandRejected, match="needs fix_contract='idempotent'"
+    ) as refused:
         _register(tool_code, fix_command="mytool cache refresh")
     assert refused.value.rule == "contract"
     assert "state which at registration" in str(refused.value)
@@ -660,7 +662,7 @@ def test_a_fix_command_without_a_contract_is_refused(tool_code: str) -> None:
 
 @pytest.mark.parametrize("contract", ["maybe", "IDEMPOTENT", "", "destructive"])
 def test_a_contract_must_be_one_of_the_two(tool_code: str, contract: str) -> None:
-    with pytest.raises(rc.FixCommandRejected, match=f"{contract!r} is not one") as refused:
+    with pytest.raises(rc.tools.FixCommandRejected, match=f"{contract!r} is not one") as refused:
         _register(tool_code, fix_command="mytool cache refresh", fix_contract=contract)
     assert refused.value.rule == "contract"
     assert tool_code not in rc.codes
@@ -686,14 +688,16 @@ def test_the_contract_is_recorded_on_the_row(tool_code: str, contract: str) -> N
 
 def test_a_replacement_states_its_contract_too(tool_code: str) -> None:
     _register(tool_code, fix_command="mytool cache refresh", fix_contract="idempotent")
-    with pytest.raises(rc.FixCommandRejected, match="needs fix_contract"):
+    with pytest.raises(rc.tools.FixCommandRejected, match="needs fix_contract"):
         _register(tool_code, fix_command="mytool cache refresh", replace=True)
     assert rc.codes[tool_code].fix_contract == "idempotent"
 
 
 def test_check_row_refuses_a_row_built_without_a_contract() -> None:
-    row = rc.Code("my_row", "tool", False, False, 4, 500, "Broken.", "Fix it", {"": "mytool sync"})
-    with pytest.raises(rc.FixCommandRejected, match="needs fix_contract"):
+    row = rc.CodeRow(
+        "my_row", "tool", False, False, 4, 500, "Broken.", "Fix it", {"": "mytool sync"}
+    )
+    with pytest.raises(rc.tools.FixCommandRejected, match="needs fix_contract"):
         check_row(row, rc.codes.destructive_subcommands)
 
 
@@ -705,10 +709,10 @@ def test_built_in_rows_with_commands_state_idempotent() -> None:
 def test_the_refusal_keeps_its_rule_through_pickle() -> None:
     import pickle
 
-    with pytest.raises(rc.FixCommandRejected) as raised:
+    with pytest.raises(rc.tools.FixCommandRejected) as raised:
         validate_fix_command("git push --force")
     copy = pickle.loads(pickle.dumps(raised.value))
-    assert type(copy) is rc.FixCommandRejected
+    assert type(copy) is rc.tools.FixCommandRejected
     assert (str(copy), copy.rule) == (str(raised.value), "git_destructive")
 
 
@@ -735,13 +739,13 @@ def marked() -> Iterator[None]:
 def test_a_marked_subcommand_is_refused_wherever_it_stands(marked: None, command: str) -> None:
     refusal = fix_command_refusal(command, rc.codes.destructive_subcommands)
     assert refusal is not None and refusal.rule == "marked_destructive", command
-    with pytest.raises(rc.FixCommandRejected, match="its author marked destructive"):
+    with pytest.raises(rc.tools.FixCommandRejected, match="its author marked destructive"):
         validate_fix_command(command)
 
 
 def test_marks_refuse_registration_and_payloads_and_come_off(marked: None, tool_code: str) -> None:
     assert validate_fix_command("mytool sync") == "mytool sync"
-    with pytest.raises(rc.FixCommandRejected, match="marked destructive"):
+    with pytest.raises(rc.tools.FixCommandRejected, match="marked destructive"):
         _register(tool_code, fix_command="mytool obliviate", fix_contract="idempotent")
     detail = rc.ErrorDetail.from_dict(
         {"code": "precondition_failed", "message": "m", "fix_command": "nice mytool obliviate"}
@@ -755,7 +759,7 @@ def test_marks_hold_for_a_program_with_its_own_reader() -> None:
     remove = rc.codes.mark_destructive("redis-cli", "ping")
     try:
         assert validate_fix_command("redis-cli info") == "redis-cli info"
-        with pytest.raises(rc.FixCommandRejected, match="marked destructive"):
+        with pytest.raises(rc.tools.FixCommandRejected, match="marked destructive"):
             validate_fix_command("nice redis-cli -h localhost ping")
     finally:
         remove()
@@ -773,7 +777,7 @@ def test_removing_the_marks_accepts_the_subcommand_again() -> None:
 def test_a_mark_that_would_refuse_a_registered_fix_is_refused(tool_code: str) -> None:
     _register(tool_code, fix_command="mytool tidy", fix_contract="idempotent")
     with pytest.raises(
-        rc.FixCommandRejected, match=f"code '{tool_code}'.*unregister it"
+        rc.tools.FixCommandRejected, match=f"code '{tool_code}'.*unregister it"
     ) as refused:
         rc.codes.mark_destructive("mytool", "tidy")
     assert refused.value.rule == "marked_destructive"
@@ -804,8 +808,8 @@ def test_run_fix_never_runs_a_marked_subcommand_of_a_real_tool(
     monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
     remove = rc.codes.mark_destructive("mytool", "obliviate")
     try:
-        assert rc.run_fix("mytool sync").ok
-        refused = rc.run_fix("nice mytool obliviate")
+        assert rc.tools.run_fix("mytool sync").ok
+        refused = rc.tools.run_fix("nice mytool obliviate")
     finally:
         remove()
     assert (in_tmp / "sync.ran").exists()

@@ -355,9 +355,9 @@ def test_envelope_parse_reads_a_reauth_command_as_the_registered_fix() -> None:
 def hostile_cwd(tool_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.chdir(tool_dir)
     monkeypatch.setenv("PATH", _path(tool_dir))
-    rc.set_testing(True)
+    rc.testing.set_testing(True)
     yield tool_dir
-    rc.set_testing(False)
+    rc.testing.set_testing(False)
 
 
 @pytest.mark.parametrize("command", FORGED)
@@ -367,7 +367,7 @@ def test_recover_never_runs_a_payloads_fix_command(hostile_cwd: Path, command: s
     def call() -> None:
         raise rc.RecoverableError(detail)
 
-    recovery = rc.recover(call, run_fixes=True, allow_fixes=["gatedemo setup --yes"])
+    recovery = rc.tools.recover(call, run_fixes=True, allow_fixes=["gatedemo setup --yes"])
     _nothing_ran(hostile_cwd)
     assert (recovery.ok, recovery.attempts, recovery.fixes) == (False, 1, ())
     assert recovery.error is not None and recovery.error.fix_command is None
@@ -415,15 +415,15 @@ def test_next_action_on_an_engines_result_is_a_suggestion() -> None:
     payload = {**_forged("python relay.py pwn"), "code": "precondition_failed"}
     read: list[rc.ErrorDetail] = []
     celery = pytest.importorskip("recoverable.integrations.celery")
-    read.append(celery.detail_from_exception(Exception("m", payload)))
+    read.append(celery.read_error(Exception("m", payload)))
     dbos = pytest.importorskip("recoverable.integrations.dbos")
     stored = Exception("m")
     stored.data = payload  # type: ignore[attr-defined]  # DBOS's portable error
-    read.append(dbos.detail_from_error(stored))
+    read.append(dbos.read_error(stored))
     temporal = pytest.importorskip("recoverable.integrations.temporal")
     from temporalio.exceptions import ApplicationError
 
-    read.append(temporal.detail_from_failure(ApplicationError("m", payload)))
+    read.append(temporal.read_error(ApplicationError("m", payload)))
     for detail in read:
         action = rc.next_action(detail)
         assert (action.kind, action.command, action.suggested_command) == (

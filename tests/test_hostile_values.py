@@ -340,9 +340,9 @@ INJECTIONS = [
 
 @pytest.mark.parametrize("command", INJECTIONS)
 def test_an_unsafe_fix_command_is_refused_on_every_entry_path(command: str) -> None:
-    with pytest.raises(rc.FixCommandRejected):
+    with pytest.raises(rc.tools.FixCommandRejected):
         rc.ErrorDetail.create("invalid_input", "m", fix_command=command)
-    with pytest.raises(rc.FixCommandRejected):
+    with pytest.raises(rc.tools.FixCommandRejected):
         rc.register_code(
             "my_injected_code",
             user_message="x.",
@@ -429,7 +429,7 @@ def no_spawn(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 def test_the_fix_runner_refuses_an_unsafe_command_without_starting_anything(
     command: str, no_spawn: list[object]
 ) -> None:
-    fix = rc.run_fix(command)
+    fix = rc.tools.run_fix(command)
     assert (fix.ok, no_spawn) == (False, [])
     assert fix.error is not None and fix.error.code == "invalid_input"
     assert fix.error.message.startswith("fix_command refused: fix_command ")
@@ -442,7 +442,7 @@ def test_recover_never_runs_a_command_smuggled_past_the_validator(
     from recoverable._core.detail import copy_with
 
     detail = rc.ErrorDetail.create("precondition_failed", "m")
-    with pytest.raises(rc.FixCommandRejected):
+    with pytest.raises(rc.tools.FixCommandRejected):
         copy_with(detail, fix_command=command)  # the copy is a door too
     smuggled = copy.copy(detail)
     object.__setattr__(smuggled, "fix_command", command)  # what no door builds
@@ -452,7 +452,7 @@ def test_recover_never_runs_a_command_smuggled_past_the_validator(
     def call() -> None:
         raise rc.RecoverableError(smuggled)
 
-    recovery = rc.recover(call, run_fixes=True, allow_fixes=[command])
+    recovery = rc.tools.recover(call, run_fixes=True, allow_fixes=[command])
     assert (recovery.ok, recovery.fixes, no_spawn) == (False, (), [])
     assert recovery.error is not None
     assert recovery.error.details["ladder"]["stopped"].startswith("the fix was not run: ")

@@ -59,13 +59,13 @@ class Telemetry:
 
 @pytest.fixture
 def telemetry() -> Iterator[Telemetry]:
-    before = rc.get_failure_hooks()
+    before = rc.instrumentation.get_failure_hooks()
     found = Telemetry()
     otel.instrument(meter_provider=found.meters)
     try:
         yield found
     finally:
-        rc.set_failure_hooks(before)
+        rc.instrumentation.set_failure_hooks(before)
 
 
 def ask(fake: FakeProvider) -> str:
@@ -182,18 +182,18 @@ def test_a_failed_sync_agent_run_is_reported(telemetry: Telemetry, tmp_path: Pat
 def test_a_hook_that_raises_changes_nothing(
     fake: FakeProvider, caplog: pytest.LogCaptureFixture
 ) -> None:
-    before = rc.get_failure_hooks()
-    seen: list[rc.FailureEvent] = []
+    before = rc.instrumentation.get_failure_hooks()
+    seen: list[rc.instrumentation.FailureEvent] = []
 
-    def broken(event: rc.FailureEvent) -> None:
+    def broken(event: rc.instrumentation.FailureEvent) -> None:
         raise RuntimeError("exporter down")
 
-    rc.set_failure_hooks([broken, seen.append])
+    rc.instrumentation.set_failure_hooks([broken, seen.append])
     try:
         fake.fail(Fault.rate_limited(retry_after_ms=10), times=1)
         assert rc.retry(sleep=no_wait).call(ask, fake) == "Hello from FakeProvider."
     finally:
-        rc.set_failure_hooks(before)
+        rc.instrumentation.set_failure_hooks(before)
     assert [(e.kind, e.code, e.attempt, e.wait_s) for e in seen] == [
         ("retry", "provider_rate_limited", 1, 0.01)
     ]
@@ -201,21 +201,23 @@ def test_a_hook_that_raises_changes_nothing(
 
 
 def test_hooks_are_checked_reset_and_turned_off() -> None:
-    before = rc.get_failure_hooks()
+    before = rc.instrumentation.get_failure_hooks()
     try:
         with pytest.raises(TypeError):
-            rc.set_failure_hooks(["not callable"])  # type: ignore[list-item]
-        rc.set_failure_hooks([])
-        assert rc.get_failure_hooks() == ()
-        rc.set_failure_hooks(None)
-        assert len(rc.get_failure_hooks()) == 1  # the logging default
+            rc.instrumentation.set_failure_hooks(["not callable"])  # type: ignore[list-item]
+        rc.instrumentation.set_failure_hooks([])
+        assert rc.instrumentation.get_failure_hooks() == ()
+        rc.instrumentation.set_failure_hooks(None)
+        assert len(rc.instrumentation.get_failure_hooks()) == 1  # the logging default
         otel.instrument()
         otel.instrument()
-        assert len(rc.get_failure_hooks()) == 2  # instrument twice: still one otel hook
+        assert (
+            len(rc.instrumentation.get_failure_hooks()) == 2
+        )  # instrument twice: still one otel hook
         otel.uninstrument()
-        assert len(rc.get_failure_hooks()) == 1
+        assert len(rc.instrumentation.get_failure_hooks()) == 1
     finally:
-        rc.set_failure_hooks(before)
+        rc.instrumentation.set_failure_hooks(before)
 
 
 def test_the_default_hook_still_logs_retries(
@@ -232,7 +234,7 @@ def test_the_default_hook_still_logs_retries(
 def test_importing_recoverable_and_its_hooks_loads_no_engine() -> None:
     code = (
         "import sys, recoverable as rc\n"
-        "rc.get_failure_hooks(); rc.retry(attempts=1)\n"
+        "rc.instrumentation.get_failure_hooks(); rc.retry(attempts=1)\n"
         "heavy = {'temporalio', 'celery', 'kombu', 'dbos', 'opentelemetry', 'sqlalchemy'}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
     )

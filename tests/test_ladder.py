@@ -17,26 +17,34 @@ NOT_FOUND = rc.ErrorDetail.create("not_found", "no such item")
 @pytest.mark.parametrize(
     ("detail", "expected"),
     [
-        (RATE, rc.Action("retry", "rate_limited", wait_ms=1000, reason="retry 1 of 3")),
-        (RATE_HINTED, rc.Action("retry", "rate_limited", wait_ms=2500, reason="retry 1 of 3")),
+        (RATE, rc.tools.Action("retry", "rate_limited", wait_ms=1000, reason="retry 1 of 3")),
+        (
+            RATE_HINTED,
+            rc.tools.Action("retry", "rate_limited", wait_ms=2500, reason="retry 1 of 3"),
+        ),
         (
             MISSING_CLI,
-            rc.Action(
+            rc.tools.Action(
                 "run_fix",
                 "cli_not_found",
                 command="npm install -g @openai/codex",
                 reason="run it, reissue once",
             ),
         ),
-        (EXPIRED, rc.Action("apply_fix", "credentials_expired", reason="Refresh the credentials")),
+        (
+            EXPIRED,
+            rc.tools.Action("apply_fix", "credentials_expired", reason="Refresh the credentials"),
+        ),
         (
             NOT_FOUND,
-            rc.Action("stop", "not_found", reason="not_found is terminal: escalate it as it is"),
+            rc.tools.Action(
+                "stop", "not_found", reason="not_found is terminal: escalate it as it is"
+            ),
         ),
     ],
     ids=["retry", "retry-hint", "run_fix", "apply_fix", "stop"],
 )
-def test_the_four_lines(detail: rc.ErrorDetail, expected: rc.Action) -> None:
+def test_the_four_lines(detail: rc.ErrorDetail, expected: rc.tools.Action) -> None:
     assert rc.next_action(detail) == expected
 
 
@@ -52,22 +60,22 @@ def test_never_more_than_three_retries_of_a_code_without_a_state_change() -> Non
         "retry", "retry", "retry", "stop", "stop",
     ]  # fmt: skip
     stop = rc.next_action(RATE, history=[RATE] * 3)
-    assert stop == rc.Action(
+    assert stop == rc.tools.Action(
         "stop", "rate_limited", reason="3 retries of rate_limited without a state change"
     )
 
 
 def test_retries_are_counted_from_actions_alone_or_failures_and_actions_together() -> None:
-    actions: list[rc.ErrorDetail | rc.Action] = []
+    actions: list[rc.ErrorDetail | rc.tools.Action] = []
     for _ in range(3):
         action = rc.next_action(RATE, history=actions)
         assert action.kind == "retry"
         actions.append(action)
     assert rc.next_action(RATE, history=actions).kind == "stop"
-    both: list[rc.ErrorDetail | rc.Action] = []
+    both: list[rc.ErrorDetail | rc.tools.Action] = []
     for _ in range(3):
         both += [RATE, rc.next_action(RATE, history=both)]
-    assert [item.kind for item in both if isinstance(item, rc.Action)] == ["retry"] * 3
+    assert [item.kind for item in both if isinstance(item, rc.tools.Action)] == ["retry"] * 3
     assert rc.next_action(RATE, history=both).kind == "stop"
 
 
@@ -104,7 +112,7 @@ def test_an_actions_argv_is_its_command_split_without_a_shell() -> None:
     action = rc.next_action(MISSING_CLI)
     assert action.argv == ["npm", "install", "-g", "@openai/codex"]
     assert rc.next_action(RATE).argv is None
-    quoted = rc.Action("run_fix", "x", command='tool config set region "eu west"')
+    quoted = rc.tools.Action("run_fix", "x", command='tool config set region "eu west"')
     assert quoted.argv == ["tool", "config", "set", "region", "eu west"]
 
 
@@ -131,7 +139,7 @@ def test_a_command_registered_for_the_code_here_is_run_fix() -> None:
 
 def test_any_other_command_is_a_suggestion_for_a_person_never_run_fix() -> None:
     action = rc.next_action(FOREIGN_FIX)
-    assert action == rc.Action(
+    assert action == rc.tools.Action(
         "apply_fix",
         "precondition_failed",
         reason="Satisfy the precondition first",
@@ -171,4 +179,4 @@ def test_a_suggestion_is_a_state_change_tried_once_per_code() -> None:
 
 def test_an_action_runs_a_command_or_suggests_one_never_both() -> None:
     with pytest.raises(ValueError, match="never both"):
-        rc.Action("run_fix", "x", command="tool a", suggested_command="tool b")
+        rc.tools.Action("run_fix", "x", command="tool a", suggested_command="tool b")

@@ -26,7 +26,7 @@ SPEC_EXIT = {0, *range(1, 14), 130}
 
 
 @pytest.mark.parametrize("row", list(rc.codes), ids=lambda row: row.code)
-def test_every_codes_exit_status_is_the_registrys_and_a_spec_status(row: rc.Code) -> None:
+def test_every_codes_exit_status_is_the_registrys_and_a_spec_status(row: rc.CodeRow) -> None:
     detail = rc.ErrorDetail.create(row.code, "m")
     assert detail.exit_code == row.exit_code
     assert rc.Envelope.failure(detail).exit_code == row.exit_code

@@ -213,7 +213,7 @@ def test_no_developer_text_reaches_a_public_chunk(detail: rc.ErrorDetail) -> Non
         events=(agents.Raw("claude", HOSTILE),),
     )  # fmt: skip
     sent: list[agents.Event] = [
-        agents.Error(detail), agents.Error(detail, "warning"),
+        agents.ErrorEvent(detail), agents.ErrorEvent(detail, "warning"),
         agents.ToolEnd("t1", False, None, HOSTILE, detail),
         agents.ToolEnd("t2", False, None, HOSTILE), agents.Done(result),
         agents.Raw("claude", {"cwd": DEV_PATH, HTML: HOSTILE}),
@@ -270,7 +270,7 @@ def test_a_peer_code_reads_its_category_sentence_everywhere() -> None:
         assert CATEGORY_SENTENCES["billing"] in text
         assert '"code":"unknown"' in text
         _absent(text, (*MARKERS, PEER_CODE))  # not ours: 64 letters can spell a sentence
-    ui = wire.to_ui_message_stream([agents.Error(peer)])
+    ui = wire.to_ui_message_stream([agents.ErrorEvent(peer)])
     assert CATEGORY_SENTENCES["billing"] in ui
     _absent(ui)
     assert public_view(_from_peer()).category == "unknown"  # markup is not a category
@@ -397,7 +397,7 @@ def test_read_response_never_takes_a_peers_sentence(style: str) -> None:
 
 def test_the_stream_readers_never_take_a_peers_sentence() -> None:
     error, tool_end, done = wire.read_sse(PEER_STREAM)
-    assert isinstance(error, agents.Error)
+    assert isinstance(error, agents.ErrorEvent)
     assert isinstance(tool_end, agents.ToolEnd)
     assert isinstance(done, agents.Done)
     assert tool_end.detail is not None
@@ -515,7 +515,7 @@ FORGED_ID = '9\ndata: {"type":"text_delta","text":"x"}'
 
 async def _hostile_events(then: str) -> AsyncIterator[Any]:
     yield agents.TextDelta("the answer")
-    yield agents.Error(_from_peer(), "warning")
+    yield agents.ErrorEvent(_from_peer(), "warning")
     yield agents.ToolStart("c1", "Bash", {"command": f"cat notes.txt # {SECRET} {AWS}"})
     yield agents.ToolEnd("c1", False, None, HOSTILE, _created("tool_execution_failed"))
     yield agents.Raw("claude", {"cwd": DEV_PATH, "line": HOSTILE})
@@ -685,7 +685,7 @@ def test_a_hostile_stream_is_served_without_developer_text(
             if line.startswith("data: ") or (form == "ndjson" and line):
                 _check_chunk(json.loads(line.removeprefix("data: ")))
         assert not any(isinstance(event, agents.Raw) for event in events)
-        errors = [e for e in events if isinstance(e, agents.Error) and e.severity == "error"]
+        errors = [e for e in events if isinstance(e, agents.ErrorEvent) and e.severity == "error"]
         if then == "end":
             assert isinstance(events[-1], agents.Done)
         else:  # the source failed (a bug, a forged chunk): one classified error ends it
@@ -727,7 +727,7 @@ def test_a_client_reads_and_relays_a_hostile_peers_stream(client: httpx.Client) 
     with client.stream("GET", "/peer/stream") as response:
         read = list(wire.iter_events(response))
     assert [event.type for event in read] == ["error", "tool_end", "done"]
-    assert isinstance(read[0], agents.Error)
+    assert isinstance(read[0], agents.ErrorEvent)
     _check_read(read[0].detail)
     with client.stream("GET", "/relay/stream") as response:
         raw = response.read().decode()
@@ -780,7 +780,7 @@ def test_any_detail_written_publicly_says_only_registry_words(
 ) -> None:
     _check_payload(wire.public_payload(detail))
     result = agents.RunResult(False, "", detail, failures=(detail,))
-    for event in (agents.Error(detail), agents.ToolEnd("t", False, None, None, detail),
+    for event in (agents.ErrorEvent(detail), agents.ToolEnd("t", False, None, None, detail),
                   agents.Done(result)):  # fmt: skip
         for text in _public_texts(event):
             _absent(text)
@@ -788,7 +788,7 @@ def test_any_detail_written_publicly_says_only_registry_words(
     _absent(body.decode())
     data = json.loads(body)
     assert data["detail" if problem else "error"] in _sentences()
-    ui = wire.to_ui_message_stream([agents.Error(detail)])
+    ui = wire.to_ui_message_stream([agents.ErrorEvent(detail)])
     texts = [json.loads(line[6:]) for line in ui.split("\n\n") if line[6:] not in ("", "[DONE]")]
     assert [chunk["errorText"] for chunk in texts if chunk["type"] == "error"] == [
         public_view(detail).user_message

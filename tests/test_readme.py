@@ -141,7 +141,7 @@ def _run(heading: str, blocks: list[str]) -> list[str]:
     finally:
         if "store_missing" in rc.codes:  # the toolkit example registers it
             rc.codes.unregister("store_missing")
-        rc.set_testing(False)
+        rc.testing.set_testing(False)
     return printed.getvalue().splitlines()
 
 

@@ -14,9 +14,9 @@ import recoverable as rc
 
 @pytest.fixture(autouse=True)
 def _no_waits() -> Iterator[None]:
-    rc.set_testing(True)
+    rc.testing.set_testing(True)
     yield
-    rc.set_testing(False)
+    rc.testing.set_testing(False)
 
 
 @pytest.fixture
@@ -60,16 +60,16 @@ def _rate() -> rc.RecoverableError:
 
 def test_transient_failures_are_retried_until_success() -> None:
     call = Flaky(_rate(), ConnectionRefusedError(111, "refused"), _rate())
-    recovery = rc.recover(call)
+    recovery = rc.tools.recover(call)
     assert (recovery.ok, recovery.value, recovery.attempts, call.calls) == (True, "done", 4, 4)
-    kinds = [item.kind for item in recovery.history if isinstance(item, rc.Action)]
+    kinds = [item.kind for item in recovery.history if isinstance(item, rc.tools.Action)]
     assert kinds == ["retry", "retry", "retry"]
     assert recovery.result() == "done"
 
 
 def test_three_retries_of_one_code_then_stop_exhausted() -> None:
     call = Flaky(*[_rate() for _ in range(10)])
-    recovery = rc.recover(call, retries=10)
+    recovery = rc.tools.recover(call, retries=10)
     assert (recovery.ok, recovery.attempts, call.calls) == (False, 4, 4)
     assert recovery.error is not None
     assert (recovery.error.code, recovery.error.retryable) == ("rate_limited", False)
@@ -84,7 +84,7 @@ def test_three_retries_of_one_code_then_stop_exhausted() -> None:
 
 def test_the_retry_budget_is_shared_by_every_code() -> None:
     call = Flaky(_rate(), ConnectionRefusedError(111, "x"), _rate(), _rate())
-    recovery = rc.recover(call, retries=2)
+    recovery = rc.tools.recover(call, retries=2)
     assert (recovery.ok, call.calls) == (False, 3)
     assert recovery.error is not None
     assert recovery.error.details["ladder"]["stopped"] == "the retry budget is spent"
@@ -92,7 +92,7 @@ def test_the_retry_budget_is_shared_by_every_code() -> None:
 
 def test_a_wait_too_long_to_sleep_stops_at_once() -> None:
     call = Flaky(rc.RecoverableError("rate_limited", "later", retry_after_ms=3_600_000))
-    recovery = rc.recover(call)
+    recovery = rc.tools.recover(call)
     assert (recovery.ok, call.calls) == (False, 1)
     assert recovery.error is not None
     assert "too long to wait" in recovery.error.details["ladder"]["stopped"]
@@ -100,13 +100,13 @@ def test_a_wait_too_long_to_sleep_stops_at_once() -> None:
 
 def test_a_terminal_failure_is_called_once() -> None:
     call = Flaky(rc.RecoverableError("not_found", "gone"))
-    recovery = rc.recover(call)
+    recovery = rc.tools.recover(call)
     assert (recovery.ok, call.calls, recovery.attempts) == (False, 1, 1)
 
 
 def test_a_fix_is_not_run_unless_asked(in_tmp: Path, marker_code: str) -> None:
     call = MarkerCall(marker_code)
-    recovery = rc.recover(call)
+    recovery = rc.tools.recover(call)
     assert (recovery.ok, call.calls, recovery.fixes) == (False, 1, ())
     assert not (in_tmp / "demo-marker").exists()
     assert recovery.error is not None
@@ -132,12 +132,14 @@ def test_the_closed_loop_runs_the_registered_fix_and_reissues_once(
     in_tmp: Path, marker_code: str
 ) -> None:
     call = MarkerCall(marker_code)
-    recovery = rc.recover(call, run_fixes=True)
+    recovery = rc.tools.recover(call, run_fixes=True)
     assert (recovery.ok, recovery.value, call.calls, recovery.attempts) == (True, "ready", 2, 2)
     (fix,) = recovery.fixes
     assert (fix.command, fix.ok, fix.exit_code, fix.error) == ("touch demo-marker", True, 0, None)
     assert (in_tmp / "demo-marker").exists()
-    assert [item.kind for item in recovery.history if isinstance(item, rc.Action)] == ["run_fix"]
+    assert [item.kind for item in recovery.history if isinstance(item, rc.tools.Action)] == [
+        "run_fix"
+    ]
 
 
 def test_a_fix_that_does_not_help_stops_and_says_so(in_tmp: Path) -> None:
@@ -150,7 +152,7 @@ def test_a_fix_that_does_not_help_stops_and_says_so(in_tmp: Path) -> None:
     )
     try:
         call = Flaky(*[rc.RecoverableError("demo_still_broken", "x") for _ in range(5)])
-        recovery = rc.recover(call, run_fixes=True)
+        recovery = rc.tools.recover(call, run_fixes=True)
     finally:
         rc.codes.unregister("demo_still_broken")
     assert (recovery.ok, call.calls, len(recovery.fixes)) == (False, 2, 1)
@@ -170,7 +172,7 @@ def test_a_fix_that_fails_is_classified_and_stops(in_tmp: Path) -> None:
     )  # fmt: skip
     try:
         call = Flaky(rc.RecoverableError("demo_bad_fix", "x"))
-        recovery = rc.recover(call, run_fixes=True)
+        recovery = rc.tools.recover(call, run_fixes=True)
     finally:
         rc.codes.unregister("demo_bad_fix")
     assert (recovery.ok, call.calls) == (False, 1)
@@ -188,7 +190,7 @@ def test_a_fix_that_fails_is_classified_and_stops(in_tmp: Path) -> None:
 def test_a_fix_not_registered_here_is_not_run(in_tmp: Path) -> None:
     # validated (create accepts it) but registered nowhere this process knows
     detail = rc.ErrorDetail.create("precondition_failed", "x", fix_command="touch smuggled")
-    recovery = rc.recover(Flaky(rc.RecoverableError(detail)), run_fixes=True)
+    recovery = rc.tools.recover(Flaky(rc.RecoverableError(detail)), run_fixes=True)
     assert recovery.fixes == ()
     assert not (in_tmp / "smuggled").exists()
     assert recovery.error is not None
@@ -200,20 +202,20 @@ def test_a_fix_not_registered_here_is_not_run(in_tmp: Path) -> None:
     assert (recovery.error.fix_command, recovery.error.details["suggested_command"]) == (
         None, "touch smuggled",
     )  # fmt: skip
-    (stop,) = [item for item in recovery.history if isinstance(item, rc.Action)]
+    (stop,) = [item for item in recovery.history if isinstance(item, rc.tools.Action)]
     assert (stop.kind, stop.command, stop.suggested_command) == ("stop", None, "touch smuggled")
 
 
 def test_a_fix_the_caller_names_runs_once(in_tmp: Path) -> None:
     detail = rc.ErrorDetail.create("precondition_failed", "x", fix_command="touch named")
     call = Flaky(rc.RecoverableError(detail))
-    recovery = rc.recover(call, run_fixes=True, allow_fixes=["touch named"])
+    recovery = rc.tools.recover(call, run_fixes=True, allow_fixes=["touch named"])
     assert (recovery.ok, call.calls, [fix.command for fix in recovery.fixes]) == (
         True, 2, ["touch named"],
     )  # fmt: skip
     assert (in_tmp / "named").exists()
     # named, but fixes are off: not run
-    off = rc.recover(Flaky(rc.RecoverableError(detail)), allow_fixes=["touch named"])
+    off = rc.tools.recover(Flaky(rc.RecoverableError(detail)), allow_fixes=["touch named"])
     assert off.fixes == ()
     assert off.error is not None and off.error.fix_command == "touch named"  # the caller's
 
@@ -221,7 +223,7 @@ def test_a_fix_the_caller_names_runs_once(in_tmp: Path) -> None:
 def test_companions_is_deprecated_and_ignored(in_tmp: Path) -> None:
     detail = rc.ErrorDetail.create("precondition_failed", "x", fix_command="touch smuggled")
     with pytest.warns(DeprecationWarning, match="companions"):
-        recovery = rc.recover(
+        recovery = rc.tools.recover(
             Flaky(rc.RecoverableError(detail)), run_fixes=True, companions={"touch"}
         )
     assert recovery.fixes == ()
@@ -230,11 +232,11 @@ def test_companions_is_deprecated_and_ignored(in_tmp: Path) -> None:
 
 def test_a_fix_is_checked_again_right_before_it_runs(in_tmp: Path, marker_code: str) -> None:
     # on_step sees the decision before it is acted on, and may change the registry
-    def unregister(failure: rc.ErrorDetail, action: rc.Action) -> None:
+    def unregister(failure: rc.ErrorDetail, action: rc.tools.Action) -> None:
         rc.codes.unregister(marker_code)
 
     try:
-        recovery = rc.recover(MarkerCall(marker_code), run_fixes=True, on_step=unregister)
+        recovery = rc.tools.recover(MarkerCall(marker_code), run_fixes=True, on_step=unregister)
     finally:
         rc.register_code(
             marker_code, exit_code=4, user_message="The demo is not set up.",
@@ -248,7 +250,7 @@ def test_a_fix_is_checked_again_right_before_it_runs(in_tmp: Path, marker_code: 
         "the fix was not run: 'touch demo-marker' is not registered for demo_marker_missing "
         "in this process, nor allowed by the caller"
     )
-    kinds = [(a.kind, a.command) for a in recovery.history if isinstance(a, rc.Action)]
+    kinds = [(a.kind, a.command) for a in recovery.history if isinstance(a, rc.tools.Action)]
     assert kinds == [("run_fix", "touch demo-marker"), ("stop", None)]
 
 
@@ -257,17 +259,19 @@ def test_a_timeout_that_is_not_seconds_is_refused_before_anything_runs(
     timeout: float, in_tmp: Path
 ) -> None:
     with pytest.raises(ValueError, match="finite number of seconds > 0"):
-        rc.run_fix("touch too-early", timeout=timeout)
+        rc.tools.run_fix("touch too-early", timeout=timeout)
     call = Flaky()
     with pytest.raises(ValueError, match="fix_timeout must be a finite number of seconds > 0"):
-        rc.recover(call, fix_timeout=timeout)
+        rc.tools.recover(call, fix_timeout=timeout)
     assert (call.calls, list(in_tmp.iterdir())) == (0, [])
     with pytest.raises(TypeError, match="number of seconds"):
-        rc.run_fix("true", timeout="5")  # type: ignore[arg-type]
+        rc.tools.run_fix("true", timeout="5")  # type: ignore[arg-type]
 
 
 def test_apply_fix_stops_with_what_must_change() -> None:
-    recovery = rc.recover(Flaky(rc.RecoverableError("credentials_expired", "x")), run_fixes=True)
+    recovery = rc.tools.recover(
+        Flaky(rc.RecoverableError("credentials_expired", "x")), run_fixes=True
+    )
     assert recovery.error is not None
     assert recovery.error.details["ladder"]["stopped"] == (
         "needs a change this cannot make: Refresh the credentials; then reissue once"
@@ -276,13 +280,13 @@ def test_apply_fix_stops_with_what_must_change() -> None:
 
 def test_a_keyboard_interrupt_propagates() -> None:
     with pytest.raises(KeyboardInterrupt):
-        rc.recover(Flaky(KeyboardInterrupt()))
+        rc.tools.recover(Flaky(KeyboardInterrupt()))
 
 
 def test_on_step_sees_every_decision() -> None:
     seen: list[tuple[str, str]] = []
     call = Flaky(_rate(), rc.RecoverableError("not_found", "x"))
-    rc.recover(call, on_step=lambda failure, action: seen.append((failure.code, action.kind)))
+    rc.tools.recover(call, on_step=lambda failure, action: seen.append((failure.code, action.kind)))
     assert seen == [("rate_limited", "retry"), ("not_found", "stop")]
 
 
@@ -290,12 +294,12 @@ def test_on_step_sees_every_decision() -> None:
 
 
 def test_run_fix_uses_no_shell(in_tmp: Path) -> None:
-    fix = rc.run_fix('touch "a file"')
+    fix = rc.tools.run_fix('touch "a file"')
     assert fix.ok and (in_tmp / "a file").exists()
 
 
 def test_run_fix_stops_at_its_deadline() -> None:
-    fix = rc.run_fix("sleep 30", timeout=0.3)
+    fix = rc.tools.run_fix("sleep 30", timeout=0.3)
     assert (fix.ok, fix.exit_code) == (False, None)
     assert fix.error is not None
     assert (fix.error.code, fix.error.details["timeout_s"]) == ("tool_timeout", 0.3)
@@ -303,14 +307,14 @@ def test_run_fix_stops_at_its_deadline() -> None:
 
 
 def test_run_fix_keeps_its_output_bounded_and_scrubbed() -> None:
-    fix = rc.run_fix("seq 1000000")
+    fix = rc.tools.run_fix("seq 1000000")
     assert fix.ok and len(fix.stdout) == 2000
-    secret = rc.run_fix("echo sk-proj-abcdefghijklmnopqrstuvwxyz123")
+    secret = rc.tools.run_fix("echo sk-proj-abcdefghijklmnopqrstuvwxyz123")
     assert "abcdefghijklmnop" not in secret.stdout
 
 
 def test_run_fix_of_a_missing_program_is_classified() -> None:
-    fix = rc.run_fix("no-such-program-xyz --flag")
+    fix = rc.tools.run_fix("no-such-program-xyz --flag")
     assert fix.error is not None
     assert (fix.ok, fix.error.code, fix.error.details["errno"]) == (
         False,
@@ -320,12 +324,12 @@ def test_run_fix_of_a_missing_program_is_classified() -> None:
 
 
 def test_run_fix_closes_stdin() -> None:
-    fix = rc.run_fix("cat", timeout=5)  # would wait forever on an open stdin
+    fix = rc.tools.run_fix("cat", timeout=5)  # would wait forever on an open stdin
     assert (fix.ok, fix.stdout) == (True, "")
 
 
 def test_a_fix_run_as_data() -> None:
-    data = rc.run_fix("true").to_dict()
+    data = rc.tools.run_fix("true").to_dict()
     assert isinstance(data.pop("duration_ms"), int)
     assert data == {
         "command": "true", "ok": True, "error": None, "exit_code": 0, "stdout": "",

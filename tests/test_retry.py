@@ -217,11 +217,11 @@ def test_a_real_event_wait_wakes_on_cancel() -> None:
 
 def test_the_testing_switch_turns_waits_off() -> None:
     clock = Clock()
-    rc.set_testing(True)
+    rc.testing.set_testing(True)
     try:
         assert retrying(clock).call(failing(ConnectionResetError(), rate())) == "ok"
     finally:
-        rc.set_testing(False)
+        rc.testing.set_testing(False)
     assert clock.sleeps == []
 
 
@@ -242,13 +242,13 @@ def test_the_decorator_keeps_the_function_and_its_arguments() -> None:
 
 
 def test_bare_decorator_form() -> None:
-    rc.set_testing(True)
+    rc.testing.set_testing(True)
     try:
         fn = failing(ConnectionResetError())
         assert rc.retry(fn)() == "ok"
         assert len(fn.calls) == 2  # type: ignore[attr-defined]
     finally:
-        rc.set_testing(False)
+        rc.testing.set_testing(False)
 
 
 def test_block_form() -> None:
@@ -460,8 +460,8 @@ def test_tenacity_obeys_the_classification_and_the_server_hint() -> None:
     sleeps: list[float] = []
     fn = failing(rate(), ConnectionResetError())
     wrapped = tenacity.retry(
-        retry=rc.retry_if_retryable,
-        wait=rc.wait_retry_after(tenacity.wait_fixed(3)),
+        retry=rc.adapters.retry_if_retryable,
+        wait=rc.adapters.wait_retry_after(tenacity.wait_fixed(3)),
         stop=tenacity.stop_after_attempt(5),
         sleep=sleeps.append,
     )(fn)
@@ -469,24 +469,24 @@ def test_tenacity_obeys_the_classification_and_the_server_hint() -> None:
     assert sleeps == [0.2, 3]
     quota_calls = failing(quota())
     with pytest.raises(rc.RecoverableError):  # tenacity re-raises what it will not retry
-        tenacity.retry(retry=rc.retry_if_retryable, sleep=sleeps.append)(quota_calls)()
+        tenacity.retry(retry=rc.adapters.retry_if_retryable, sleep=sleeps.append)(quota_calls)()
     assert len(quota_calls.calls) == 1  # type: ignore[attr-defined]
 
 
 def test_stamina_obeys_the_classification_and_the_server_hint() -> None:
-    assert rc.stamina_on(rate()) == 0.2
-    assert rc.stamina_on(ConnectionResetError()) is True
-    assert rc.stamina_on(quota()) is False
+    assert rc.adapters.stamina_on(rate()) == 0.2
+    assert rc.adapters.stamina_on(ConnectionResetError()) is True
+    assert rc.adapters.stamina_on(quota()) is False
     hour = rc.RecoverableError("provider_rate_limited", "slow", retry_after_ms=3_600_000)
-    assert rc.stamina_on(hour) is False
+    assert rc.adapters.stamina_on(hour) is False
     stamina.set_testing(True, attempts=3)
     try:
         fn = failing(rate(), rate())
-        assert stamina.retry(on=rc.stamina_on, attempts=3)(fn)() == "ok"
+        assert stamina.retry(on=rc.adapters.stamina_on, attempts=3)(fn)() == "ok"
         assert len(fn.calls) == 3  # type: ignore[attr-defined]
         no_credit = failing(quota())
         with pytest.raises(rc.RecoverableError):
-            stamina.retry(on=rc.stamina_on, attempts=3)(no_credit)()
+            stamina.retry(on=rc.adapters.stamina_on, attempts=3)(no_credit)()
         assert len(no_credit.calls) == 1  # type: ignore[attr-defined]
     finally:
         stamina.set_testing(False)

@@ -76,9 +76,9 @@ def test_tenacity_hooks_obey_the_same_cap() -> None:
             self.outcome = Outcome(error)
 
     week = rc.RecoverableError(rc.from_http(429, {"retry-after": str(8 * 24 * 3600)}))
-    assert rc.retry_if_retryable(State(week)) is False
-    assert rc.wait_retry_after()(State(week)) == 60.0
-    assert rc.wait_retry_after(max_retry_after_ms=5_000)(State(week)) == 5.0
+    assert rc.adapters.retry_if_retryable(State(week)) is False
+    assert rc.adapters.wait_retry_after()(State(week)) == 60.0
+    assert rc.adapters.wait_retry_after(max_retry_after_ms=5_000)(State(week)) == 5.0
 
 
 def _flaky() -> Any:

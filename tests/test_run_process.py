@@ -66,7 +66,7 @@ def test_a_sigterm_while_a_fix_runs_stops_its_group_then_ends_this_process(
 
     script = (
         "import recoverable as rc, sys\n"
-        "rc.run_fix(sys.argv[1])\n"
+        "rc.tools.run_fix(sys.argv[1])\n"
         "print('not reached: the signal ends the process once the fix is stopped')\n"
     )
     source = str(Path(rc.__file__).resolve().parent.parent)

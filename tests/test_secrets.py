@@ -171,7 +171,7 @@ def test_developer_text_never_reaches_the_user_message() -> None:
 
 
 def test_a_users_own_pattern_is_scrubbed_too() -> None:
-    rc.add_secret_pattern(r"(internal-)[0-9]{6}")
+    rc.secrets.add_secret_pattern(r"(internal-)[0-9]{6}")
     detail = rc.classify(ValueError("token internal-123456 expired"))
     assert detail.message == "token internal-[REDACTED] expired"
 

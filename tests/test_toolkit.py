@@ -360,7 +360,7 @@ def test_the_typer_tool_as_a_process() -> None:
 def test_import_recoverable_loads_no_framework() -> None:
     code = (
         "import sys, recoverable as rc\n"
-        "rc.Envelope, rc.next_action, rc.from_process, rc.recover\n"
+        "rc.Envelope, rc.next_action, rc.from_process, rc.tools.recover\n"
         "from recoverable.tools import toolkit\n"
         "print(sorted(m for m in ('click', 'typer') if m in sys.modules))"
     )

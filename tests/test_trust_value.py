@@ -162,13 +162,13 @@ def test_a_change_is_cleaned_as_create_cleans_it(name: str, given: Any, kept: An
 @pytest.mark.parametrize("command", ["rm -rf ~", "python -c 'import os'", "echo $HOME", "a; b"])
 def test_a_changed_fix_command_is_validated_at_every_door(command: str) -> None:
     for base in (QUOTA, RATE):  # validated even on a retryable detail, which then drops it
-        with pytest.raises(rc.FixCommandRejected):
+        with pytest.raises(rc.tools.FixCommandRejected):
             rc.RecoverableError(base, fix_command=command)
-        with pytest.raises(rc.FixCommandRejected):
+        with pytest.raises(rc.tools.FixCommandRejected):
             copy_with(base, fix_command=command)
-        with pytest.raises(rc.FixCommandRejected):
+        with pytest.raises(rc.tools.FixCommandRejected):
             rc.ErrorDetail.create(base.code, fix_command=command)
-    with pytest.raises(rc.FixCommandRejected):
+    with pytest.raises(rc.tools.FixCommandRejected):
         dataclasses.replace(QUOTA, fix_command=command)
 
 
@@ -248,7 +248,7 @@ def test_the_detail_built_by_hand_obeys_the_same_rules() -> None:
         rc.ErrorDetail("provider_rate_limited", "m", "provider", True, user_message=HTML)
     with pytest.raises(ValueError, match="not registered"):
         rc.ErrorDetail("made_up_code", "m", "unknown", False)
-    with pytest.raises(rc.FixCommandRejected):
+    with pytest.raises(rc.tools.FixCommandRejected):
         rc.ErrorDetail("precondition_failed", "m", "caller", False, fix_command="rm -rf ~")
 
 
@@ -273,7 +273,7 @@ def test_a_hostile_wait_given_with_a_detail_never_makes_retry_or_recover_raise(
     with pytest.raises(rc.RecoverableError) as given_up:
         rc.retry(attempts=2, sleep=slept.append).call(_raises(error))
     assert given_up.value.code == "provider_rate_limited"
-    recovery = rc.recover(_raises(error), retries=2)
+    recovery = rc.tools.recover(_raises(error), retries=2)
     assert recovery.ok is False and recovery.error is not None
     assert all(math.isfinite(seconds) and seconds >= 0 for seconds in slept)
     action = rc.next_action(error.detail)
@@ -693,13 +693,13 @@ class Telemetry:
 
 @pytest.fixture
 def telemetry() -> Iterator[Telemetry]:
-    before = rc.get_failure_hooks()
+    before = rc.instrumentation.get_failure_hooks()
     found = Telemetry()
     otel.instrument(meter_provider=found.meters, include_message=True)
     try:
         yield found
     finally:
-        rc.set_failure_hooks(before)
+        rc.instrumentation.set_failure_hooks(before)
 
 
 def _marked_payload(text: str) -> dict[str, Any]:
@@ -738,10 +738,10 @@ def test_no_log_record_span_or_metric_carries_a_credential(
 ) -> None:
     marked = f"failed with {text} here"
 
-    def broken_hook(event: rc.FailureEvent) -> None:
+    def broken_hook(event: rc.instrumentation.FailureEvent) -> None:
         raise RuntimeError(f"exporter down: {marked}")
 
-    rc.set_failure_hooks([*rc.get_failure_hooks(), broken_hook])
+    rc.instrumentation.set_failure_hooks([*rc.instrumentation.get_failure_hooks(), broken_hook])
     for failure in _failures(marked):
         with (
             telemetry.tracer.start_as_current_span("call"),

@@ -214,7 +214,7 @@ def test_a_chat_already_answering_and_its_resume(served: tuple[AppState, str]) -
 def test_the_stream_written_without_a_server() -> None:
     detail = rc.ErrorDetail.create("provider_rate_limited", f"upstream {MARKER}")
     text = wire.to_ui_message_stream(
-        [agents.TextDelta("a"), agents.Error(detail), agents.Done(agents.RunResult(False,
+        [agents.TextDelta("a"), agents.ErrorEvent(detail), agents.Done(agents.RunResult(False,
          "a", detail))], message_id="m",
     )  # fmt: skip
     chunks = [line[6:] for line in text.split("\n\n") if line]

@@ -192,7 +192,7 @@ def test_a_stream_cut_mid_way_ends_with_exactly_one_error(
     app.fake.fail(Fault.cut_stream(after=2))
     chunks, text = _stream(client, f"/chat/stream?format={form}")
     events = [chunk.event for chunk in chunks]
-    errors = [e for e in events if isinstance(e, agents.Error)]
+    errors = [e for e in events if isinstance(e, agents.ErrorEvent)]
     assert len(errors) == 1
     assert events[-1] is errors[0]
     assert [type(e) for e in events[:-1]] == [agents.TextDelta] * (len(events) - 1)
@@ -235,7 +235,7 @@ def test_a_client_resumes_from_its_last_event_id(app: AppState, client: httpx.Cl
     assert [chunk.seq for chunk in rest] == [3, 4, 5, 6]
     assert [chunk.event for chunk in rest[:3]] == [agents.TextDelta(f"{n} ") for n in (3, 4, 5)]
     cancelled = rest[3].event
-    assert isinstance(cancelled, agents.Error)
+    assert isinstance(cancelled, agents.ErrorEvent)
     assert (cancelled.detail.code, cancelled.detail.retryable) == ("run_cancelled", False)
     response = client.get("/numbers/r1", headers={"Last-Event-ID": "6"})  # nothing after it
     assert (response.status_code, response.content) == (204, b"")  # the stream ended: stop
@@ -275,7 +275,7 @@ def test_an_agent_run_that_fails_ends_with_one_error(app: AppState, client: http
     app.fake.fail(Fault.insufficient_quota())
     chunks, text = _stream(client, "/agent/quota", {"accept": "text/event-stream"})
     events = [chunk.event for chunk in chunks]
-    errors = [e for e in events if isinstance(e, agents.Error) and e.severity == "error"]
+    errors = [e for e in events if isinstance(e, agents.ErrorEvent) and e.severity == "error"]
     assert len(errors) == 1
     assert errors[0].detail.code == "provider_quota_exceeded"
     assert errors[0].detail.message == rc.codes["provider_quota_exceeded"].user_message
@@ -304,7 +304,7 @@ def _check_cut(chunks: list[wire.Chunk]) -> None:
     assert [(c.seq, c.event) for c in chunks[:2]] == [(1, agents.TextDelta("1 ")),
                                                       (2, agents.TextDelta("2 "))]  # fmt: skip
     (lost,) = chunks[2:]
-    assert isinstance(lost.event, agents.Error)
+    assert isinstance(lost.event, agents.ErrorEvent)
     detail = lost.event.detail
     assert (detail.code, detail.retryable) == ("network_error", True)
     assert detail.details["mid_stream"] is True

@@ -117,13 +117,13 @@ def test_forged_chunks_never_raise_and_the_stream_goes_on(forged: list[object]) 
     assert len(read) == len(forged) + 1
     assert read[-1] == agents.TextDelta("after")
     for event in read[:-1]:
-        if isinstance(event, agents.Error) and event.detail.code == "tool_output_invalid":
+        if isinstance(event, agents.ErrorEvent) and event.detail.code == "tool_output_invalid":
             assert event.severity == "warning"
             assert event.detail.retryable is False
 
 
 EVENT_TYPES = (agents.TextDelta, agents.ThinkingDelta, agents.ToolStart, agents.ToolEnd,
-               agents.TurnEnd, agents.Error, agents.Done, agents.Raw)  # fmt: skip
+               agents.TurnEnd, agents.ErrorEvent, agents.Done, agents.Raw)  # fmt: skip
 
 
 @SETTINGS
@@ -150,12 +150,12 @@ def test_public_writers_never_carry_developer_text(
     detail: rc.ErrorDetail, severity: Severity, problem: bool
 ) -> None:
     result = agents.RunResult(False, "partial", detail, stderr_tail=MARKER)
-    sent = [agents.Error(detail, severity), agents.Done(result), detail,
+    sent = [agents.ErrorEvent(detail, severity), agents.Done(result), detail,
             agents.ToolEnd("t", False, None, MARKER), agents.Raw("claude", MARKER)]  # fmt: skip
     for event in sent:
         assert MARKER not in wire.to_sse(event, public=True)
         assert MARKER not in wire.to_ndjson(event, public=True)
-    assert MARKER not in wire.to_ui_message_stream([agents.Error(detail), agents.Done(result)])
+    assert MARKER not in wire.to_ui_message_stream([agents.ErrorEvent(detail), agents.Done(result)])
     _, _, body = wire.http_response(detail, problem=problem)
     assert MARKER.encode() not in body
     if detail.code in ("unknown", "internal_error"):
@@ -184,7 +184,7 @@ def retried_chunks(draw: st.DrawFn) -> list[wire.Chunk]:
         if attempt > 1 and chunks and chunks[-1].attempt == attempt - 1:
             chunks.append(wire.Chunk(wire.AttemptSuperseded(attempt - 1), None, attempt))
         for event in draw(st.lists(events, max_size=3)):
-            context = draw(contexts) if isinstance(event, agents.Error) else None
+            context = draw(contexts) if isinstance(event, agents.ErrorEvent) else None
             if context is not None and context.agent is None:  # a kind is an agent's
                 context = dataclasses.replace(context, agent_kind=None)
             context = None if context == wire.ErrorContext() else context  # (read as none)
@@ -237,11 +237,11 @@ def _expected_opening(sent: list[agents.Event]) -> str:
     if not written:
         return "empty"
     meaningful = [e for e in written if not isinstance(e, agents.TurnEnd)
-                  and not (isinstance(e, agents.Error) and e.severity != "error")]  # fmt: skip
+                  and not (isinstance(e, agents.ErrorEvent) and e.severity != "error")]  # fmt: skip
     if not meaningful:
         return "stream"
     first = meaningful[0]
-    if not (isinstance(first, agents.Error) and first.severity == "error"):
+    if not (isinstance(first, agents.ErrorEvent) and first.severity == "error"):
         return "stream"
     after = meaningful[1:2]
     return "failure" if not after or isinstance(after[0], agents.Done) else "stream"
@@ -268,7 +268,7 @@ def test_a_streams_opening_says_what_its_table_says_and_loses_nothing(
     opening, streamed = asyncio.run(_open(sent))
     expected = _expected_opening(sent)
     if expected == "failure":
-        first = next(e for e in sent if isinstance(e, agents.Error) and e.severity == "error")
+        first = next(e for e in sent if isinstance(e, agents.ErrorEvent) and e.severity == "error")
         assert opening.failure == first.detail
     elif expected == "empty":
         assert (opening.failure, opening.empty) == (None, True)

@@ -136,7 +136,7 @@ def test_an_event_source_gets_a_runs_failure_as_its_event(client: httpx.Client) 
         events = list(wire.iter_events(response))
     assert len(events) == 1
     error = events[0]
-    assert isinstance(error, agents.Error)
+    assert isinstance(error, agents.ErrorEvent)
     assert (error.severity, error.detail.code) == ("error", "invalid_input")
 
 
@@ -287,7 +287,7 @@ def test_a_newer_run_supersedes_the_live_one_at_once(
     assert not old.is_alive() and not follower.is_alive()
     for reader in (old, follower):
         last = reader.chunks[-1].event
-        assert isinstance(last, agents.Error)
+        assert isinstance(last, agents.ErrorEvent)
         assert (last.detail.code, last.detail.retryable) == ("state_run_superseded", False)
         assert [chunk.seq for chunk in reader.chunks] == [1, 2, 3]
     assert old_log.closed and app.sessions.get("s2") is not old_log
@@ -390,7 +390,7 @@ def test_an_exhausted_retry_keeps_the_last_attempt_and_its_error(client: httpx.C
     assert [event.type for event in events] == ["text_delta", "turn_end", "error"]
     assert events[0] == agents.TextDelta("draft 2 ")
     error = events[-1]
-    assert isinstance(error, agents.Error)
+    assert isinstance(error, agents.ErrorEvent)
     assert (error.detail.code, error.detail.retryable) == ("provider_connection_lost", False)
     chunks = wire.read_sse_chunks(raw)
     assert chunks[-1].attempt == 2
@@ -430,7 +430,9 @@ def test_an_agents_error_chunk_carries_the_seeds_fields(
 def test_a_public_error_chunk_names_only_our_agents() -> None:
     detail = rc.ErrorDetail.create("unknown", "x")
     for agent, written in (("claude", True), ("evil<script>", False), ("openai", False)):
-        chunk = wire.Chunk(agents.Error(detail), 3, None, wire.ErrorContext(agent, "cli", 5, 1))
+        chunk = wire.Chunk(
+            agents.ErrorEvent(detail), 3, None, wire.ErrorContext(agent, "cli", 5, 1)
+        )
         public = json.loads(wire.to_ndjson(chunk, public=True))
         assert ("agent" in public) is written
         assert (public["timestamp"], public["step"], public["seq"]) == (5, 1, 3)
@@ -455,7 +457,7 @@ def test_an_error_chunks_fields_read_from_a_peer(
     detail = rc.ErrorDetail.create("unknown", "x")
     line = json.dumps({**json.loads(wire.to_ndjson(detail)), **fields, "attempt": "2"})
     (chunk,) = wire.read_ndjson_chunks(line)
-    assert isinstance(chunk.event, agents.Error)
+    assert isinstance(chunk.event, agents.ErrorEvent)
     assert (chunk.context, chunk.attempt) == (context, None)
 
 
@@ -557,7 +559,7 @@ def test_the_pages_retry_example(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_forged_marker_is_a_malformed_chunk(superseded: object) -> None:
     line = json.dumps({"type": "attempt_superseded", "superseded": superseded, "attempt": 2})
     (chunk,) = wire.read_ndjson_chunks(line)
-    assert isinstance(chunk.event, agents.Error)
+    assert isinstance(chunk.event, agents.ErrorEvent)
     assert (chunk.event.severity, chunk.event.detail.code) == ("warning", "tool_output_invalid")
 
 

@@ -34,9 +34,9 @@ def test_the_chunks_written() -> None:
 
 def test_a_standalone_detail_or_error_is_an_error_event() -> None:
     (event,) = wire.read_ndjson(wire.to_ndjson(RATE))
-    assert event == agents.Error(RATE, "error")
+    assert event == agents.ErrorEvent(RATE, "error")
     (event,) = wire.read_sse(wire.to_sse(rc.RecoverableError(RATE)))
-    assert event == agents.Error(RATE, "error")
+    assert event == agents.ErrorEvent(RATE, "error")
     assert event.detail.retry_after_ms == 2500
     assert SECRET not in wire.to_ndjson(RATE)  # scrubbed when the detail was built
 
@@ -44,7 +44,7 @@ def test_a_standalone_detail_or_error_is_an_error_event() -> None:
 def test_public_chunks_carry_no_developer_text() -> None:
     result = agents.RunResult(False, "partial", RATE, exit_code=1, stderr_tail=MARKER)
     sent = [
-        agents.Error(RATE),
+        agents.ErrorEvent(RATE),
         agents.ToolEnd("t1", False, "out", f"failed: {MARKER}", RATE),
         agents.Done(result),
         agents.Raw("claude", {"cwd": MARKER}),
@@ -55,7 +55,7 @@ def test_public_chunks_carry_no_developer_text() -> None:
     read = wire.read_sse(text)
     assert len(read) == 3  # Raw is not written publicly
     error, tool_end, done = read
-    assert isinstance(error, agents.Error)
+    assert isinstance(error, agents.ErrorEvent)
     assert error.detail.code == "provider_rate_limited"
     assert error.detail.retryable is True
     assert error.detail.retry_after_ms == 2500
@@ -104,7 +104,7 @@ MALFORMED = [
 def test_a_malformed_chunk_is_a_warning_and_the_stream_goes_on(line: str, why: str) -> None:
     text = f'{line}\n{{"type":"text_delta","text":"after"}}\n'
     warning, after = wire.read_ndjson(text)
-    assert isinstance(warning, agents.Error)
+    assert isinstance(warning, agents.ErrorEvent)
     assert warning.severity == "warning"
     assert warning.detail.code == "tool_output_invalid"
     assert warning.detail.retryable is False
@@ -130,7 +130,7 @@ def test_a_forged_detail_is_read_by_the_payload_rules() -> None:
         },
     }
     (event,) = wire.read_ndjson(json.dumps(forged))
-    assert isinstance(event, agents.Error)
+    assert isinstance(event, agents.ErrorEvent)
     detail = event.detail
     assert detail.code == "provider_auth_failed"
     assert SECRET not in detail.message

@@ -111,7 +111,7 @@ def retried(
     most = fail_first + 1 if attempts is None else attempts
     retrying = rc.retry(attempts=most, initial_delay=0.01, jitter=False)
     return retrying.stream(
-        attempt, on_error=agents.Error, retry_after_output=True, on_attempt=wire.Attempt
+        attempt, on_error=agents.ErrorEvent, retry_after_output=True, on_attempt=wire.Attempt
     )
 
 
@@ -279,7 +279,7 @@ async def _late() -> AsyncIterator[agents.Event]:
     yield agents.Raw("claude", {"type": "system"})
     yield agents.TextDelta("Hel")
     yield agents.TurnEnd()
-    yield agents.Error(detail)
+    yield agents.ErrorEvent(detail)
     yield agents.Done(agents.RunResult(False, "Hel", detail))
 
 

@@ -77,7 +77,7 @@ events = st.one_of(
         st.none() | details(),
     ),
     st.builds(agents.TurnEnd, st.none() | json_objects),
-    st.builds(agents.Error, details(), st.sampled_from(["warning", "error"])),
+    st.builds(agents.ErrorEvent, details(), st.sampled_from(["warning", "error"])),
     st.builds(agents.Done, results()),
     st.builds(agents.Raw, texts, json_values),
 )

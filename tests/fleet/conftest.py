@@ -22,10 +22,10 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(params=STORES)
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
     url = request.getfixturevalue("redis_url") if request.param == "redis" else None
-    built: list[rc.Cooldowns] = []
+    built: list[rc.fleet.Cooldowns] = []
     base = factory(request.param, tmp_path, url)
 
-    def make(**options: Any) -> rc.Cooldowns:
+    def make(**options: Any) -> rc.fleet.Cooldowns:
         cooldowns = base(**options)
         built.append(cooldowns)
         return cooldowns

@@ -76,7 +76,7 @@ class Clock:
         self.now += seconds
 
 
-Factory = Callable[..., rc.Cooldowns]
+Factory = Callable[..., rc.fleet.Cooldowns]
 
 
 def factory(kind: str, folder: Path, redis_url: str | None) -> Factory:
@@ -84,16 +84,16 @@ def factory(kind: str, folder: Path, redis_url: str | None) -> Factory:
     (memory: the same store object; sqlite: the same file; redis: the same key prefix)."""
     if kind == "memory":
         store = MemoryStore()
-        return lambda **options: rc.Cooldowns(store, **options)
+        return lambda **options: rc.fleet.Cooldowns(store, **options)
     if kind == "sqlite":
         path = folder / "fleet.sqlite3"
-        return lambda **options: rc.Cooldowns.sqlite(path, **options)
+        return lambda **options: rc.fleet.Cooldowns.sqlite(path, **options)
     assert redis_url is not None
     prefix = f"test-{uuid.uuid4().hex[:8]}:"
-    return lambda **options: rc.Cooldowns.redis(redis_url, prefix=prefix, **options)
+    return lambda **options: rc.fleet.Cooldowns.redis(redis_url, prefix=prefix, **options)
 
 
-def raw_contents(cooldowns: rc.Cooldowns) -> str:
+def raw_contents(cooldowns: rc.fleet.Cooldowns) -> str:
     """Everything the store holds, keys and values, as one text (to look for secrets in)."""
     store: Any = cooldowns.store
     shared = getattr(store, "shared", store)
@@ -111,12 +111,12 @@ def raw_contents(cooldowns: rc.Cooldowns) -> str:
 CREDENTIAL = "sk-proj-Zq3v9T1xS8uVbN2mK7wLpR4dYcE6hJ0a"
 
 
-def worker(make: Factory, clock: Clock, **options: Any) -> rc.Cooldowns:
+def worker(make: Factory, clock: Clock, **options: Any) -> rc.fleet.Cooldowns:
     """One worker's view of the fleet key (a new instance: as another process would build)."""
     return make(clock=clock, **options).key(source="openai", model="gpt-4o", credential=CREDENTIAL)
 
 
-def retrying(clock: Clock, cooldowns: rc.Cooldowns, **options: Any) -> rc.Retrying:
+def retrying(clock: Clock, cooldowns: rc.fleet.Cooldowns, **options: Any) -> rc.Retrying:
     options.setdefault("rng", lambda: 1.0)
     return rc.retry(cooldowns=cooldowns, sleep=clock.sleep, clock=clock, **options)
 

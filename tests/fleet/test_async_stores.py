@@ -64,7 +64,7 @@ def test_a_redis_that_never_answers_does_not_hold_up_the_loop(
     blackhole: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="recoverable.cooldowns")
-    key = rc.Cooldowns.redis(blackhole).key(source="openai")
+    key = rc.fleet.Cooldowns.redis(blackhole).key(source="openai")
     retrying = rc.retry(cooldowns=key)  # built off the loop: the first use imports classify
 
     async def call() -> None:
@@ -79,7 +79,7 @@ def test_a_redis_that_never_answers_does_not_hold_up_the_loop(
 
 def test_the_sync_face_on_the_loop_would_have_held_it_up(blackhole: str) -> None:
     """The control: the same store called synchronously stops the ticker for its timeout."""
-    key = rc.Cooldowns.redis(blackhole).key(source="openai")
+    key = rc.fleet.Cooldowns.redis(blackhole).key(source="openai")
     retrying = rc.retry(cooldowns=key)
 
     async def call() -> None:
@@ -92,7 +92,7 @@ def test_the_sync_face_on_the_loop_would_have_held_it_up(blackhole: str) -> None
 
 def test_a_locked_sqlite_file_is_waited_on_in_a_thread(tmp_path: Path) -> None:
     path = tmp_path / "fleet.sqlite3"
-    key = rc.Cooldowns.sqlite(path).key(source="openai")
+    key = rc.fleet.Cooldowns.sqlite(path).key(source="openai")
     key.after_failure(rate_limited(1).detail, GO)  # a state: the gate must write, not only read
     time.sleep(0.01)
     other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -118,8 +118,8 @@ def test_a_locked_sqlite_file_is_waited_on_in_a_thread(tmp_path: Path) -> None:
 def test_the_async_forms_share_state_with_the_sync_ones_through_redis(redis_url: str) -> None:
     """redis.asyncio and redis-py read and write the same keys: a 429 an async worker saw
     quiets the key for a sync one, and the async gate waits out a sync worker's."""
-    a = rc.Cooldowns.redis(redis_url, prefix="async-sync:").key(source="openai")
-    b = rc.Cooldowns.redis(redis_url, prefix="async-sync:").key(source="openai")
+    a = rc.fleet.Cooldowns.redis(redis_url, prefix="async-sync:").key(source="openai")
+    b = rc.fleet.Cooldowns.redis(redis_url, prefix="async-sync:").key(source="openai")
     a.reset()
     failed = [rate_limited(30_000)]
 
@@ -152,9 +152,9 @@ def test_under_trio_the_store_is_called_in_a_worker_thread(
     kind: str, tmp_path: Path, redis_url: str
 ) -> None:
     fleet = (
-        rc.Cooldowns.sqlite(tmp_path / "fleet.sqlite3")
+        rc.fleet.Cooldowns.sqlite(tmp_path / "fleet.sqlite3")
         if kind == "sqlite"
-        else rc.Cooldowns.redis(redis_url, prefix="trio:")
+        else rc.fleet.Cooldowns.redis(redis_url, prefix="trio:")
     )
     key = fleet.key(source="openai")
     key.reset()
@@ -175,7 +175,7 @@ def test_under_trio_the_store_is_called_in_a_worker_thread(
 
 def test_a_loop_that_ended_leaves_no_redis_client_behind(redis_url: str) -> None:
     """One redis.asyncio client per event loop; the clients of closed loops are dropped."""
-    key = rc.Cooldowns.redis(redis_url, prefix="loops:").key(source="openai")
+    key = rc.fleet.Cooldowns.redis(redis_url, prefix="loops:").key(source="openai")
     retrying = rc.retry(cooldowns=key)
     for _ in range(5):
         assert asyncio.run(retrying.acall(ok)) == "ok"

@@ -20,7 +20,9 @@ def server_error() -> rc.RecoverableError:
     return rc.RecoverableError("provider_server_error", "500 from upstream")
 
 
-def fail_times(cooldowns: rc.Cooldowns, clock: Clock, count: int, step_s: float = 1.0) -> None:
+def fail_times(
+    cooldowns: rc.fleet.Cooldowns, clock: Clock, count: int, step_s: float = 1.0
+) -> None:
     for _ in range(count):
         cooldowns.after_failure(server_error().detail, cooldowns.before_call(0))
         clock.now += step_s
@@ -103,8 +105,8 @@ def test_a_probe_that_never_reports_lets_another_probe_after_probe_s(
 
 
 def test_thresholds_per_family_and_code(make: Factory, clock: Clock) -> None:
-    policy = rc.FleetPolicy(
-        breaker=rc.BreakerPolicy(thresholds={"provider": 3, "provider_timeout": 10})
+    policy = rc.fleet.FleetPolicy(
+        breaker=rc.fleet.BreakerPolicy(thresholds={"provider": 3, "provider_timeout": 10})
     )
     a = worker(make, clock, policy=policy)
     for _ in range(9):
@@ -133,10 +135,10 @@ def test_an_open_circuit_sends_fallback_to_the_next_provider(make: Factory, cloc
 def test_breaker_policy_refuses_bad_numbers() -> None:
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="integer >= 1"):
-            rc.BreakerPolicy(thresholds={"provider": bad})  # type: ignore[dict-item]
+            rc.fleet.BreakerPolicy(thresholds={"provider": bad})  # type: ignore[dict-item]
     for seconds in (0, float("nan"), float("inf"), -3):
         with pytest.raises(ValueError, match="finite and > 0"):
-            rc.BreakerPolicy(open_s=seconds)
+            rc.fleet.BreakerPolicy(open_s=seconds)
 
 
 # --- budgets ----------------------------------------------------------------------------------
@@ -176,7 +178,7 @@ def test_a_tasks_cost_is_charged_and_caps_it(make: Factory, clock: Clock) -> Non
 
 
 def test_budget_arguments_are_checked() -> None:
-    cooldowns = rc.Cooldowns.memory()
+    cooldowns = rc.fleet.Cooldowns.memory()
     for bad in (0, -1, 2.0, True):
         with pytest.raises(ValueError, match="max_attempts"):
             cooldowns.task("t", max_attempts=bad)  # type: ignore[arg-type]
@@ -194,7 +196,9 @@ def test_budget_arguments_are_checked() -> None:
 
 def _claim(kind: str, where: str, count: int, queue: multiprocessing.Queue[int]) -> None:
     cooldowns = (
-        rc.Cooldowns.sqlite(where) if kind == "sqlite" else rc.Cooldowns.redis(where, prefix="p:")
+        rc.fleet.Cooldowns.sqlite(where)
+        if kind == "sqlite"
+        else rc.fleet.Cooldowns.redis(where, prefix="p:")
     ).task("shared", max_attempts=120)
     granted = 0
     for _ in range(count):
@@ -223,7 +227,9 @@ def test_four_processes_claim_exactly_the_budget(
         proc.join(30)
     assert sum(granted) == 120  # 200 claims, 120 allowed: no update lost, none doubled
     probe = (
-        rc.Cooldowns.sqlite(where) if kind == "sqlite" else rc.Cooldowns.redis(where, prefix="p:")
+        rc.fleet.Cooldowns.sqlite(where)
+        if kind == "sqlite"
+        else rc.fleet.Cooldowns.redis(where, prefix="p:")
     )
     assert probe.task("shared").usage().attempts == 120
     probe.task("shared").reset()

@@ -85,7 +85,7 @@ def test_fail_fast_raises_the_remaining_quiet_time_and_spends_no_call(
     assert (
         detail.details["cooldown_key"]
         == "openai/gpt-4o/"
-        + rc.Cooldowns.memory().key(credential=CREDENTIAL).scope.rsplit("/", 1)[1]
+        + rc.fleet.Cooldowns.memory().key(credential=CREDENTIAL).scope.rsplit("/", 1)[1]
     )
 
 
@@ -161,7 +161,7 @@ def test_failures_without_a_cooldown_or_breaker_leave_nothing(make: Factory, clo
     assert refusal(lambda: retrying(clock, a).call(calls_then(bad))).code == (
         "provider_invalid_request"
     )
-    assert a.state() == rc.Cooldowns.memory().state()
+    assert a.state() == rc.fleet.Cooldowns.memory().state()
 
 
 def test_async_calls_wait_out_the_shared_quiet(make: Factory, clock: Clock) -> None:
@@ -233,7 +233,7 @@ def test_the_async_block_form_and_stream_consult_the_gate(make: Factory, clock: 
             raise rate_limited(1500)
         yield "x"
 
-    async def relay(cooldowns: rc.Cooldowns) -> list[object]:
+    async def relay(cooldowns: rc.fleet.Cooldowns) -> list[object]:
         stream = retrying(clock, cooldowns, asleep=asleep).stream(items, on_error=lambda d: d)
         return [item async for item in stream]
 
@@ -270,7 +270,7 @@ def test_a_failing_store_degrades_to_local_state_with_a_warning(
     clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="recoverable.cooldowns")
-    cooldowns = rc.Cooldowns(FallibleStore(BrokenStore(), name="broken"), clock=clock)
+    cooldowns = rc.fleet.Cooldowns(FallibleStore(BrokenStore(), name="broken"), clock=clock)
     fn = calls_then(rate_limited(300))
     assert retrying(clock, cooldowns).call(fn) == "ok"
     assert clock.slept == [0.3]  # the quiet time still held, locally
@@ -280,7 +280,7 @@ def test_a_failing_store_degrades_to_local_state_with_a_warning(
 
 def test_redis_down_never_blocks_or_crashes_a_call(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="recoverable.cooldowns")
-    cooldowns = rc.Cooldowns.redis(f"redis://127.0.0.1:{free_port()}/0").key(source="openai")
+    cooldowns = rc.fleet.Cooldowns.redis(f"redis://127.0.0.1:{free_port()}/0").key(source="openai")
     fn = calls_then(rate_limited(1))
     assert rc.retry(cooldowns=cooldowns).call(fn) == "ok"
     assert fn.calls == [1, 1]  # type: ignore[attr-defined]
@@ -291,7 +291,7 @@ def test_redis_down_never_blocks_or_crashes_a_call(caplog: pytest.LogCaptureFixt
 
 def test_redis_stopped_mid_run_degrades(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with redis_server(tmp_path) as url:
-        cooldowns = rc.Cooldowns.redis(url).key(source="openai")
+        cooldowns = rc.fleet.Cooldowns.redis(url).key(source="openai")
         assert rc.retry(cooldowns=cooldowns).call(calls_then()) == "ok"
     assert rc.retry(cooldowns=cooldowns).call(calls_then(rate_limited(1))) == "ok"
     assert "the redis cooldown store failed" in caplog.text
@@ -307,7 +307,7 @@ def test_the_memory_store_forgets_expired_keys() -> None:
 def test_memory_cooldowns_load_neither_sqlite_nor_redis() -> None:
     code = (
         "import sys, recoverable as rc\n"
-        "rc.retry(cooldowns=rc.Cooldowns.memory().key(source='openai')).call(lambda: 1)\n"
+        "rc.retry(cooldowns=rc.fleet.Cooldowns.memory().key(source='openai')).call(lambda: 1)\n"
         "print(sorted(m for m in ('sqlite3', 'redis') if m in sys.modules))\n"
     )
     result = subprocess.run(
@@ -362,7 +362,7 @@ def test_any_text_makes_a_working_key(
 
 def test_a_key_part_must_be_text() -> None:
     with pytest.raises(TypeError, match="must be a string"):
-        rc.Cooldowns.memory().key(source=42)  # type: ignore[arg-type]
+        rc.fleet.Cooldowns.memory().key(source=42)  # type: ignore[arg-type]
 
 
 def test_a_wait_the_gate_does_is_logged_as_the_gates(

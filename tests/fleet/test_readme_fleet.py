@@ -21,14 +21,14 @@ def test_the_section_has_its_examples() -> None:
     assert len(_blocks()) == 2
     # as written it runs on one machine (SQLite); the comment names the fleet's Redis form,
     # which the test below runs on a real redis-server
-    assert 'fleet = rc.Cooldowns.sqlite("fleet.sqlite")' in _blocks()[0]
-    assert 'rc.Cooldowns.redis("redis://host:6379/0")' in _blocks()[0]
+    assert 'fleet = Cooldowns.sqlite("fleet.sqlite")' in _blocks()[0]
+    assert 'Cooldowns.redis("redis://host:6379/0")' in _blocks()[0]
 
 
 @pytest.mark.parametrize("block", range(2))
 def test_each_fleet_example_runs(block: int, redis_url: str) -> None:
     code = _blocks()[block].replace(
-        'rc.Cooldowns.sqlite("fleet.sqlite")', f"rc.Cooldowns.redis({redis_url!r})"
+        'Cooldowns.sqlite("fleet.sqlite")', f"Cooldowns.redis({redis_url!r})"
     )
     scope: dict[str, object] = {"__name__": "readme"}
     if block == 1:

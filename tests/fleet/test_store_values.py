@@ -30,7 +30,7 @@ def _state(until: object, *, stop: bool = False, code: str = "provider_rate_limi
     return f"[{spelt},{rest[1:]}"
 
 
-def _store(cooldowns: rc.Cooldowns, name: str, text: str) -> None:
+def _store(cooldowns: rc.fleet.Cooldowns, name: str, text: str) -> None:
     cooldowns.store.update(name, lambda old: (text, None), 3600.0)
 
 

@@ -26,7 +26,7 @@ async def main() -> None:
             )
             print(reply)
         except WorkflowFailureError as failure:
-            detail = rt.detail_from_failure(failure)  # the activity's detail, through the workflow
+            detail = rt.read_error(failure)  # the activity's detail, through the workflow
             print(f"{detail.code}: {detail.user_message}")
 
 

@@ -22,7 +22,7 @@ class Ask:
                 ),
             )
         except ActivityError as error:
-            detail = rt.detail_from_failure(error)  # not retryable once Temporal ran out
+            detail = rt.read_error(error)  # not retryable once Temporal ran out
             workflow.logger.warning("call_model failed: %s", detail.code)
             raise rt.to_application_error(detail) from None  # the workflow fails with it
         return reply

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from importlib.abc import Loader
     from importlib.machinery import ModuleSpec
-    from types import ModuleType
+    from types import FrameType, ModuleType
 else:
     Loader = object  # importlib.abc is not cheap to import; the protocol is two methods
 
@@ -96,8 +96,7 @@ class Face:
             raise AttributeError(f"module {self.module!r} has no attribute {name!r}")
         # `from face import old` asks twice: the import system's probe (`hasattr`), then the
         # statement itself. Only the statement warns, so the warning names the user's line.
-        caller = sys._getframe(2).f_code
-        if caller.co_name != "_handle_fromlist" or "importlib" not in caller.co_filename:
+        if not _import_probe(sys._getframe(1).f_back):  # the frame above `__getattr__`
             warnings.warn(moved(f"{self.module}.{name}", new), DeprecationWarning, stacklevel=3)
         return resolve(new)
 
@@ -126,6 +125,15 @@ class Face:
             own = self._own(name, home)
             namespace[name] = module if own else getattr(module, self._renamed.get(name, name))
         return namespace[name]
+
+
+def _import_probe(frame: FrameType | None) -> bool:
+    """Whether `frame` is the import system's `hasattr` probe of `from face import name`."""
+    return (
+        frame is not None
+        and frame.f_code.co_name == "_handle_fromlist"
+        and "importlib" in frame.f_code.co_filename
+    )
 
 
 def moved(old: str, new: str, what: str = "name") -> str:
