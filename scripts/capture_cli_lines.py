@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The library from src/, and the tests' own helpers (tests/cli_support.py) from the repo root.
+# The library from src/, and the tests' own helpers (tests/support/cli.py) from the repo root.
 _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]
 
-from tests.cli_support import (  # noqa: E402
+from tests.support.cli import (  # noqa: E402
     REPO,
     TIMEOUT,
     TOOL_ARGS,

@@ -1,7 +1,7 @@
 """Write the documentation pages made from the code: the code table (from the registry), the
 fault matrix (from its one table, as `recoverable codes --markdown` prints it) and the
-command's help (from its parser). `python scripts/docs_pages.py` rewrites them;
-`--check` exits 1 when a committed page is not what the code makes (tests/test_docs.py runs it).
+command's help (from its parser). `python scripts/docs_pages.py` rewrites them; `--check`
+exits 1 when a committed page is not what the code makes (tests/project/test_docs.py runs it).
 """
 
 from __future__ import annotations
@@ -85,8 +85,8 @@ def matrix_page() -> str:
         "fault [`FakeProvider`](../testing.md) injects; each column a surface: `agents.run`",
         "with the real `claude`, `codex` and `gemini`; the real openai, anthropic and",
         "google-genai clients, streaming and not; the raw HTTP answer read by `rc.from_http`",
-        "(by `rc.classify_response` when it is a 200). `tests/test_fault_matrix.py` drives every",
-        "cell for real and asserts its code and `retryable`; where a surface hides a",
+        "(by `rc.classify_response` when it is a 200). `tests/testing/test_fault_matrix.py`",
+        "drives every cell for real and asserts its code and `retryable`; where a surface hides a",
         "distinction, the cell says so and quotes the evidence, never a guess.",
         "",
         "The table lives in `src/recoverable/testing/_fault_matrix.py`;",

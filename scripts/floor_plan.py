@@ -122,7 +122,7 @@ def main():
             f"{code}: {sum(x.split('.')[0] == 'recoverable' for x in mods)} ours, {len(mods)} all,",
             f"agents/subprocess/selectors: {len(heavy)}",
         )
-    from tests.test_import_budget import _loaded  # the budget test's own counting
+    from tests.project.test_import_budget import _loaded  # the budget test's own counting
 
     for extra in ([], ["--fake"]):
         with tempfile.TemporaryDirectory() as tmp:

@@ -155,7 +155,7 @@ if TYPE_CHECKING:  # the names that moved, typed for the release that still has 
     from ._core.codes import CodeRegistry as CodeRegistry
     from ._core.envelope import code_from_envelope as code_from_envelope
     from ._core.envelope import envelope_code as envelope_code
-    from ._retry.fallback import Answer as Answer
+    from ._retry.fallbacks import Answer as Answer
     from .adapters import retry_if_retryable as retry_if_retryable
     from .adapters import stamina_on as stamina_on
     from .adapters import wait_retry_after as wait_retry_after

@@ -7,7 +7,7 @@ what no parser maps arrives as `Raw`.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Literal, TypeVar, dataclass_transform
+from typing import Any, ClassVar, Literal, TypeVar
 
 from .detail import ErrorDetail
 from .error import RecoverableError
@@ -32,16 +32,15 @@ Severity = Literal["warning", "error"]
 _Event = TypeVar("_Event")
 
 
-@dataclass_transform(frozen_default=True)
-def _event(cls: type[_Event]) -> type[_Event]:
-    """`dataclass(frozen=True, slots=True)`, its `__init__` generated to set each slot through
-    its descriptor: about half the cost of dataclass's own, which goes through
+def _fast_init(made: type[_Event]) -> type[_Event]:
+    """A frozen slotted dataclass's `__init__`, generated again to set each slot through its
+    descriptor: about half the cost of dataclass's own, which goes through
     `object.__setattr__` by name to step around the frozen `__setattr__`. A parser makes an
-    event for most stdout lines, so this is a good part of reading a stream."""
-    made: Any = dataclass(frozen=True, slots=True, init=False)(cls)
+    event for most stdout lines, so this is a good part of reading a stream. (The class stays
+    a plain `@dataclass` in the source, so type checkers and the reference read it as one.)"""
     namespace: dict[str, Any] = {"__name__": __name__}
     parameters, lines = [], []
-    for item in fields(made):
+    for item in fields(made):  # type: ignore[arg-type]
         if item.default_factory is not MISSING:
             raise TypeError(f"{made.__name__}.{item.name}: an event field has no factory")
         namespace[f"_set_{item.name}"] = vars(made)[item.name].__set__
@@ -52,12 +51,12 @@ def _event(cls: type[_Event]) -> type[_Event]:
             parameters.append(f"{item.name}=_default_{item.name}")
         lines.append(f"    _set_{item.name}(self, {item.name})\n")
     source = f"def __init__(self, {', '.join(parameters)}):\n{''.join(lines)}"
-    made.__init__ = generate(f"{made.__name__}.__init__", source, namespace)
-    event: type[_Event] = made
-    return event
+    made.__init__ = generate(f"{made.__name__}.__init__", source, namespace)  # type: ignore[method-assign]
+    return made
 
 
-@_event
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the assistant's answer (concatenate them)."""
 
@@ -66,7 +65,8 @@ class TextDelta:
     type: ClassVar[str] = "text_delta"
 
 
-@_event
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class ThinkingDelta:
     """A piece of the model's visible reasoning."""
 
@@ -75,7 +75,8 @@ class ThinkingDelta:
     type: ClassVar[str] = "thinking_delta"
 
 
-@_event
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class ToolStart:
     """The agent started a tool."""
 
@@ -88,7 +89,8 @@ class ToolStart:
     type: ClassVar[str] = "tool_start"
 
 
-@_event
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class ToolEnd:
     """A tool finished; `success` False when it failed."""
 
@@ -107,7 +109,8 @@ class ToolEnd:
     type: ClassVar[str] = "tool_end"
 
 
-@_event
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class TurnEnd:
     """A model turn ended (usage as the CLI reports it, when it does)."""
 
@@ -120,7 +123,8 @@ class TurnEnd:
 RETRYING = "retrying"
 
 
-@_event
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class ErrorEvent:
     """A failure or warning, classified. A `warning` never fails the run; one whose detail
     says `retrying: true` reports a retry the CLI makes on its own (of `detail.code`)."""
@@ -139,7 +143,8 @@ class ErrorEvent:
 Error = ErrorEvent  # the event's old name (beside `RecoverableError`): its modules still use it
 
 
-@_event
+@_fast_init
+@dataclass(frozen=True, slots=True)
 class Raw:
     """Anything no parser maps: the parsed JSON (or the line) and the CLI it came from."""
 

@@ -113,6 +113,14 @@ class Face:
         """Whether a table entry is the face's own submodule (`"asgi": "recoverable.wire.asgi"`)."""
         return home == f"{self.module}.{name}"
 
+    def _installed(self, home: str) -> str:
+        """`home` in the package this face belongs to: a second copy installed under another
+        name loads its own modules, never this one's."""
+        top = self.module.partition(".")[0]
+        if top == "recoverable" or not home.startswith("recoverable."):
+            return home
+        return top + home.removeprefix("recoverable")
+
     def _load(self, name: str, home: str) -> object:
         if self._first_use is not None:
             with self._lock:
@@ -121,7 +129,7 @@ class Face:
                     self._first_use = None
         namespace = self._namespace
         if name not in namespace:  # else `first_use` bound it
-            module = importlib.import_module(home)
+            module = importlib.import_module(self._installed(home))
             own = self._own(name, home)
             namespace[name] = module if own else getattr(module, self._renamed.get(name, name))
         return namespace[name]
@@ -178,11 +186,20 @@ LEGACY_PATHS: Mapping[str, str | tuple[str, ...]] = {
     "recoverable._cli_agents": "recoverable.command._run",
     "recoverable._cli_exec": "recoverable.tools._exec",
     "recoverable._cli_output": "recoverable.command._output",
-    "recoverable._codes": "recoverable._core.codes",
+    "recoverable._codes": (
+        "recoverable._core.codes",
+        "recoverable._core.categories",
+        "recoverable._core.registration",
+    ),
     "recoverable._cooldown_rules": "recoverable.fleet._rules",
     "recoverable._cooldown_stores": "recoverable.fleet._stores",
     "recoverable._cooldowns": "recoverable.fleet._cooldowns",
-    "recoverable._detail": "recoverable._core.detail",
+    "recoverable._detail": (
+        "recoverable._core.detail",
+        "recoverable._core.error",
+        "recoverable._core.given",
+        "recoverable._core.payload",
+    ),
     "recoverable._engine_scope": "recoverable._retry.engine_scope",
     "recoverable._envelope": "recoverable._core.envelope",
     "recoverable._fault_matrix": "recoverable.testing._fault_matrix",

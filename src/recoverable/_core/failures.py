@@ -8,7 +8,8 @@ hook logs retries and give-ups to the `recoverable.retry` logger (as before hook
 OpenTelemetry users call `integrations.otel.instrument()`; a structlog or Prometheus user
 adds a function of their own:
 
-    rc.set_failure_hooks([*rc.get_failure_hooks(), lambda e: log.warning(e.kind, code=e.code)])
+    hooks = rc.instrumentation
+    hooks.set_failure_hooks([*hooks.get_failure_hooks(), lambda e: log.warning(e.kind)])
 
 A hook that raises is logged and skipped: an exporter's fault never changes what a retry
 does. Reporting costs nothing on the success path (only failures are reported). Kept light

@@ -75,7 +75,7 @@ def _after_label() -> str:
 # look-behind or ignores case is tried at every position of the text, ~40 times slower. The
 # ones that ignore case start at a letter in both cases, or at a "-" or "=", and keep their
 # words case-insensitive. What each replaces is the same as when each matched from the start
-# of its name (the name is kept either way): tests/test_secrets_screen.py compares them with
+# of its name (the name is kept either way): tests/core/test_secrets_screen.py compares them with
 # the previous forms.
 _KEY = (rf"(sk-)(?<![A-Za-z]sk-)[{_TOKEN}]{{16,}}", 0)
 _GOOGLE = (rf"(AIza)(?<![A-Za-z]AIza)[{_TOKEN}]{{30,}}", 0)

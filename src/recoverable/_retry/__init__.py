@@ -26,10 +26,10 @@ __all__ = [
 _FACE = Face(
     __name__,
     {
-        "FallbackResult": "recoverable._retry.fallback",
+        "FallbackResult": "recoverable._retry.fallbacks",
         "Retrying": "recoverable._retry.loop",
-        "afallback": "recoverable._retry.fallback",
-        "fallback": "recoverable._retry.fallback",
+        "afallback": "recoverable._retry.fallbacks",
+        "fallback": "recoverable._retry.fallbacks",
         "retry": "recoverable._retry.loop",
         "set_testing": "recoverable._retry.waits",
         "RetryPolicy": "recoverable._retry.policy",
@@ -44,15 +44,15 @@ _FACE = Face(
 
 if TYPE_CHECKING:
     from .adapters import retry_if_retryable, stamina_on, wait_retry_after
-    from .fallback import Answer as FallbackResult
-    from .fallback import afallback, fallback
+    from .fallbacks import Answer as FallbackResult
+    from .fallbacks import afallback, fallback
     from .loop import Retrying, retry
     from .policy import RetryPolicy
     from .sdk_retries import without_sdk_retries
     from .waits import set_testing
 
 if TYPE_CHECKING:  # the name that moved, typed for the release that still has it
-    from .fallback import Answer as Answer
+    from .fallbacks import Answer as Answer
 
 
 def __getattr__(name: str) -> object:

@@ -1,7 +1,9 @@
 """Keep your retry library: hooks that make tenacity and stamina obey the classification.
 
-    tenacity.retry(retry=rc.retry_if_retryable, wait=rc.wait_retry_after(wait_exponential()))
-    stamina.retry(on=rc.stamina_on, attempts=4)
+    from recoverable.adapters import retry_if_retryable, stamina_on, wait_retry_after
+
+    tenacity.retry(retry=retry_if_retryable, wait=wait_retry_after(wait_exponential()))
+    stamina.retry(on=stamina_on, attempts=4)
 
 Neither library is imported: tenacity calls these with its RetryCallState, stamina with the
 exception.

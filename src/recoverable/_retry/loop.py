@@ -57,7 +57,8 @@ class Retrying:
 
     Build it with `retry(...)`. Hooks: `before_attempt(n)`, `after_failure(detail, n, wait_s)`,
     `on_give_up(detail, attempts)` (by default the last two report to the process-wide
-    failure hooks, `rc.set_failure_hooks`, which log to `recoverable.retry` unless changed).
+    failure hooks, `rc.instrumentation.set_failure_hooks`, which log to `recoverable.retry`
+    unless changed).
     `sleep`, `asleep`, `clock` and `rng` are injectable for tests; `cancel` is an Event (or
     any object with `is_set()`) checked before each attempt and while waiting.
     """

@@ -71,7 +71,7 @@ def spawn_failed(module: CliModule[Any], exc: OSError, executable: str) -> list[
 
 def reported(closing: list[Event], cli: str) -> list[Event]:
     """A live run's closing events, once its failure (if any) went to the failure hooks
-    (`rc.set_failure_hooks`; `replay` is pure and reports nothing)."""
+    (`rc.instrumentation.set_failure_hooks`; `replay` is pure and reports nothing)."""
     done = closing[-1]
     if isinstance(done, Done) and done.result.error is not None:
         report(FailureEvent("run_failed", done.result.error, name=cli))

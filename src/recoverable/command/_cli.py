@@ -17,7 +17,7 @@ The one declared exception to "the library never imports `recoverable.testing`":
 (here, in `_arguments`, `_codes`, `_run` and `_fake_provider`) imports it for `fake-provider` and
 `run --fake`, inside the function that needs it (`_fake_provider` at its top, and it is itself
 imported only so), so no other command and no `import recoverable` loads it. A test
-(tests/test_cli.py) holds every module of the package outside `testing/` to that.
+(tests/command/test_command.py) holds every module of the package outside `testing/` to that.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ class BaseUrl:
     """How its SDK's client takes the URL."""
 
 
-# One row per provider module (tests/test_fake_provider_command.py holds the rows to
+# One row per provider module (tests/command/test_fake_provider.py holds the rows to
 # PROVIDERS, and has each SDK send a request to its row's URL).
 BASE_URLS = (
     BaseUrl("anthropic", "Anthropic", "", "anthropic.Anthropic(base_url=URL)"),

@@ -5,7 +5,7 @@ for all; a key that keeps failing opens its circuit for all; a task's attempts a
 survive restarts. The rules are pure (`_cooldown_rules`), the stores hold strings
 (`_cooldown_stores`); this module joins them into the gate the retry loop consults.
 
-    fleet = rc.Cooldowns.redis("redis://127.0.0.1:6379/0")
+    fleet = rc.fleet.Cooldowns.redis("redis://127.0.0.1:6379/0")
     openai_4o = fleet.key(source="openai", model="gpt-4o", credential=api_key)
     answer = rc.retry(policy, cooldowns=openai_4o).call(client.responses.create, ...)
 

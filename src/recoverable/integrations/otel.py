@@ -15,9 +15,10 @@ scrubbed source and name; each text is scrubbed once more as it is written, whoe
 detail. No exception is recorded on a span (`record_exception` would write its traceback and
 its own words): give `record_error` an exception and it is classified first.
 
-`instrument()` adds one hook to `rc.set_failure_hooks` (keeping the others, the logging one
-included): each retried attempt becomes a `recoverable.retry` span event; a give-up, a stop
-on a failure not worth retrying and a failed agent run are recorded with `record_error`; and
+`instrument()` adds one hook to `rc.instrumentation.set_failure_hooks` (keeping the others,
+the logging one included): each retried attempt becomes a `recoverable.retry` span event; a
+give-up, a stop on a failure not worth retrying and a failed agent run are recorded with
+`record_error`; and
 every report adds 1 to the counter `recoverable.failures` with `error.type` and
 `recoverable.event` (retry, give_up, stop, run_failed) as attributes.
 """

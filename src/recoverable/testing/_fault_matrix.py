@@ -5,7 +5,7 @@ One fault, one code (DESIGN principle 11): the same failure gets the same code a
 says, for every fault of `recoverable.testing.Fault` and every surface, the code and
 `retryable` we give; where a surface hides the distinction (a CLI that drops an in-stream
 error, an answer that never came), the cell says why and quotes what the surface showed.
-`tests/test_fault_matrix.py` drives every cell for real and asserts it;
+`tests/testing/test_fault_matrix.py` drives every cell for real and asserts it;
 `recoverable codes --markdown` prints it.
 """
 
