@@ -100,8 +100,13 @@ def process_envelope(
     outcome = _outcome(returncode, stdout, stderr, argv)
     if isinstance(outcome, ErrorDetail):
         return Envelope.failure(outcome, duration_ms=duration_ms)
-    return Envelope(outcome.ok, outcome.data, outcome.error, outcome.warnings,
-                    {**outcome.meta, "duration_ms": duration_ms})  # fmt: skip
+    return Envelope(
+        outcome.ok,
+        outcome.data,
+        outcome.error,
+        outcome.warnings,
+        {**outcome.meta, "duration_ms": duration_ms},
+    )
 
 
 def _outcome(

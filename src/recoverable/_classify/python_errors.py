@@ -177,9 +177,14 @@ def _connection_error(exc: BaseException) -> ErrorDetail:
     message = error_message(exc)
     if message.startswith(_OLLAMA_DOWN):
         # Not retryable: waiting does not start a server; a person (or a fix) must.
-        return ErrorDetail.create("provider_unreachable", message, retryable=False,
-                                  source="ollama", fix_required=_START_OLLAMA,
-                                  details={"phase": "connect"})  # fmt: skip
+        return ErrorDetail.create(
+            "provider_unreachable",
+            message,
+            retryable=False,
+            source="ollama",
+            fix_required=_START_OLLAMA,
+            details={"phase": "connect"},
+        )
     return unvalidated("network_error", message)  # the message is clean: no checks again
 
 

@@ -109,8 +109,9 @@ def _openai_chat(obj: object, source: str = "openai") -> ErrorDetail | None:
         reason = _name(_get(choice, "finish_reason"))
         code = _OPENAI_FINISH.get(reason or "")
         if code is not None:
-            return _detail(code, f"the model stopped: finish_reason {reason}", source,
-                           finish_reason=reason)  # fmt: skip
+            return _detail(
+                code, f"the model stopped: finish_reason {reason}", source, finish_reason=reason
+            )
     return None
 
 
@@ -127,8 +128,9 @@ def _openai_response(obj: object) -> ErrorDetail | None:
         reason = _name(_get(_get(obj, "incomplete_details"), "reason"))
         code = _OPENAI_INCOMPLETE.get(reason or "")
         if code is not None:
-            return _detail(code, f"the response is incomplete: {reason}", "openai",
-                           incomplete_reason=reason)  # fmt: skip
+            return _detail(
+                code, f"the response is incomplete: {reason}", "openai", incomplete_reason=reason
+            )
     for item in _items(_get(obj, "output")):
         for part in _items(_get(item, "content")):
             refusal = _get(part, "refusal")
@@ -149,8 +151,9 @@ def _anthropic(obj: object) -> ErrorDetail | None:
     code = _ANTHROPIC_STOP.get(reason or "")
     if code is None:
         return None
-    return _detail(code, f"the model stopped: stop_reason {reason}", "anthropic",
-                   stop_reason=reason)  # fmt: skip
+    return _detail(
+        code, f"the model stopped: stop_reason {reason}", "anthropic", stop_reason=reason
+    )
 
 
 def _anthropic_delta(obj: object) -> ErrorDetail | None:

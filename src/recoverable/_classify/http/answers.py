@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core.codes import Code, codes
 from ..._core.detail import ErrorDetail, from_row, unvalidated
-from ..._core.secrets import scrub
 from ..._core.untrusted import MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ..pipeline import error_message
 from .bodies import ProviderBody
@@ -218,13 +217,7 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     upstream = f"{message}\n{kind}\n{code}\n{google_status}\n{reason}"
     if quota_ids:
         upstream += "\n" + "\n".join(quota_ids)
-    # `is_clean`, inlined (on both texts): the scrubber leaves a clean text as it is.
-    if (
-        len(upstream) > MAX_MESSAGE_CHARS
-        or not upstream.isascii()
-        or scrub(upstream) is not upstream
-        or (request_id is not None and not is_clean(request_id))
-    ):
+    if not is_clean(upstream) or (request_id is not None and not is_clean(request_id)):
         message, details = clean_text(message), json_safe_dict(details)
     return from_row(row, message, hint, status, source, details=details)
 

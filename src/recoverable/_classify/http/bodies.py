@@ -4,18 +4,16 @@ Google's reason, quota ids and retry delay, the message."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from .compatible import read_metadata
 from .raw import MAX_BODY_CHARS, body_text, parse_body
 
-if TYPE_CHECKING:
-    pass
-
-
 # --- error bodies ------------------------------------------------------------------------
 
-
+# `ProviderBody(...)` runs the NamedTuple's generated `__new__` (a Python frame, nine
+# defaults): building the tuple directly saves 3.4% of classify's SDK mix, 4.4% of an
+# openai 400 (benchmarks/callgrind_classify.py).
 _new_tuple = tuple.__new__
 
 
@@ -71,7 +69,7 @@ class ProviderBody(NamedTuple):
                         if relayed is not None:
                             return relayed
         request_id = data.get("request_id")
-        return _new_tuple(  # skips the keyword handling of `__new__` and `_make`'s checks
+        return _new_tuple(  # see `_new_tuple`
             cls,
             (
                 message if type(message) is str else None,

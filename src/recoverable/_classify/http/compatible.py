@@ -52,8 +52,13 @@ def _upstream(
     if not isinstance(data, Mapping):
         return None
     upstream = body_class.read(_without_metadata(data))
-    if not (upstream.code or upstream.type or upstream.google_status or upstream.reason
-            or message_code(upstream.message)):  # fmt: skip
+    if not (
+        upstream.code
+        or upstream.type
+        or upstream.google_status
+        or upstream.reason
+        or message_code(upstream.message)
+    ):
         return None
     return upstream._replace(message=upstream.message or message, has_error=True)
 

@@ -126,13 +126,18 @@ def _client_error(exc: BaseException) -> ErrorDetail | None:
     message = error.get("Message")
     if type(message) is not str or not message:
         message = error_message(exc)
-    status, headers, request_id = (meta.get("HTTPStatusCode"), meta.get("HTTPHeaders"),
-                                   meta.get("RequestId"))  # fmt: skip
+    status = meta.get("HTTPStatusCode")
     status = status if type(status) is int else None
+    headers, request_id = meta.get("HTTPHeaders"), meta.get("RequestId")
     operation = getattr(exc, "operation_name", None)
     if operation not in _BEDROCK_OPERATIONS:  # a str or not, it is no Bedrock operation
-        return _other_service(code, message, status, headers if type(headers) is dict else None,
-                              operation if type(operation) is str else None)  # fmt: skip
+        return _other_service(
+            code,
+            message,
+            status,
+            headers if type(headers) is dict else None,
+            operation if type(operation) is str else None,
+        )
     found = _ERROR_CODES.get(code) if code is not None else None
     if found is None or code in _REFINED:
         found = _phrase(message) or found
@@ -140,12 +145,14 @@ def _client_error(exc: BaseException) -> ErrorDetail | None:
     row = codes[found] if found is not None else decide(status, body)
     hint = None
     # botocore lower-cases HTTPHeaders' names, and Bedrock seldom sends a wait: look first.
-    if row.retryable and type(headers) is dict and ("retry-after" in headers
-                                                     or "retry-after-ms" in headers):  # fmt: skip
+    if (
+        row.retryable
+        and type(headers) is dict
+        and ("retry-after" in headers or "retry-after-ms" in headers)
+    ):
         hint = hint_ms(headers, None, None)
     request_id = request_id if type(request_id) is str else None
-    detail = provider_detail(row, status, body, source="bedrock", hint=hint,
-                             request_id=request_id)  # fmt: skip
+    detail = provider_detail(row, status, body, source="bedrock", hint=hint, request_id=request_id)
     # provider_detail made this dict for this detail alone: filled in place, not copied.
     extra = detail.details
     extra["operation"] = operation
@@ -162,13 +169,20 @@ def _other_service(
     """Another AWS service's ClientError: a credential failure is AWS's, the rest generic."""
     credentials = _CREDENTIAL_CODES.get(code or "")
     if credentials is not None:
-        return unvalidated("provider_auth_failed", message, status=status, source="aws",
-                           details={"credentials": credentials, "error_code": code})  # fmt: skip
+        return unvalidated(
+            "provider_auth_failed",
+            message,
+            status=status,
+            source="aws",
+            details={"credentials": credentials, "error_code": code},
+        )
     if code in _AWS_THROTTLES:
         detail: ErrorDetail | None = unvalidated(
-            "rate_limited", message, retry_after_ms=hint_ms(headers, None, None),
+            "rate_limited",
+            message,
+            retry_after_ms=hint_ms(headers, None, None),
             status=status if status is not None and 400 <= status <= 599 else None,
-        )  # fmt: skip
+        )
     elif status is None or not 400 <= status <= 599:
         return None
     else:
@@ -201,8 +215,9 @@ def _source_of_url(exc: BaseException) -> str:
 
 def _transport(code: str, phase: str) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail:
-        return unvalidated(code, error_message(exc), source=_source_of_url(exc),
-                           details={"phase": phase})  # fmt: skip
+        return unvalidated(
+            code, error_message(exc), source=_source_of_url(exc), details={"phase": phase}
+        )
 
     return handler
 

@@ -70,10 +70,15 @@ def rpc_error(exc: BaseException) -> ErrorDetail | None:
     if name == "CANCELLED":  # the caller's own cancellation, not the server's answer
         return unvalidated("run_cancelled", message, source="grpc")
     if name == "UNAVAILABLE" and message.lower().startswith(_NEVER_CONNECTED):
-        return unvalidated("provider_unreachable", message, source="grpc",
-                           details={"phase": "connect"})  # fmt: skip
-    error = {"code": RPC_STATUS[name], "message": message, "status": name,
-             "details": status_details(_called(exc, "trailing_metadata"))}  # fmt: skip
+        return unvalidated(
+            "provider_unreachable", message, source="grpc", details={"phase": "connect"}
+        )
+    error = {
+        "code": RPC_STATUS[name],
+        "message": message,
+        "status": name,
+        "details": status_details(_called(exc, "trailing_metadata")),
+    }
     return parsed_http(RPC_STATUS[name], None, ProviderBody.read({"error": error}), "grpc")
 
 
@@ -127,10 +132,12 @@ def _detail(type_url: str, payload: bytes) -> dict[str, Any] | None:
         if isinstance(seconds, int) and isinstance(nanos, int):
             return {"@type": type_url, "retryDelay": {"seconds": seconds, "nanos": nanos}}
     elif kind == "google.rpc.QuotaFailure":
-        ids = [dict(_fields(v)).get(5) for n, v in _fields(payload) if n == 1 and
-               isinstance(v, bytes)]  # fmt: skip
-        violations = [{"quotaId": i.decode("utf-8", "replace")} for i in ids
-                      if isinstance(i, bytes)]  # fmt: skip
+        ids = [
+            dict(_fields(v)).get(5) for n, v in _fields(payload) if n == 1 and isinstance(v, bytes)
+        ]
+        violations = [
+            {"quotaId": i.decode("utf-8", "replace")} for i in ids if isinstance(i, bytes)
+        ]
         return {"@type": type_url, "violations": violations}
     elif kind == "google.rpc.ErrorInfo":
         reason = _first(payload, 1)

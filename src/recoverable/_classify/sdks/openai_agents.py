@@ -27,8 +27,8 @@ def _guardrail(kind: str) -> Handler:
 
     def handler(exc: BaseException) -> ErrorDetail:
         holder = getattr(getattr(exc, "guardrail_result", None), "guardrail", None)
-        name = getattr(holder if holder is not None else getattr(exc, "guardrail", None),
-                       "name", None)  # fmt: skip
+        owner = holder if holder is not None else getattr(exc, "guardrail", None)
+        name = getattr(owner, "name", None)
         details: dict[str, Any] = {"guardrail": kind}
         if isinstance(name, str):
             details["guardrail_name"] = clean_text(name)
