@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .categories import GENERIC_USER_MESSAGE
-from .codes import Code, codes
+from .codes import BuiltinCode, Code, codes
 from .generated import generate
 from .given import (
     MAX_CAUSE_DEPTH,
@@ -444,7 +444,7 @@ else:
 
 
 def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
-    code: str | Code,
+    code: BuiltinCode | Code,
     message: str,
     *,
     retry_after_ms: int | None = None,
