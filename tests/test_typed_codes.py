@@ -11,6 +11,7 @@ a code without being one.
 from __future__ import annotations
 
 import ast
+import re
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,6 +76,10 @@ def in_code_places(tree: ast.AST) -> Iterator[ast.Constant]:
                 yield from (v for v in values if isinstance(v.value, str))
 
 
+# A code's shape: the lower_snake_case `register_code` requires of every code.
+_CODE_SHAPE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+
+
 def one_edit_away(text: str, code: str) -> bool:
     """Whether `text` becomes `code` by one insertion, deletion or substitution."""
     if abs(len(text) - len(code)) > 1 or text == code:
@@ -95,7 +100,9 @@ def scan(source: str) -> list[str]:
         if node.value not in KNOWN
     ]
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 64:
+        # Only a string of a code's own shape can be a misspelt code: a class name
+        # (`Timeout`), a status word (`Unknown`) or a phrase (`payment required`) is other text.
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CODE_SHAPE.fullmatch(node.value):
             near = [code for code in CODES if one_edit_away(node.value, code)]
             if near:
                 found.append(f"{node.lineno}: {node.value!r} is one edit from {near[0]!r}")
