@@ -102,10 +102,11 @@ def scan(source: str) -> list[str]:
     for node in ast.walk(tree):
         # Only a string of a code's own shape can be a misspelt code: a class name
         # (`Timeout`), a status word (`Unknown`) or a phrase (`payment required`) is other text.
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CODE_SHAPE.fullmatch(node.value):
-            near = [code for code in CODES if one_edit_away(node.value, code)]
+        text = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(text, str) and _CODE_SHAPE.fullmatch(text):
+            near = [code for code in CODES if one_edit_away(text, code)]
             if near:
-                found.append(f"{node.lineno}: {node.value!r} is one edit from {near[0]!r}")
+                found.append(f"{node.lineno}: {text!r} is one edit from {near[0]!r}")
     return found
 
 
@@ -126,9 +127,36 @@ PLANTED = [
     ('T = {1: "rate_limited", 2: "unavailable", 3: "not_a_code"}\n',
      ["1: 'not_a_code' names no code"]),
     ('x = "rate_limited"\ny = detail.code in ("unavailable", "conflict")\n', []),
+    ('T = ("Timeout", "Unknown", "payment required")\n', []),
+    ('x = "network_eror"\n', ["1: 'network_eror' is one edit from 'network_error'"]),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("source", "expected"), PLANTED)
 def test_the_scan_finds_what_is_planted(source: str, expected: list[str]) -> None:
     assert scan(source) == expected
+
+
+ROOT = SRC.parent.parent
+
+
+def test_mypy_refuses_a_misspelt_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's own mypy run (its config, its cache: warm after `mypy`) on a call with a
+    misspelt code: the error is the argument's type, and it names the literal."""
+    from mypy import api
+
+    sample = tmp_path / "misspelt.py"
+    sample.write_text(
+        "from recoverable._core.detail import unvalidated\n\n"
+        'unvalidated("provider_rate_limited", "x")\n'
+        'unvalidated("provider_rate_limted", "x")\n'
+    )
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("MYPYPATH", str(ROOT / "src"))
+    out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), str(sample)])
+    errors = [line for line in out.splitlines() if ": error: " in line]
+    assert status == 1, (out, err)
+    assert len(errors) == 1, out
+    assert errors[0].startswith(f'{sample}:4: error: Argument 1 to "unvalidated"')
+    assert "\"Literal['provider_rate_limted']\"" in errors[0]
+    assert errors[0].endswith("[arg-type]")
