@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
 
 __all__ = ["PhraseTable"]
 
@@ -25,7 +29,7 @@ class PhraseTable:
 
     __slots__ = ("_at_start", "_at_word", "codes", "phrases")
 
-    def __init__(self, phrases: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, phrases: Sequence[tuple[str, BuiltinCode]]) -> None:
         self.phrases = tuple(phrases)
         self.codes = tuple(code for _, code in self.phrases)
         self._at_start: re.Pattern[str] | None = None
@@ -38,7 +42,7 @@ class PhraseTable:
             raise ValueError("a phrase pattern has a capturing group of its own")
         return pattern
 
-    def code(self, text: str) -> str | None:
+    def code(self, text: str) -> BuiltinCode | None:
         """The code `text` names in its opening words, if any."""
         pattern = self._at_start
         if pattern is None:
@@ -54,12 +58,12 @@ class PhraseTable:
             pattern = self._at_word = self._compile(r"(?<![\w.])")
         return pattern
 
-    def in_line(self, line: str) -> str | None:
+    def in_line(self, line: str) -> BuiltinCode | None:
         """The code of a phrase that starts at a word boundary anywhere in `line`."""
         match = self._word_pattern().search(line)
         return None if match is None else self.codes[match.lastindex - 1]  # type: ignore[operator]
 
-    def in_lines(self, text: str) -> tuple[str, str] | None:
+    def in_lines(self, text: str) -> tuple[BuiltinCode, str] | None:
         """(code, line) of the first line of `text` holding a known phrase at a word boundary."""
         match = self._word_pattern().search(text)
         if match is None:

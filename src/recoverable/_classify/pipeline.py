@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import _thread
 from collections.abc import Callable, Container, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._core.config import CONFIG, Stages
 from .._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, PayloadError, rewrapped, unvalidated
 from .._core.error import foreign_detail
 from .._core.secrets import scrub
 from .._core.untrusted import MAX_MESSAGE_CHARS, clean_text, clip, safe_str
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
 
 __all__ = [
     "Handler",
@@ -119,7 +122,7 @@ def add_classifier(stage: Stage, *, first: bool = True) -> Callable[[], None]:
     return remove
 
 
-def always(code: str, *, source: str | None = None, **details: Any) -> Handler:
+def always(code: BuiltinCode, *, source: str | None = None, **details: Any) -> Handler:
     """A handler that always answers `code` (with a fixed source and details)."""
     fixed = dict(details) if details else None
 

@@ -27,13 +27,16 @@ import errno
 import os
 import signal as signals
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._core.config import CONFIG
 from .._core.detail import ErrorDetail, copy_with, unvalidated
 from .._core.envelope import MAX_ENVELOPE_CHARS, Envelope, load_json_object, looks_like_envelope
 from .._core.events import Error, Raw
 from .._core.untrusted import clean_text, safe_str
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
 
 __all__ = [
     "AI_CLIS",
@@ -55,7 +58,7 @@ _MAX_ARGS = 32
 _MAX_ARG_CHARS = 200
 
 # The statuses a shell (126, 127) and timeout(1) (124) exit with for a command they ran.
-_SHELL_STATUS = {
+_SHELL_STATUS: dict[int, tuple[BuiltinCode, str]] = {
     124: ("tool_timeout", "timed out"),
     126: ("tool_not_executable", "could not be executed"),
     127: ("tool_not_found", "was not found"),
@@ -176,7 +179,7 @@ def spawn_failure(exc: OSError, argv: Argv) -> ErrorDetail:
     facts = _Facts(argv, "")
     name = facts.program or "the command"
     if exc.errno == errno.ENOENT:
-        code = "cli_not_found" if facts.program in AI_CLIS else "tool_not_found"
+        code: BuiltinCode = "cli_not_found" if facts.program in AI_CLIS else "tool_not_found"
         why = "was not found"
     elif exc.errno in (errno.EACCES, errno.ENOEXEC, errno.EPERM):
         code, why = "tool_not_executable", "could not be executed"

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import errno
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from .._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted, unvalidated
 from .http.clients import client_status_error
 from .pipeline import Handler, always, error_message, resolve_exception
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
 
 __all__ = ["HANDLERS"]
 
 _GROUP_SCAN_LIMIT = 64
 
 
-_ERRNO_CODES = {
+_ERRNO_CODES: dict[int, BuiltinCode] = {
     errno.ECONNREFUSED: "network_error",
     errno.ECONNRESET: "network_error",
     errno.ECONNABORTED: "network_error",

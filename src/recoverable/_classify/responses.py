@@ -14,32 +14,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.untrusted import clean_text
 from .http import from_http
 from .pipeline import package_of
 
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
+
 __all__ = ["classify_response"]
 
 _MAX_ITEMS = 64  # choices, candidates, output items read: real answers hold one or a few
 
 # Why a generation stopped, by each API's own name for it. Unlisted reasons are normal stops.
-_OPENAI_FINISH = {
+_OPENAI_FINISH: dict[str, BuiltinCode] = {
     "length": "provider_output_truncated",
     "content_filter": "provider_content_filtered",
 }
-_OPENAI_INCOMPLETE = {
+_OPENAI_INCOMPLETE: dict[str, BuiltinCode] = {
     "max_output_tokens": "provider_output_truncated",
     "content_filter": "provider_content_filtered",
 }
-_ANTHROPIC_STOP = {
+_ANTHROPIC_STOP: dict[str, BuiltinCode] = {
     "max_tokens": "provider_output_truncated",
     "refusal": "provider_refused",
     "model_context_window_exceeded": "provider_context_too_long",
 }
-_GEMINI_FINISH = {
+_GEMINI_FINISH: dict[str, BuiltinCode] = {
     "MAX_TOKENS": "provider_output_truncated",
     **dict.fromkeys(
         ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
@@ -49,7 +52,7 @@ _GEMINI_FINISH = {
     **dict.fromkeys(("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"), "provider_bad_response"),
 }  # fmt: skip
 # Bedrock's Converse `stopReason` (and its stream's `messageStop` event).
-_BEDROCK_STOP = {
+_BEDROCK_STOP: dict[str, BuiltinCode] = {
     "max_tokens": "provider_output_truncated",
     "guardrail_intervened": "provider_content_filtered",
     "content_filtered": "provider_content_filtered",
@@ -86,7 +89,7 @@ def _items(value: object) -> list[Any]:
     return list(value[:_MAX_ITEMS]) if isinstance(value, (list, tuple)) else []
 
 
-def _detail(code: str, message: str, source: str, **details: object) -> ErrorDetail:
+def _detail(code: BuiltinCode, message: str, source: str, **details: object) -> ErrorDetail:
     kept = {key: clean_text(value) for key, value in details.items() if isinstance(value, str)}
     return unvalidated(code, clean_text(message), source=source, details=kept)
 

@@ -15,12 +15,16 @@ information."), so `git --no-such-option` says `unknown option: --no-such-option
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .._core.detail import ErrorDetail, copy_with, unvalidated
 from .._core.untrusted import clean_text, clip
 from .http import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 from .text import status_line
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
 
 __all__ = ["classify_stderr", "failure_line", "provider_failure_in"]
 
@@ -36,7 +40,7 @@ _PREFIX = (
 _GIT_URL = r"unable to access '[^'\n]{0,2000}': "
 
 # The tools' own words for failures a retry or a fix can act on.
-_TOOL_PHRASES = (
+_TOOL_PHRASES: tuple[tuple[str, BuiltinCode], ...] = (
     (r"(?:api |secondary )?rate limit(?:ed| exceeded| reached| hit)\b", "rate_limited"),
     (r"too many requests\b", "rate_limited"),
     (r"429 too many requests\b", "rate_limited"),

@@ -8,11 +8,15 @@ message mentioning a rate limit) never matches.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.untrusted import clean_text
 from .http import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
 
 __all__ = ["classify_text"]
 
@@ -23,7 +27,7 @@ _MAX_TEXT = 64_000
 _SDK_STATUS_LINE = r"(?is)^error code: (\d{3})(?: - (.*))?$"
 
 # Phrases of CLIs and sockets; the providers' own phrases come from `http`.
-_PHRASES = (
+_PHRASES: tuple[tuple[str, BuiltinCode], ...] = (
     (r"^(?:error:\s*)?not logged in\b", "cli_not_authenticated"),
     (r"^(?:error:\s*)?invalid api key\b", "provider_auth_failed"),
     (r"^overloaded\.?$", "provider_overloaded"),

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .categories import GENERIC_USER_MESSAGE
-from .codes import Code, codes
+from .codes import BuiltinCode, Code, codes
 from .generated import generate
 from .given import (
     MAX_CAUSE_DEPTH,
@@ -444,7 +444,7 @@ else:
 
 
 def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
-    code: str | Code,
+    code: BuiltinCode | Code,
     message: str,
     *,
     retry_after_ms: int | None = None,
@@ -453,8 +453,12 @@ def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
     details: dict[str, Any] | None = None,
 ) -> ErrorDetail:
     """A detail with the table's defaults for `code` (a name or its row), skipping `create`'s
-    checks and copies: `details` must already be JSON-safe and is kept as given."""
-    row = code if type(code) is Code else codes.resolve(code)  # type: ignore[arg-type]
+    checks and copies: `details` must already be JSON-safe and is kept as given. A code that
+    is not registered is a bug of ours, refused (ValueError): a peer's code is read with
+    `codes.resolve`, never passed here."""
+    row = code if type(code) is Code else codes.get(code)  # type: ignore[arg-type]
+    if row is None:
+        raise ValueError(f"code {code!r} is not registered")
     return from_row(row, message, retry_after_ms, status, source, details=details or {})
 
 

@@ -41,7 +41,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .codes import FixCommandRejected, codes, validate_fix_command
 from .config import CONFIG
@@ -50,6 +50,9 @@ from .fix_gate import SUGGESTED_COMMAND
 from .public import DEFAULT_WAIT_MS
 from .strict_json import STRICT_JSON
 from .untrusted import clean_text, json_safe_dict, safe_str
+
+if TYPE_CHECKING:
+    from .codes import BuiltinCode
 
 __all__ = [
     "ALIASES",
@@ -69,7 +72,7 @@ MAX_ENVELOPE_CHARS = 16 * 1024 * 1024
 _MAX_WARNINGS = 100
 _MAX_WARNING_CHARS = 1000
 
-ALIASES: Mapping[str, str] = {
+ALIASES: Mapping[str, BuiltinCode] = {
     # The spec's auth names: one family, two codes (cli-agent-spec F-063 and the guide).
     "TOKEN_EXPIRED": "credentials_expired",
     "AUTH_TOKEN_EXPIRED": "credentials_expired",
@@ -84,7 +87,7 @@ ALIASES: Mapping[str, str] = {
 }
 """Spellings other producers use, read as the code named (never written)."""
 
-SPEC_EXIT_CODES: Mapping[int, str] = {
+SPEC_EXIT_CODES: Mapping[int, BuiltinCode] = {
     1: "unknown",
     2: "invalid_input",
     4: "precondition_failed",
@@ -102,7 +105,7 @@ the spec) and exited non-zero without saying which error. Other statuses are `un
 
 _COMMAND_FIELDS = ("refresh_command", "reauth_command")  # the spec's specialised fix commands
 
-CREDENTIAL_CODES = frozenset(
+CREDENTIAL_CODES: frozenset[BuiltinCode] = frozenset(
     {"credentials_expired", "unauthenticated", "cli_not_authenticated", "provider_auth_failed"}
 )
 """The codes whose fix is getting credentials again: what the spec's `refresh_command`

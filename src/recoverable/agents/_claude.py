@@ -8,10 +8,11 @@ kind; `system/api_retry` lines show the retries on the way.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._classify.http import from_http
 from .._classify.phrases import PhraseTable
+from .._core.codes import codes
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import (
     RETRYING,
@@ -43,6 +44,9 @@ from ._parsing import (
     unexplained_exit,
     usage_of,
 )
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode, CodeRow
 
 __all__ = [
     "NAME",
@@ -125,7 +129,7 @@ def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
 # Claude's own sentences (result text, `errors[]`, stderr), anchored at the start of the text
 # or of a stderr line; the first matching row wins, so specific rows come first. The provider
 # messages it passes on ("Prompt is too long", ...) are `message_code`'s (see `phrase_code`).
-_PHRASES: tuple[tuple[str, str], ...] = (
+_PHRASES: tuple[tuple[str, BuiltinCode], ...] = (
     (r"not logged in\b", "cli_not_authenticated"),
     (r"(?:please run /login|oauth token revoked|oauth token has expired)\b",
      "cli_not_authenticated"),
@@ -157,7 +161,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (
 # The synthetic assistant line's `error`. Strong literals name the failure better than a bare
 # status does (billing arrives as a 400); weak ones say less than the status (a 529 is
 # reported as `server_error`), so the status goes first for them.
-_STRONG_LITERALS = {
+_STRONG_LITERALS: dict[str, BuiltinCode] = {
     "authentication_failed": "provider_auth_failed",
     "oauth_org_not_allowed": "provider_permission_denied",
     "billing_error": "provider_quota_exceeded",
@@ -166,17 +170,17 @@ _STRONG_LITERALS = {
     "model_not_found": "provider_model_not_found",
     "max_output_tokens": "provider_output_truncated",
 }
-_WEAK_LITERALS = {
+_WEAK_LITERALS: dict[str, BuiltinCode] = {
     "server_error": "provider_server_error",
     "invalid_request": "provider_invalid_request",
 }
 
-_SUBTYPES = {
+_SUBTYPES: dict[str, BuiltinCode] = {
     "error_max_turns": "run_max_turns",
     "error_max_budget_usd": "run_budget_exceeded",
 }
 
-_TERMINAL_REASONS = {
+_TERMINAL_REASONS: dict[str, BuiltinCode] = {
     "max_turns": "run_max_turns",
     "prompt_too_long": "provider_context_too_long",
     # Interrupted from outside (SIGINT): the runner replaces this when it sent the signal.
@@ -223,8 +227,9 @@ def _retry_detail(data: dict[str, Any]) -> ErrorDetail:
     kept as that (infinity too), so a retry layer gives up rather than hammering."""
     status = clean_status(data.get("error_status"))
     literal = as_str(data.get("error"))
+    code: BuiltinCode | CodeRow
     if status is not None:
-        code = from_http(status, source=NAME).code
+        code = codes[from_http(status, source=NAME).code]
     else:
         code = _STRONG_LITERALS.get(literal or "") or "provider_connection_lost"
     attempt, most = as_int(data.get("attempt")), as_int(data.get("max_retries"))
@@ -422,11 +427,11 @@ def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
 _API_ERROR = re.compile(r"(?:^|\W)api error: ([1-5]\d\d)\b[ :-]*(.*)", re.IGNORECASE | re.DOTALL)
 
 
-def _api_error(text: str) -> str | None:
+def _api_error(text: str) -> CodeRow | None:
     found = _API_ERROR.search(text)
     if found is None:
         return None
-    return from_http(int(found.group(1)), body=found.group(2) or None, source=NAME).code
+    return codes[from_http(int(found.group(1)), body=found.group(2) or None, source=NAME).code]
 
 
 _MAX_ERRORS_KEPT = 20  # of a result's `errors[]` in details (the message joins all, clipped)
@@ -447,7 +452,7 @@ def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
         or _TERMINAL_REASONS.get(reason or "")
         or _api_error(text)
         or _STRONG_LITERALS.get(literal or "")
-        or (from_http(status, body=text, source=NAME).code if status is not None else None)
+        or (codes[from_http(status, body=text, source=NAME).code] if status is not None else None)
         or _WEAK_LITERALS.get(literal or "")
         or "unknown"
     )

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._classify.http import from_http
 from .._classify.phrases import PhraseTable
+from .._core.codes import codes
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import (
     RETRYING,
@@ -46,6 +47,9 @@ from ._parsing import (
     unexplained_exit,
     usage_of,
 )
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
 
 __all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line", "stderr_line"]
 
@@ -94,7 +98,7 @@ def _toml_string(text: str) -> str:
 
 # Codex's sentences (turn.failed, error events, stderr), anchored at the start of the text or
 # of a stderr line; the first matching row wins, so specific rows come first.
-_PHRASES: tuple[tuple[str, str], ...] = (
+_PHRASES: tuple[tuple[str, BuiltinCode], ...] = (
     (r"(?:codex )?ran out of room in the model's context window\b", "provider_context_too_long"),
     (r"quota exceeded\b", "provider_quota_exceeded"),
     (r"you(?:'|\u2019)ve hit your usage limit\b", "provider_quota_exceeded"),
@@ -152,8 +156,8 @@ def _classify_message(message: str, details: dict[str, Any] | None = None) -> Er
         status = int(found.group(1))
         if found.group(3):
             extra["request_id"] = clean_text(found.group(3))
-        code = from_http(status, body=found.group(2), source=NAME).code
-        return unvalidated(code, clean_text(text), status=status, source=NAME, details=extra)
+        row = codes[from_http(status, body=found.group(2), source=NAME).code]
+        return unvalidated(row, clean_text(text), status=status, source=NAME, details=extra)
     request_id = _REQUEST_ID.search(text)
     if request_id is not None:
         extra["request_id"] = clean_text(request_id.group(1))

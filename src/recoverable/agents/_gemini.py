@@ -11,10 +11,11 @@ Refused: `max_turns` (only the setting `model.maxSessionTurns`) and `system_prom
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._classify.http import from_http
 from .._classify.phrases import PhraseTable
+from .._core.codes import codes
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import RETRYING, Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
 from .._core.untrusted import clean_hint_ms, clean_status, clean_text
@@ -33,6 +34,9 @@ from ._parsing import (
     unexplained_exit,
     usage_of,
 )
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode, CodeRow
 
 __all__ = [
     "NAME",
@@ -96,7 +100,7 @@ def build_argv(executable: str, prompt: str, options: RunOptions) -> list[str]:
 # --- classification tables -----------------------------------------------------------------
 
 # Gemini's fatal errors: `error.type` of the result, and the exit code without one.
-_FATAL = {
+_FATAL: dict[int, tuple[str, BuiltinCode]] = {
     41: ("FatalAuthenticationError", "cli_not_authenticated"),
     42: ("FatalInputError", "cli_invalid_arguments"),
     44: ("FatalSandboxError", "cli_spawn_failed"),
@@ -106,7 +110,7 @@ _FATAL = {
     55: ("FatalUntrustedWorkspaceError", "cli_untrusted_workspace"),
     130: ("FatalCancellationError", "run_cancelled"),
 }
-_FATAL_TYPES = {name: code for name, code in _FATAL.values()}
+_FATAL_TYPES: dict[str, BuiltinCode] = {name: code for name, code in _FATAL.values()}
 
 # After an API error gemini exits with `process.exit(status)`, i.e. status & 0xFF. Only read
 # when the stream or stderr shows an API error: 17 or 144 mean nothing by themselves.
@@ -117,7 +121,7 @@ _API_EXIT_STATUS = {
 
 # Gemini's sentences (inside `[API Error: ...]`, error events, stderr), anchored at the start
 # of the text or of a stderr line; the first matching row wins.
-_PHRASES: tuple[tuple[str, str], ...] = (
+_PHRASES: tuple[tuple[str, BuiltinCode], ...] = (
     (r"you have exhausted your daily quota\b", "provider_quota_exceeded"),
     # Gemini rewords a daily quota as the row above (TerminalQuotaError); this wording is its
     # retryable per-minute quota (RetryableQuotaError), which says when to retry.
@@ -176,7 +180,7 @@ def _classify(kind: str | None, message: str) -> ErrorDetail:
         status = clean_status(as_dict(body.get("error")).get("code"))
         found = from_http(status, body=body, source=NAME)
         return unvalidated(
-            found.code,
+            codes[found.code],
             clean_text(message),
             retry_after_ms=found.retry_after_ms,
             status=status,
@@ -349,7 +353,9 @@ def stderr_line(line: str, state: GeminiState) -> list[Event]:
     if found is not None:
         state.stderr_retry = None
         attempt, status = int(found.group(1)), clean_status(int(found.group(2)))
-        code = from_http(status, source=NAME).code if status is not None else "unknown"
+        code: BuiltinCode | CodeRow = (
+            codes[from_http(status, source=NAME).code] if status is not None else "unknown"
+        )
         message = f"gemini retries after HTTP {found.group(2)}, attempt {attempt}"
         return [_retry_warning(code, message, attempt, status=status)]
     started = _STDERR_RETRY_START.match(line)
@@ -370,11 +376,16 @@ def stderr_line(line: str, state: GeminiState) -> list[Event]:
     why = _classify(None, "\n".join(lines))  # as the same text would be read at the end
     wait_ms = int(waiting.group(1))
     message = f"gemini retries after {why.code} in {wait_ms} ms, attempt {attempt}"
-    return [_retry_warning(why.code, message, attempt, wait_ms=wait_ms)]
+    return [_retry_warning(codes[why.code], message, attempt, wait_ms=wait_ms)]
 
 
 def _retry_warning(
-    code: str, message: str, attempt: int, *, status: int | None = None, wait_ms: int | None = None
+    code: BuiltinCode | CodeRow,
+    message: str,
+    attempt: int,
+    *,
+    status: int | None = None,
+    wait_ms: int | None = None,
 ) -> Error:
     details: dict[str, Any] = {"attempt": attempt, RETRYING: True}
     if wait_ms is not None:
@@ -414,7 +425,7 @@ def _api_exit(exit_code: int, stderr: str) -> ErrorDetail:
         found.message if body is not None else f"gemini exited {exit_code} after HTTP {status}"
     )
     return unvalidated(
-        found.code,
+        codes[found.code],
         message,
         status=status,
         source=NAME,

@@ -14,7 +14,7 @@ import re
 import signal as signals
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._classify.http import message_code
 from .._classify.phrases import PhraseTable
@@ -25,6 +25,9 @@ from .._core.events import Error, Event, Raw
 from .._core.untrusted import clean_text, json_safe_dict
 from ._answer import AnswerText
 from ._options import DEFAULT_MAX_TEXT_CHARS, RunOptions
+
+if TYPE_CHECKING:
+    from .._core.codes import BuiltinCode
 
 __all__ = [
     "ACCELERATE_AFTER_BYTES",
@@ -363,13 +366,13 @@ dispatches a line's JSON object straight from its bytes (a module written by han
 table and gets its lines as text)."""
 
 
-def phrase_code(table: PhraseTable, text: str) -> str | None:
+def phrase_code(table: PhraseTable, text: str) -> BuiltinCode | None:
     """The code `text` names in its opening words: the CLI's own sentences first, then the
     provider messages it passes on (the ones every SDK's errors carry too)."""
     return table.code(text) or message_code(text)
 
 
-def stderr_phrase(table: PhraseTable, stderr: str) -> tuple[str, str] | None:
+def stderr_phrase(table: PhraseTable, stderr: str) -> tuple[BuiltinCode, str] | None:
     """(code, line) of the first stderr line that opens with one of `table`'s phrases, the
     line scrubbed and clipped (a CLI's stderr may print its environment)."""
     found = table.in_lines(stderr)
@@ -436,7 +439,7 @@ _SIGNAL_EXITS = {130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 # classifyError): the first family, in this order, whose words stderr holds, case-insensitive,
 # as words (not inside a path, a file name or a number: "foo.go:429", "/src/auth/"). Each row:
 # the code, the words every CLI's death is read by, the words of one CLI only.
-_PLAIN_WORDS: tuple[tuple[str, str, dict[str, str]], ...] = (
+_PLAIN_WORDS: tuple[tuple[BuiltinCode, str, dict[str, str]], ...] = (
     ("cli_invalid_arguments",
      r"invalid value for --?[\w-]+|unknown (?:option|argument)|unrecognized (?:option|argument)s?"
      r"|unexpected argument", {}),
@@ -453,7 +456,7 @@ _PLAIN_WORDS: tuple[tuple[str, str, dict[str, str]], ...] = (
 _AS_WORDS = r"(?<![\w/\\.:'\"-])(?:{})(?![\w/\\'\"]|\.\w|:\d)"
 
 
-def plain_words(cli: str, stderr: str) -> str | None:
+def plain_words(cli: str, stderr: str) -> BuiltinCode | None:
     """The code a CLI's plain-word death names (`_PLAIN_WORDS`), or None."""
     text = stderr[-STDERR_WORDS_READ:]
     for code, words, own in _PLAIN_WORDS:

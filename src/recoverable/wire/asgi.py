@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from .._core.codes import BuiltinCode
+
 __all__ = [
     "error_response",
     "install",
@@ -62,7 +64,7 @@ __all__ = [
 # Exceptions of web frameworks that say what they are by their class: (module root, name).
 # (Not pydantic's ValidationError: raised inside a route, it is the server's parsing of
 # something, not the client's request.)
-_FRAMEWORK_ERRORS = {
+_FRAMEWORK_ERRORS: dict[tuple[str, str], BuiltinCode] = {
     ("fastapi", "RequestValidationError"): "invalid_input",
 }
 
@@ -116,7 +118,7 @@ def install(app: Any, *, problem: bool | None = None, expose_message: bool = Fal
         detail = generic_from_status(status, f"HTTP {status}")
         kept = None
         if detail is None:
-            code = "invalid_input" if 400 <= status < 500 else "unknown"
+            code: BuiltinCode = "invalid_input" if 400 <= status < 500 else "unknown"
             detail, kept = unvalidated(code, f"HTTP {status}", status=status), status
         response, instance = failure_response(request, detail, problem, expose_message, kept)
         for name, value in (getattr(exc, "headers", None) or {}).items():

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from ..phrases import PhraseTable
 
 if TYPE_CHECKING:
-    pass
+    from ..._core.codes import BuiltinCode
 
 
 # Phrases that only the message carries, anchored at its start so quoted user text does not
 # match (OpenAI, Anthropic and Gemini wording).
-MESSAGE_PHRASES = (
+MESSAGE_PHRASES: tuple[tuple[str, BuiltinCode], ...] = (
     (r"^prompt is too long\b", "provider_context_too_long"),
     (r"^this model's maximum context length is \d+", "provider_context_too_long"),
     (r"^input length and `?max_tokens`? exceed context limit", "provider_context_too_long"),
@@ -47,7 +47,7 @@ MESSAGE_PHRASES = (
 _PROVIDER_PHRASES = PhraseTable(MESSAGE_PHRASES)
 
 
-def message_code(message: str | None) -> str | None:
+def message_code(message: str | None) -> BuiltinCode | None:
     """The code an upstream message names in its opening words, if any (the services behind
     the openai SDK's `base_url` last: their table costs a gate, not a match, on others)."""
     if not message:
@@ -55,7 +55,7 @@ def message_code(message: str | None) -> str | None:
     return _PROVIDER_PHRASES.code(message) or compatible_phrase_code(message)
 
 
-COMPATIBLE_PHRASES = (
+COMPATIBLE_PHRASES: tuple[tuple[str, BuiltinCode], ...] = (
     # OpenRouter
     (r"^this endpoint's maximum context length is \d+", "provider_context_too_long"),
     (r"^\S{1,200} is not a valid model id\b", "provider_model_not_found"),
@@ -84,7 +84,7 @@ _OPENINGS = ("this endpoint", "no ", "insufficient", "model not", "content ", "c
              "the ", "trying ")  # fmt: skip
 
 
-def compatible_phrase_code(message: str) -> str | None:
+def compatible_phrase_code(message: str) -> BuiltinCode | None:
     """The code one of these services' sentences names in `message`'s opening words."""
     if message[:24].lstrip().lower().startswith(_OPENINGS) or _names_a_model_id(message):
         return _COMPATIBLE_TABLE.code(message)

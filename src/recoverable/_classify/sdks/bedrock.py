@@ -18,7 +18,7 @@ may have been served (`provider_connection_lost`, `provider_timeout`).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._core.codes import codes
 from ..._core.detail import ErrorDetail, unvalidated, with_details
@@ -32,6 +32,9 @@ from ..http import (
 )
 from ..phrases import PhraseTable
 from ..pipeline import Handler, always, error_message, package_of
+
+if TYPE_CHECKING:
+    from ..._core.codes import BuiltinCode
 
 __all__ = ["BOTOCORE_CLASSES", "URLLIB3_CLASSES"]
 
@@ -65,7 +68,7 @@ _AWS_THROTTLES = frozenset({
 
 # Bedrock's error codes; an in-stream exception's lowerCamel name is read with its first
 # letter upper-cased. ValidationException is left to its sentence, then its status.
-_ERROR_CODES = {
+_ERROR_CODES: dict[str, BuiltinCode] = {
     "ThrottlingException": "provider_rate_limited",
     "TooManyRequestsException": "provider_rate_limited",
     "ServiceQuotaExceededException": "provider_quota_exceeded",
@@ -98,7 +101,7 @@ _MODEL_SAID = "the model returned the following errors:"
 _MAX_CODE = 128  # longer is no AWS error code
 
 
-def _phrase(message: str) -> str | None:
+def _phrase(message: str) -> BuiltinCode | None:
     text = message.lstrip()
     if text[: len(_MODEL_SAID)].lower() == _MODEL_SAID:
         text = text[len(_MODEL_SAID) :]
@@ -213,7 +216,7 @@ def _source_of_url(exc: BaseException) -> str:
     return "bedrock" if re.search(_BEDROCK_PATH, url) else "aws"
 
 
-def _transport(code: str, phase: str) -> Handler:
+def _transport(code: BuiltinCode, phase: str) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail:
         return unvalidated(
             code, error_message(exc), source=_source_of_url(exc), details={"phase": phase}
@@ -270,7 +273,7 @@ def _event_stream_operation(exc: BaseException) -> str | None:
     return None
 
 
-def _stream_read(code: str) -> Handler:
+def _stream_read(code: BuiltinCode) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail | None:
         operation = _event_stream_operation(exc)
         if operation is None:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..._core.detail import ErrorDetail, unvalidated
 from ..credentials import missing_key
 from ..http import ProviderBody
 from ..pipeline import Handler, error_message
 from .shared import sdk_status_detail
 
+if TYPE_CHECKING:
+    from ..._core.codes import BuiltinCode
+
 __all__ = ["COHERE_CLASSES"]
 
 # Cohere's own statuses: 498 an invalid or expired key, 499 a request its caller cancelled.
-_COHERE_STATUS = {498: "provider_auth_failed", 499: "run_cancelled"}
+_COHERE_STATUS: dict[int, BuiltinCode] = {498: "provider_auth_failed", 499: "run_cancelled"}
 
 
 def _cohere_api_error(exc: BaseException) -> ErrorDetail | None:

@@ -6,10 +6,15 @@ A transport error raised through an SDK (its frames in the traceback) is the pro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..._core.detail import ErrorDetail, unvalidated
 from ..http.clients import client_status_error
 from ..pipeline import Handler, always, cause_chain, error_message
 from .shared import phase_of, sdk_source
+
+if TYPE_CHECKING:
+    from ..._core.codes import BuiltinCode
 
 __all__ = ["AIOHTTP_CLASSES", "HTTPX_CLASSES", "REQUESTS_CLASSES"]
 
@@ -42,7 +47,7 @@ def _requests_status_error(exc: BaseException) -> ErrorDetail | None:
     )
 
 
-def _transport(code: str, provider_code: str, phase: str | None) -> Handler:
+def _transport(code: BuiltinCode, provider_code: BuiltinCode, phase: str | None) -> Handler:
     """A transport failure: `provider_code` when raised through an SDK, else `code`."""
 
     def handler(exc: BaseException) -> ErrorDetail:
@@ -57,11 +62,11 @@ def _transport(code: str, provider_code: str, phase: str | None) -> Handler:
     return handler
 
 
-_CONNECT = ("network_error", "provider_unreachable")
-_READ = ("network_error", "provider_connection_lost")
+_CONNECT: tuple[BuiltinCode, BuiltinCode] = ("network_error", "provider_unreachable")
+_READ: tuple[BuiltinCode, BuiltinCode] = ("network_error", "provider_connection_lost")
 # A timeout after the request may have been sent: side effects unknown, so the generic code is
 # not retryable; an SDK's request timeout is (the SDKs retry it themselves).
-_TIMEOUT = ("timeout", "provider_timeout")
+_TIMEOUT: tuple[BuiltinCode, BuiltinCode] = ("timeout", "provider_timeout")
 
 HTTPX_CLASSES: dict[str, Handler] = {
     "ConnectError": _transport(*_CONNECT, "connect"),
@@ -86,7 +91,7 @@ def _requests_connection_error(exc: BaseException) -> ErrorDetail:
     Raised through an SDK (Google Cloud's REST session), the phase names the provider code."""
     phase = phase_of(exc)
     source = sdk_source(exc)
-    code = "network_error"
+    code: BuiltinCode = "network_error"
     if source is not None:
         code = "provider_unreachable" if phase == "connect" else "provider_connection_lost"
     return unvalidated(
@@ -97,7 +102,9 @@ def _requests_connection_error(exc: BaseException) -> ErrorDetail:
 def _requests_tls_error(exc: BaseException) -> ErrorDetail:
     # A certificate that does not verify will not verify on the next try either.
     names = {klass.__name__ for link in cause_chain(exc) for klass in type(link).__mro__}
-    code = "precondition_failed" if "SSLCertVerificationError" in names else "network_error"
+    code: BuiltinCode = (
+        "precondition_failed" if "SSLCertVerificationError" in names else "network_error"
+    )
     return unvalidated(code, error_message(exc), details={"phase": "tls"})
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..pipeline import Handler, always
+
+if TYPE_CHECKING:
+    from ..._core.codes import BuiltinCode
 
 __all__ = ["LANGCHAIN_CLASSES"]
 
@@ -10,18 +15,18 @@ __all__ = ["LANGCHAIN_CLASSES"]
 # OpenAIRateLimitError is an openai.RateLimitError), so the SDK's handler reads it; these
 # langchain-core bases decide only when no SDK class is known. A bad model output is the
 # provider's bad response.
+_LANGCHAIN_CODES: dict[str, BuiltinCode] = {
+    "OutputParserException": "provider_bad_response",
+    "ContextOverflowError": "provider_context_too_long",
+    "ModelRateLimitError": "provider_rate_limited",
+    "ModelAuthenticationError": "provider_auth_failed",
+    "ModelPermissionDeniedError": "provider_permission_denied",
+    "ModelNotFoundError": "provider_model_not_found",
+    "ModelInvalidRequestError": "provider_invalid_request",
+    "ModelRefusalError": "provider_content_filtered",
+    "ModelTimeoutError": "provider_timeout",
+    "ModelConnectionError": "provider_connection_lost",
+}
 LANGCHAIN_CLASSES: dict[str, Handler] = {
-    name: always(code, source="langchain")
-    for name, code in {
-        "OutputParserException": "provider_bad_response",
-        "ContextOverflowError": "provider_context_too_long",
-        "ModelRateLimitError": "provider_rate_limited",
-        "ModelAuthenticationError": "provider_auth_failed",
-        "ModelPermissionDeniedError": "provider_permission_denied",
-        "ModelNotFoundError": "provider_model_not_found",
-        "ModelInvalidRequestError": "provider_invalid_request",
-        "ModelRefusalError": "provider_content_filtered",
-        "ModelTimeoutError": "provider_timeout",
-        "ModelConnectionError": "provider_connection_lost",
-    }.items()
+    name: always(code, source="langchain") for name, code in _LANGCHAIN_CODES.items()
 }

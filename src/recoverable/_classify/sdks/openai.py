@@ -4,10 +4,15 @@ fireworks-ai, cerebras-cloud-sdk): one shape, `APIStatusError` / `APIConnectionE
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..._core.detail import ErrorDetail, unvalidated
 from ..http import ProviderBody, parsed_http
 from ..pipeline import Handler, always, error_message
 from .shared import phase_of, status_error
+
+if TYPE_CHECKING:
+    from ..._core.codes import BuiltinCode
 
 __all__ = ["openai_family"]
 
@@ -27,7 +32,9 @@ def _stream_error(source: str) -> Handler:
 def _connection_error(source: str) -> Handler:
     def handler(exc: BaseException) -> ErrorDetail:
         phase = phase_of(exc)
-        code = "provider_unreachable" if phase == "connect" else "provider_connection_lost"
+        code: BuiltinCode = (
+            "provider_unreachable" if phase == "connect" else "provider_connection_lost"
+        )
         return unvalidated(
             code, error_message(exc), source=source, details={"phase": phase} if phase else None
         )
