@@ -19,7 +19,7 @@ from .._core.secrets import scrub
 from .._core.untrusted import MAX_MESSAGE_CHARS, clean_text, clip, safe_str
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = [
     "Handler",

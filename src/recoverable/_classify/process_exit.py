@@ -36,7 +36,7 @@ from .._core.events import Error, Raw
 from .._core.untrusted import clean_text, safe_str
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = [
     "AI_CLIS",

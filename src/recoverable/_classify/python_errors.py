@@ -12,7 +12,7 @@ from .http.clients import client_status_error
 from .pipeline import Handler, always, error_message, resolve_exception
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = ["HANDLERS"]
 

@@ -22,7 +22,7 @@ from .http import from_http
 from .pipeline import package_of
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = ["classify_response"]
 

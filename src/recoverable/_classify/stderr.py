@@ -24,7 +24,7 @@ from .phrases import PhraseTable
 from .text import status_line
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = ["classify_stderr", "failure_line", "provider_failure_in"]
 

@@ -16,7 +16,7 @@ from .http import MESSAGE_PHRASES, from_http
 from .phrases import PhraseTable
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = ["classify_text"]
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .categories import GENERIC_USER_MESSAGE
-from .codes import BuiltinCode, Code, codes
+from .codes import Code, codes
 from .generated import generate
 from .given import (
     MAX_CAUSE_DEPTH,
@@ -46,6 +46,9 @@ from .given import (
 from .payload import PayloadError, read_payload
 from .registration import MAX_EXIT_CODE
 from .untrusted import MAX_HINT_MS, clean_hint_ms, clean_status, clean_text, safe_str
+
+if TYPE_CHECKING:
+    from .code_names import BuiltinCode
 
 __all__ = [
     "FIELDS",

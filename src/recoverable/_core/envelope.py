@@ -52,7 +52,7 @@ from .strict_json import STRICT_JSON
 from .untrusted import clean_text, json_safe_dict, safe_str
 
 if TYPE_CHECKING:
-    from .codes import BuiltinCode
+    from .code_names import BuiltinCode
 
 __all__ = [
     "ALIASES",

@@ -47,15 +47,19 @@ def _spellings(label: str) -> list[str]:
 # labels; `key`, `sig`, `signature` and `pwd` stay query-string names only (as mapping keys
 # they name too many things that are not secret: `PWD` is a working directory in an
 # environment). Compared lower case, "-" read as "_".
+# The names of a mapping's entry that hold a credential, besides the labels of `_LABELS`.
+_ENTRY_LABELS = (
+    "authorization", "proxy_authorization", "cookie", "set_cookie", "private_key",
+    "secret_access_key", "aws_secret_access_key", "session_token", "aws_session_token",
+)  # fmt: skip
 _ENTRY_NAMES = frozenset(
     spelling.replace("-", "_")
     for label in (
         *(label for label in _LABELS if label not in {"key", "sig", "signature", "pwd"}),
-        "authorization", "proxy_authorization", "cookie", "set_cookie", "private_key",
-        "secret_access_key", "aws_secret_access_key", "session_token", "aws_session_token",
+        *_ENTRY_LABELS,
     )
     for spelling in _spellings(label)
-)  # fmt: skip
+)
 
 
 def names_credential(name: str) -> bool:

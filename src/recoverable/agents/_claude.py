@@ -46,7 +46,8 @@ from ._parsing import (
 )
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode, CodeRow
+    from .._core.code_names import BuiltinCode
+    from .._core.codes import CodeRow
 
 __all__ = [
     "NAME",

@@ -49,7 +49,7 @@ from ._parsing import (
 )
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = ["NAME", "PACKAGE", "build_argv", "new_state", "outcome", "parse_line", "stderr_line"]
 

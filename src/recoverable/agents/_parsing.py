@@ -27,7 +27,7 @@ from ._answer import AnswerText
 from ._options import DEFAULT_MAX_TEXT_CHARS, RunOptions
 
 if TYPE_CHECKING:
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = [
     "ACCELERATE_AFTER_BYTES",

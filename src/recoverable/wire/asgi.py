@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from .._core.codes import BuiltinCode
+    from .._core.code_names import BuiltinCode
 
 __all__ = [
     "error_response",

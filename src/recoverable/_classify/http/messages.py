@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..phrases import PhraseTable
 
 if TYPE_CHECKING:
-    from ..._core.codes import BuiltinCode
+    from ..._core.code_names import BuiltinCode
 
 
 # Phrases that only the message carries, anchored at its start so quoted user text does not

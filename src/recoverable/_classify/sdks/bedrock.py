@@ -34,7 +34,7 @@ from ..phrases import PhraseTable
 from ..pipeline import Handler, always, error_message, package_of
 
 if TYPE_CHECKING:
-    from ..._core.codes import BuiltinCode
+    from ..._core.code_names import BuiltinCode
 
 __all__ = ["BOTOCORE_CLASSES", "URLLIB3_CLASSES"]
 

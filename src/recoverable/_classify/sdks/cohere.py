@@ -11,7 +11,7 @@ from ..pipeline import Handler, error_message
 from .shared import sdk_status_detail
 
 if TYPE_CHECKING:
-    from ..._core.codes import BuiltinCode
+    from ..._core.code_names import BuiltinCode
 
 __all__ = ["COHERE_CLASSES"]
 

@@ -14,7 +14,7 @@ from ..pipeline import Handler, always, cause_chain, error_message
 from .shared import phase_of, sdk_source
 
 if TYPE_CHECKING:
-    from ..._core.codes import BuiltinCode
+    from ..._core.code_names import BuiltinCode
 
 __all__ = ["AIOHTTP_CLASSES", "HTTPX_CLASSES", "REQUESTS_CLASSES"]
 

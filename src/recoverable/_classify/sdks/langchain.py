@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..pipeline import Handler, always
 
 if TYPE_CHECKING:
-    from ..._core.codes import BuiltinCode
+    from ..._core.code_names import BuiltinCode
 
 __all__ = ["LANGCHAIN_CLASSES"]
 

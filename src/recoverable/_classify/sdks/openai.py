@@ -12,7 +12,7 @@ from ..pipeline import Handler, always, error_message
 from .shared import phase_of, status_error
 
 if TYPE_CHECKING:
-    from ..._core.codes import BuiltinCode
+    from ..._core.code_names import BuiltinCode
 
 __all__ = ["openai_family"]
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 import recoverable as rc
-from recoverable._core import codes as codes_module
+from recoverable._core import code_names
 from recoverable._core.detail import unvalidated
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "recoverable"
+SRC = Path(__file__).resolve().parents[2] / "src" / "recoverable"
 CODES = [row.code for row in rc.codes]
 KNOWN = frozenset(CODES)
 
@@ -33,7 +33,7 @@ CODE_TAKERS = frozenset(
 
 
 def test_the_literal_is_the_table() -> None:
-    assert list(typing.get_args(codes_module.BuiltinCode)) == CODES
+    assert list(typing.get_args(code_names.BuiltinCode)) == CODES
 
 
 def test_a_misspelt_code_raises_at_run_time() -> None:
