@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib
 import io
+import re
 import tokenize
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -125,3 +126,10 @@ def test_no_submodule_is_named_like_a_name_its_face_exports() -> None:
         }
         shadowed += [f"{package}.{name}" for name in exported if name in children]
     assert shadowed == []
+
+
+def test_contributing_maps_every_module_and_only_those() -> None:
+    text = (SRC.parent.parent / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## The map") : text.index("## Rules the code keeps")]
+    mapped = set(re.findall(r"^\| `([\w/]+\.py)` \|", section, re.M))
+    assert mapped == {path.relative_to(SRC).as_posix() for path in FILES}
