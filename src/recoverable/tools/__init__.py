@@ -45,14 +45,11 @@ _FACE = Face(
         "run_fix": "recoverable.tools._recover",
         "toolkit": "recoverable.tools.toolkit",
     },
-    renamed={"to_envelope_code": "envelope_code", "from_envelope_code": "code_from_envelope"},
 )
 
 if TYPE_CHECKING:
     from .._core.codes import FixCommandRejected
-    from .._core.envelope import Envelope
-    from .._core.envelope import code_from_envelope as from_envelope_code
-    from .._core.envelope import envelope_code as to_envelope_code
+    from .._core.envelope import Envelope, from_envelope_code, to_envelope_code
     from . import toolkit as toolkit
     from ._ladder import Action, next_action
     from ._recover import FixRun, Recovery, recover, run_fix

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..._core.codes import codes
 from ..._core.detail import ErrorDetail, PayloadError, copy_with
-from ..._core.envelope import Envelope, code_from_envelope, load_json_object, looks_like_envelope
+from ..._core.envelope import Envelope, from_envelope_code, load_json_object, looks_like_envelope
 from ..._core.public import own_sentences
 from ..._core.untrusted import clean_status
 from .retry_after import hint_ms
@@ -55,7 +55,7 @@ def _from_ours(
     if not isinstance(message, str):
         message = user_message if user_message is not None else f"HTTP {status}"
     payload = {
-        "code": code_from_envelope(code),
+        "code": from_envelope_code(code),
         "message": message,
         "user_message": user_message,
         "retryable": data.get("retryable"),
@@ -85,7 +85,7 @@ def read_ours(status: int, headers: object, body: object) -> ErrorDetail | None:
     code = data.get("code")
     if not isinstance(code, str) or not isinstance(data.get("retryable"), bool):
         return None
-    if codes.get(code_from_envelope(code)) is None:
+    if codes.get(from_envelope_code(code)) is None:
         return None
     detail = _from_ours(data, code, status, headers)
     return None if detail is None else own_sentences(detail)
