@@ -135,8 +135,9 @@ def test_a_moved_package_s_modules_follow_it(fresh: None) -> None:
     """`recoverable.toolkit` is `recoverable.tools.toolkit`, and its modules the same objects
     (loaded a second time under the old path, its classes would not be the same classes)."""
     with pytest.deprecated_call():
-        from recoverable import toolkit  # the path the 0.1 README gave
         from recoverable.toolkit import _click as old_click
+
+        from recoverable import toolkit  # the path the 0.1 README gave
     from recoverable.tools import toolkit as now
     from recoverable.tools.toolkit import _click
 
