@@ -150,10 +150,13 @@ def _imported(node: ast.Import | ast.ImportFrom, module: str, package: bool) -> 
 
 
 def _testing_imports(source: str, module: str, package: bool = False) -> list[tuple[int, bool]]:
-    """(line, inside a function) of each import of recoverable.testing in `source`."""
+    """(line, inside a function) of each import of recoverable.testing in `source` that runs
+    (a `TYPE_CHECKING` block's, for the type checker only, loads nothing)."""
     found = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = _imported(node, module, package)
             if any(name.split(".")[:2] == ["recoverable", "testing"] for name in names):
@@ -177,6 +180,8 @@ def test_the_import_scan_sees_every_form() -> None:
     )
     assert _testing_imports(source, "recoverable.agents._x") == [(1, False), (3, True), (4, True)]
     assert _testing_imports("from .testing import x\n", "recoverable", package=True) == [(1, False)]
+    typed = "if TYPE_CHECKING:\n    from . import testing as testing\n"
+    assert _testing_imports(typed, "recoverable", package=True) == []
 
 
 def test_only_the_command_imports_testing_and_only_inside_functions() -> None:
