@@ -31,6 +31,7 @@ __all__ = [
     "engine_key",
     "enter_cell",
     "is_request_key",
+    "key_cell",
     "keyed",
     "open_key",
     "request_headers",
@@ -45,6 +46,7 @@ _KEY = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 # The current call's key, in a one-item list: made on first use, shared by every attempt
 # (and every task the call starts, which copies the context and so the same list).
 _cell: ContextVar[list[str | None] | None] = ContextVar("recoverable_request_key", default=None)
+key_cell = _cell  # for the decorator's fast path, which opens the scope inline
 
 KeyToken = Token[list[str | None] | None]
 

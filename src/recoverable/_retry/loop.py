@@ -36,7 +36,7 @@ from .gate import (
     begin_attempt,
     pass_gate,
 )
-from .keys import check_request_key, close_key, open_key
+from .keys import check_request_key, close_key, key_cell, open_key
 from .policy import RetryPolicy
 from .waits import async_sleep, await_wait, check_task_cancel, wait
 
@@ -174,7 +174,7 @@ class Retrying:
             and self.policy.deadline is None
             and self.cooldowns is None
         )
-        given = self.request_key
+        given, cell = self.request_key, key_cell
         if inspect.iscoroutinefunction(fn):
             acall = self.acall
 
@@ -182,13 +182,15 @@ class Retrying:
             async def async_wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
                 if not fast:
                     return await acall(fn, *args, **kwargs)
-                key = open_key(given)
+                # The call's key scope, inline (`keys.open_key`): a call costs no more
+                key = None if given is None and cell.get() is not None else cell.set([given])
                 try:
                     return await fn(*args, **kwargs)
                 except Exception as exc:
                     return await self._acontinue(exc, functools.partial(fn, *args, **kwargs), None)
                 finally:
-                    close_key(key)
+                    if key is not None:
+                        cell.reset(key)
 
             return async_wrapper
         call = self.call
@@ -197,13 +199,14 @@ class Retrying:
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
             if not fast:
                 return call(fn, *args, **kwargs)
-            key = open_key(given)
+            key = None if given is None and cell.get() is not None else cell.set([given])
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
                 return self._continue(exc, functools.partial(fn, *args, **kwargs), None)
             finally:
-                close_key(key)
+                if key is not None:
+                    cell.reset(key)
 
         return wrapper
 

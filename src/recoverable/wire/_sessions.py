@@ -39,9 +39,10 @@ response replays it from its first event (live, while the run is) instead of sta
 source; the busy check does not apply to it. The same key with other input is
 `state_request_key_conflict` (409, nothing started): a new request needs a new key. A key that
 is not 1 to 128 characters of `[A-Za-z0-9._:-]` is `invalid_input` (400), the key never
-repeated. A run the wire stopped because its client went away (`run_cancelled`) is not kept
-under its key: the same send starts it again (it produced no answer anyone read). The keys
-are kept per session, the newest `max_sessions` of them.
+repeated. A keyed run goes on when its client goes away (`_opening`: its log keeps what it
+sends, for the same send again and for resumes); one that ended cancelled all the same
+(`run_cancelled`: the server stopping) is not kept under its key, and the same send starts it
+again. The keys are kept per session, the newest `max_sessions` of them.
 """
 
 from __future__ import annotations
