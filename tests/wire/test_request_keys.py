@@ -262,3 +262,18 @@ def test_the_keys_kept_are_bounded() -> None:
         sessions.start("s", request_key=f"k{index}")
     assert sessions.start("s", request_key="k0") is not first  # forgotten: a new run
     assert len(sessions._keys) == 3
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.floats() | st.text(max_size=8),
+        lambda kids: (
+            st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3)
+        ),
+        max_leaves=12,
+    )
+)
+def test_any_json_input_keys_a_run_and_the_same_input_finds_it(value: Any) -> None:
+    sessions = wire.Sessions()
+    log = sessions.start("s", request_key="k", input=value)  # NaN and infinities too
+    assert sessions.start("s", request_key="k", input=value) is log

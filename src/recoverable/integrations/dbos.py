@@ -212,7 +212,7 @@ def _current_attempt() -> _Attempt:
 
 def _request_key(where: _Attempt) -> str | None:
     """The step's request key (`rc.request_key()` inside it): from its workflow's id and its
-    step id, the same on every attempt and when DBOS recovers the workflow; None outside."""
+    step id, the same on every attempt (a recovered workflow keeps both ids); None outside."""
     return None if where.key is None else engine_key("dbos", *where.key)
 
 

@@ -192,6 +192,6 @@ def _digest(value: object) -> str:
     elif isinstance(value, str):
         data = b"s" + value.encode("utf-8", "surrogatepass")
     else:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"))  # NaN too: a digest
         data = b"j" + text.encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()
