@@ -316,3 +316,29 @@ def test_async_anthropic_keeps_the_key_across_attempts(fake: FakeProvider) -> No
     assert [r.fault for r in fake.requests] == ["overloaded", None, None]
     assert keys[0] == keys[1] != keys[2]
     assert None not in keys
+
+
+def test_a_block_left_early_closes_its_key_scope() -> None:
+    for attempt in rc.retry(request_key="block-1"):
+        with attempt:
+            assert rc.request_key() == "block-1"
+        break
+    assert rc.request_key() is None
+
+
+def test_the_stream_form_takes_a_caller_s_key_and_an_outer_one() -> None:
+    async def main() -> list[str | None]:
+        seen: list[str | None] = []
+
+        async def source() -> AsyncIterator[int]:
+            seen.append(rc.request_key())
+            yield 1
+
+        async for _item in rc.retry(request_key="mine").stream(source):
+            pass
+        with keyed("outer"):
+            async for _item in rc.retry().stream(source):
+                pass
+        return seen
+
+    assert asyncio.run(main()) == ["mine", "outer"]
