@@ -14,10 +14,10 @@ ROWS = list(rc.codes)
 
 
 def test_the_table_holds_every_code_of_the_design() -> None:
-    # 52, not_supported (the seeds' NOT_SUPPORTED), and Helix's five state_* rows for the
+    # 52, not_supported (the seeds' NOT_SUPPORTED), and Helix's six state_* rows for the
     # sessions and streams the wire keeps (already running, not found, not resumable,
-    # superseded, concurrency conflict)
-    assert len(ROWS) == 58
+    # superseded, concurrency conflict, a request key reused for other input)
+    assert len(ROWS) == 59
     assert {row.category for row in ROWS} == {
         "provider",
         "cli",
@@ -69,6 +69,7 @@ def test_user_sentences_name_no_code_id_or_cause(row: rc.CodeRow) -> None:
         ("state_not_resumable", False, False, 6, 410),
         ("state_run_superseded", False, False, 6, 409),
         ("state_concurrency_conflict", False, False, 6, 409),
+        ("state_request_key_conflict", False, False, 6, 409),
     ],
 )
 def test_rows_carry_the_designed_decisions(

@@ -249,7 +249,7 @@ ROOT = {
     "codes", "register_code", "CodeRow",
     # retry and fallback
     "RetryPolicy", "Retrying", "retry", "fallback", "afallback", "FallbackResult",
-    "without_sdk_retries",
+    "without_sdk_retries", "request_key", "request_headers",
     # the ladder, the envelope
     "next_action", "Envelope",
     "__version__",
@@ -260,7 +260,7 @@ def test_the_root_face_is_small() -> None:
     import recoverable
 
     assert set(recoverable.__all__) == ROOT
-    assert len(recoverable.__all__) == 24  # 23 names and __version__ (0.1.0: 44 and it)
+    assert len(recoverable.__all__) == 26  # 25 names and __version__ (0.1.0: 44 and it)
 
 
 def _moved() -> list[tuple[str, str, str]]:

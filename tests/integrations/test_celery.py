@@ -24,6 +24,7 @@ from celery import Celery
 from celery.result import AsyncResult
 
 import recoverable as rc
+from recoverable._retry.keys import engine_key
 from recoverable.fleet._rules import GO
 from recoverable.integrations import celery as rcc
 from recoverable.testing import FakeProvider, Fault
@@ -158,6 +159,20 @@ def test_rc_retry_inside_a_task_defers_to_celery(app: Celery, fake: FakeProvider
         "provider_overloaded", False, 3,
     )  # fmt: skip
     assert len(fake.requests) == 3  # the task's 3 attempts, never 3 x 5
+
+
+def test_every_celery_attempt_sends_the_task_s_one_request_key(
+    app: Celery, fake: FakeProvider
+) -> None:
+    fake.fail(Fault.overloaded(), times=2)
+    first = send(app, [fake.openai_url], mode="inner_retry")
+    assert wait(first)["attempt"] == 3
+    second = send(app, [fake.openai_url])
+    assert wait(second)["attempt"] == 1
+    keys = [request.idempotency_key for request in fake.requests]
+    assert [request.fault for request in fake.requests] == ["overloaded"] * 2 + [None, None]
+    # Celery's 3 attempts (the rc.retry inside keeping the task's key), then the next task's
+    assert keys == [engine_key("celery", first.id)] * 3 + [engine_key("celery", second.id)]
 
 
 # mode -> (the provider each attempt asks, the task's mode, attempts, expected code or None)

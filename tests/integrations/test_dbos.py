@@ -24,6 +24,7 @@ from dbos import PortableWorkflowError
 from dbos._error import DBOSMaxStepRetriesExceeded
 
 import recoverable as rc
+from recoverable._retry.keys import engine_key
 from recoverable.integrations import dbos as rdb
 from recoverable.testing import FakeProvider, Fault
 
@@ -93,6 +94,8 @@ class Runs:
     ran: dict[str, Any]
     read: dict[str, Any]
     requests: dict[str, int]
+    keys: dict[str, list[str | None]]
+    """The `Idempotency-Key` of each request of each case."""
 
     def detail(self, case_id: str, *, read_back: bool = False) -> rc.ErrorDetail:
         outcome = (self.read if read_back else self.ran)[case_id]
@@ -118,11 +121,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
         ]  # fmt: skip
         ran = dbos_process("run", database, argument)
         requests = {case_id: len(fake.requests) for case_id, fake in fakes.items()}
+        keys = {
+            case_id: [request.idempotency_key for request in fake.requests]
+            for case_id, fake in fakes.items()
+        }
     finally:
         for fake in fakes.values():
             fake.stop()
     read = dbos_process("read", database, [case.id for case in CASES])
-    return Runs(ran, read, requests)
+    return Runs(ran, read, requests, keys)
 
 
 # --- recoverable's loop inside the step (rdb.step) --------------------------------------
@@ -155,6 +162,18 @@ def test_steps_retry_as_classified_and_the_detail_survives_a_restart(runs: Runs)
         assert runs.read[name]["detail"] == runs.ran[name]["detail"]
     unknown = runs.detail("unknown", read_back=True)
     assert (unknown.code, unknown.message) == ("unknown", "the reply had no field we expected")
+
+
+@pytest.mark.parametrize("name", ["ours-limited", "dbos-exhausted", "dbos-sdk-limited"])
+def test_every_attempt_of_a_step_sends_its_one_request_key(runs: Runs, name: str) -> None:
+    # rdb.step's loop, DBOS's own loop, and the SDK's retries under DBOS's: one key for all
+    keys = runs.keys[name]
+    assert len(keys) == 3  # 3 attempts, or the SDK's 3 requests in DBOS's one attempt
+    (workflow_id, step_id), *others = runs.ran[name]["steps"]
+    assert workflow_id == name and others == [[name, step_id]] * (runs.attempts(name) - 1)
+    assert keys == [engine_key("dbos", name, step_id)] * len(keys)
+    others_keys = {runs.keys[other][0] for other in ("ours-sdk-limited", "ours-sdk-quota")}
+    assert keys[0] not in others_keys  # another workflow's step, another key
 
 
 # --- DBOS's own loop (should_retry=rdb.should_retry over rdb.classified) ----------------

@@ -27,6 +27,7 @@ from temporalio.worker import Worker
 
 import recoverable as rc
 from recoverable._retry import sdk_retries as sdk_retries_module
+from recoverable._retry.keys import engine_key
 from recoverable.fleet._rules import GO
 from recoverable.integrations import temporal as rt
 from recoverable.testing import FakeProvider, Fault
@@ -156,6 +157,25 @@ async def test_rc_retry_inside_an_activity_defers_to_temporal(
     detail = rc.ErrorDetail.from_dict(result["error"])
     assert (detail.code, detail.retryable) == ("provider_overloaded", False)
     assert len(fake.requests) == 3  # the workflow's 3 attempts, never 3 x 5
+
+
+@ON_THE_SERVER
+async def test_every_temporal_attempt_sends_the_activity_s_one_request_key(
+    client: Client, fake: FakeProvider
+) -> None:
+    fake.fail(Fault.overloaded(), times=2)
+    support.IDS.clear()
+    assert (await run_workflow(client, fake, mode="inner_retry"))["text"]
+    assert (await run_workflow(client, fake))["text"]
+    keys = [request.idempotency_key for request in fake.requests]
+    assert [request.fault for request in fake.requests] == ["overloaded"] * 2 + [None, None]
+    workflow_id, activity_id = support.IDS[0]
+    assert support.IDS[:3] == [(workflow_id, activity_id)] * 3  # one activity, 3 attempts
+    # Temporal's 3 attempts (the rc.retry inside keeping the engine's key), then the next
+    # workflow's activity with a key of its own.
+    assert keys[:3] == [engine_key("temporal", workflow_id or "", activity_id)] * 3
+    assert keys[3] == engine_key("temporal", *(part or "" for part in support.IDS[3]))
+    assert keys[3] != keys[0]
 
 
 def test_rc_retry_inside_a_classified_function_defers() -> None:

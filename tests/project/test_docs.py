@@ -182,7 +182,7 @@ RUNNABLE = {
     "integrations/ollama.md": 1,
     "integrations/openai-base-url.md": 1,
     "integrations/openai-compatible.md": 1,
-    "integrations/openai.md": 1,
+    "integrations/openai.md": 2,
     "integrations/otel.md": 1,
     "integrations/retry-libraries.md": 2,
 }

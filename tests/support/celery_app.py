@@ -59,7 +59,9 @@ def ask(self: Any, base_urls: list[str], mode: str = "ok") -> dict[str, Any]:
     ask = client.chat.completions.create
     if mode == "inner_retry":  # the author's own rc.retry defers to Celery's (one layer)
         ask = rc.retry(attempts=5)(ask)
-    reply = ask(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+    # The task's request key (from its id: the same on every Celery attempt, on any worker)
+    messages = [{"role": "user", "content": "hi"}]
+    reply = ask(model="gpt-4o", messages=messages, extra_headers=rc.request_headers())
     if mode == "unknown":
         raise ReplyNotUnderstood("the reply had no field we expected")
     if mode == "secret":

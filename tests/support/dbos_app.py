@@ -31,6 +31,7 @@ from .engines import ReplyNotUnderstood
 POLICY = rc.RetryPolicy(attempts=3, initial_delay=0.05, max_delay=0.1)
 ATTEMPTS: list[float] = []  # monotonic time of every attempt of a step, in this process
 MESSAGES: Any = [{"role": "user", "content": "hi"}]
+STEPS_SEEN: list[list[Any]] = []  # (workflow id, step id) of every attempt, in this process
 
 
 # Each SDK is imported where it is called: the process that only reads back needs none.
@@ -42,7 +43,9 @@ def _openai(url: str, sdk_retries: bool) -> str:
     client = openai.OpenAI(api_key="sk-test", base_url=url + "/v1")  # max_retries=2
     if not sdk_retries:
         client = rc.without_sdk_retries(client)
-    reply = client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+    # The step's request key: the same on every attempt, DBOS's loop's or ours
+    headers = rc.request_headers()
+    reply = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, extra_headers=headers)
     return str(reply.choices[0].message.content)
 
 
@@ -84,6 +87,8 @@ SDKS: dict[str, Callable[[str, bool], str]] = {
 def ask(sdk: str, url: str, sdk_retries: bool, mode: str) -> str:
     """One attempt: ask the fake provider through `sdk`'s real client."""
     ATTEMPTS.append(time.monotonic())
+    status = DBOS.step_status
+    STEPS_SEEN.append([DBOS.workflow_id, None if status is None else status.step_id])
     text = SDKS[sdk](url, sdk_retries)
     if mode == "unknown":
         raise ReplyNotUnderstood("the reply had no field we expected")
@@ -166,11 +171,13 @@ def run_cases(cases: list[dict[str, Any]]) -> dict[str, Any]:
     outcomes = {}
     for case in cases:
         ATTEMPTS.clear()
+        STEPS_SEEN.clear()
         if case["loop"] == "dbos-async":
             result = outcome(lambda: asyncio.run(run_async(case)))  # noqa: B023 -- run at once
         else:
             result = outcome(_start(case).get_result)
         result["attempt_times"] = list(ATTEMPTS)
+        result["steps"] = list(STEPS_SEEN)
         outcomes[case["id"]] = result
     return outcomes
 

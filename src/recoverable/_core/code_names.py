@@ -61,6 +61,7 @@ BuiltinCode = Literal[
     "state_not_resumable",
     "state_run_superseded",
     "state_concurrency_conflict",
+    "state_request_key_conflict",
     "unauthenticated",
     "credentials_expired",
     "permission_denied",

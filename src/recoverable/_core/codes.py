@@ -293,6 +293,12 @@ _TABLE: tuple[Code, ...] = (
          "it and try again.",
          "Reload the current state and try again",
          when="a second writer on one stream (a `StreamLog` another publisher writes or wrote)"),
+    Code("state_request_key_conflict", "state", N, N, 6, 409,
+         "This request was already sent with different content. Please send it again as a "
+         "new request.",
+         "Send the new request with a new request key",
+         when="a keyed run start (`Sessions.start(request_key=...)`, the `Idempotency-Key` "
+              "header) reused its key for other input: nothing started; never retried"),
     Code("unauthenticated", "auth", N, N, 8, 401,
          "Please sign in to continue.",
          "Provide credentials", when="no or invalid credentials"),

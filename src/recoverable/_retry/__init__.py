@@ -14,6 +14,8 @@ __all__ = [
     "Retrying",
     "afallback",
     "fallback",
+    "request_headers",
+    "request_key",
     "retry",
     "retry_if_retryable",
     "set_testing",
@@ -31,6 +33,8 @@ _FACE = Face(
         "afallback": "recoverable._retry.fallbacks",
         "fallback": "recoverable._retry.fallbacks",
         "retry": "recoverable._retry.loop",
+        "request_headers": "recoverable._retry.keys",
+        "request_key": "recoverable._retry.keys",
         "set_testing": "recoverable._retry.waits",
         "RetryPolicy": "recoverable._retry.policy",
         "without_sdk_retries": "recoverable._retry.sdk_retries",
@@ -44,6 +48,7 @@ _FACE = Face(
 if TYPE_CHECKING:
     from .adapters import retry_if_retryable, stamina_on, wait_retry_after
     from .fallbacks import FallbackResult, afallback, fallback
+    from .keys import request_headers, request_key
     from .loop import Retrying, retry
     from .policy import RetryPolicy
     from .sdk_retries import without_sdk_retries

@@ -4,6 +4,8 @@ Temporal, Celery and DBOS retry a failed step themselves. When recoverable's ada
 step (an activity, a task, a DBOS step), it marks the context here; a `rc.retry` inside then
 lets a retryable failure through at once instead of retrying it too, so attempts are the
 engine's alone, never the engine's times ours. `Retrying(defer_to_engine=False)` opts out.
+The adapter also gives the step its request key (`keys.engine_key`, from the engine's ids), so
+`rc.request_key()` inside is the same on every attempt the engine makes.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
+
+from .keys import close_key, open_key
 
 __all__ = ["engine_retries", "retrying_engine"]
 
@@ -23,10 +27,13 @@ def retrying_engine() -> str | None:
 
 
 @contextlib.contextmanager
-def engine_retries(engine: str) -> Iterator[None]:
-    """Mark the block as a step that `engine` retries."""
+def engine_retries(engine: str, request_key: str | None = None) -> Iterator[None]:
+    """Mark the block as a step that `engine` retries, `request_key` its key when given (the
+    same on each of the engine's attempts: `keys.engine_key`)."""
     token = _engine.set(engine)
+    key = open_key(request_key) if request_key is not None else None
     try:
         yield
     finally:
+        close_key(key)
         _engine.reset(token)

@@ -36,6 +36,7 @@ from .gate import (
     begin_attempt,
     pass_gate,
 )
+from .keys import check_request_key, close_key, key_cell, open_key
 from .policy import RetryPolicy
 from .waits import async_sleep, await_wait, check_task_cancel, wait
 
@@ -92,19 +93,33 @@ class Retrying:
     decide: Decider = decide_by_policy
     """What follows a failed attempt: the wait before the next one, or the stop, raised
     (`Decider`). By default the policy's decision; the ladder (`recover`) brings its own."""
+    request_key: str | None = None
+    """The request key of every attempt (`rc.request_key()`, sent as `Idempotency-Key`):
+    None, the default, makes one per call (a retry inside another, or inside an engine's
+    step, keeps the outer one). A key given here is every call's, so give it to a `Retrying`
+    made for one call: `rc.retry(request_key=order_id).call(send, order)`. 1 to 128
+    characters of `[A-Za-z0-9._:-]`."""
+
+    def __post_init__(self) -> None:
+        if self.request_key is not None:
+            check_request_key(self.request_key)
 
     # --- call forms ----------------------------------------------------------------------
 
     def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """Call `fn(*args, **kwargs)` under this policy."""
-        if self.cooldowns is not None:
-            return self._gated_call(fn, args, kwargs)
-        started = self.clock()
-        begin_attempt(self, 1)
+        """Call `fn(*args, **kwargs)` under this policy (one request key for its attempts)."""
+        key = open_key(self.request_key)
         try:
-            return fn(*args, **kwargs)
-        except Exception as exc:
-            return self._continue(exc, functools.partial(fn, *args, **kwargs), started)
+            if self.cooldowns is not None:
+                return self._gated_call(fn, args, kwargs)
+            started = self.clock()
+            begin_attempt(self, 1)
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                return self._continue(exc, functools.partial(fn, *args, **kwargs), started)
+        finally:
+            close_key(key)
 
     def _gated_call(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
         """`call` with cooldowns: the gate before the first attempt, its outcome recorded."""
@@ -119,15 +134,20 @@ class Retrying:
         return value
 
     async def acall(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """Await `fn(*args, **kwargs)` under this policy; a task cancel is never retried."""
-        if self.cooldowns is not None:
-            return await self._gated_acall(fn, args, kwargs)
-        started = self.clock()
-        begin_attempt(self, 1)
+        """Await `fn(*args, **kwargs)` under this policy (one request key for its attempts);
+        a task cancel is never retried."""
+        key = open_key(self.request_key)
         try:
-            return await fn(*args, **kwargs)
-        except Exception as exc:
-            return await self._acontinue(exc, functools.partial(fn, *args, **kwargs), started)
+            if self.cooldowns is not None:
+                return await self._gated_acall(fn, args, kwargs)
+            started = self.clock()
+            begin_attempt(self, 1)
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as exc:
+                return await self._acontinue(exc, functools.partial(fn, *args, **kwargs), started)
+        finally:
+            close_key(key)
 
     async def _gated_acall(self, fn: Callable[..., Awaitable[T]], args: Any, kwargs: Any) -> T:
         """`acall` with cooldowns: the store awaited, never called on the loop."""
@@ -154,6 +174,7 @@ class Retrying:
             and self.policy.deadline is None
             and self.cooldowns is None
         )
+        given, cell = self.request_key, key_cell
         if inspect.iscoroutinefunction(fn):
             acall = self.acall
 
@@ -161,10 +182,15 @@ class Retrying:
             async def async_wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
                 if not fast:
                     return await acall(fn, *args, **kwargs)
+                # The call's key scope, inline (`keys.open_key`): a call costs no more
+                key = None if given is None and cell.get() is not None else cell.set([given])
                 try:
                     return await fn(*args, **kwargs)
                 except Exception as exc:
                     return await self._acontinue(exc, functools.partial(fn, *args, **kwargs), None)
+                finally:
+                    if key is not None:
+                        cell.reset(key)
 
             return async_wrapper
         call = self.call
@@ -173,10 +199,14 @@ class Retrying:
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
             if not fast:
                 return call(fn, *args, **kwargs)
+            key = None if given is None and cell.get() is not None else cell.set([given])
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
                 return self._continue(exc, functools.partial(fn, *args, **kwargs), None)
+            finally:
+                if key is not None:
+                    cell.reset(key)
 
         return wrapper
 
@@ -239,36 +269,45 @@ class Retrying:
 
     def __iter__(self) -> Iterator[Attempt]:
         """`for attempt in retry(...): with attempt: ...` retries the block (with `cooldowns`,
-        the gate runs before each attempt and its outcome is recorded after it)."""
-        started = self.clock()
-        attempt = Attempt(1)
-        while True:
-            begin_attempt(self, attempt.number)
-            gate = pass_gate(self, started)
-            yield attempt
-            if attempt.error is None:
-                attempt_succeeded(self, gate)
-                return
-            wait_s = attempt_failed(self, gate, attempt.error, attempt.number, started)
-            wait(wait_s, self.cancel, self.sleep)
-            attempt = Attempt(attempt.number + 1)
+        the gate runs before each attempt and its outcome is recorded after it); one request
+        key for every attempt of the block."""
+        key = open_key(self.request_key)
+        try:
+            started = self.clock()
+            attempt = Attempt(1)
+            while True:
+                begin_attempt(self, attempt.number)
+                gate = pass_gate(self, started)
+                yield attempt
+                if attempt.error is None:
+                    attempt_succeeded(self, gate)
+                    return
+                wait_s = attempt_failed(self, gate, attempt.error, attempt.number, started)
+                wait(wait_s, self.cancel, self.sleep)
+                attempt = Attempt(attempt.number + 1)
+        finally:
+            close_key(key)
 
     async def __aiter__(self) -> AsyncIterator[Attempt]:
         """`async for attempt in retry(...): with attempt: ...` retries the block (with
-        `cooldowns`, as the sync block form)."""
-        started = self.clock()
-        attempt = Attempt(1)
-        while True:
-            check_task_cancel(attempt.number)
-            begin_attempt(self, attempt.number)
-            gate = await apass_gate(self, started)
-            yield attempt
-            if attempt.error is None:
-                await attempt_asucceeded(self, gate)
-                return
-            wait_s = await attempt_afailed(self, gate, attempt.error, attempt.number, started)
-            await await_wait(wait_s, self.cancel, self.asleep)
-            attempt = Attempt(attempt.number + 1)
+        `cooldowns`, as the sync block form; one request key for every attempt)."""
+        key = open_key(self.request_key)
+        try:
+            started = self.clock()
+            attempt = Attempt(1)
+            while True:
+                check_task_cancel(attempt.number)
+                begin_attempt(self, attempt.number)
+                gate = await apass_gate(self, started)
+                yield attempt
+                if attempt.error is None:
+                    await attempt_asucceeded(self, gate)
+                    return
+                wait_s = await attempt_afailed(self, gate, attempt.error, attempt.number, started)
+                await await_wait(wait_s, self.cancel, self.asleep)
+                attempt = Attempt(attempt.number + 1)
+        finally:
+            close_key(key)
 
     # --- streams: hold the error until the outcome is known ---------------------------------
 

@@ -16,6 +16,7 @@ import recoverable._classify as classification  # the module: its stages load on
 from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError
 from .gate import apass_gate, attempt_afailed, attempt_asucceeded, begin_attempt
+from .keys import call_cell, close_key, enter_cell
 from .waits import await_wait, check_task_cancel
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ async def relay(
     on_attempt: Callable[[int], A] | None,
 ) -> AsyncIterator[T | A]:
     """`retrying.stream(open_stream, ...)`'s items (see `Retrying.stream`)."""
+    cell = call_cell(retrying.request_key)  # one key for every attempt's source
     started = retrying.clock()
     attempt = 1
     while True:
@@ -51,7 +53,7 @@ async def relay(
             yield on_error(refused.detail)
             return
         try:
-            async for item in open_stream():
+            async for item in _keyed(cell, open_stream):
                 produced = True
                 yield item
             await attempt_asucceeded(retrying, gate)
@@ -77,3 +79,33 @@ async def relay(
                 return
             await await_wait(wait_s, retrying.cancel, retrying.asleep)
         attempt += 1
+
+
+async def _keyed(
+    cell: list[str | None], open_stream: Callable[[], AsyncIterator[T]]
+) -> AsyncIterator[T]:
+    """`open_stream()`'s items, the call's key current while the source runs (set and reset
+    around each step, never left set in the reader's context between them)."""
+    token = enter_cell(cell)
+    try:
+        items = open_stream()
+    finally:
+        close_key(token)
+    try:
+        while True:
+            token = enter_cell(cell)
+            try:
+                item = await anext(items)
+            except StopAsyncIteration:
+                return
+            finally:
+                close_key(token)
+            yield item
+    finally:
+        closing = getattr(items, "aclose", None)
+        if closing is not None:
+            token = enter_cell(cell)
+            try:
+                await closing()
+            finally:
+                close_key(token)

@@ -44,6 +44,7 @@ from .._core.error import RecoverableError, foreign_detail
 from .._core.exports import Face
 from .._core.failures import FailureEvent, FailureKind, report
 from .._retry.engine_scope import engine_retries
+from .._retry.keys import engine_key
 from .._retry.policy import RetryPolicy
 from .._retry.sdk_retries import sdk_retries, warn_once
 
@@ -212,8 +213,14 @@ class ClassifiedTask(Task):  # type: ignore[misc]  # celery ships no types
         """This run's attempt number (from 1); a run the fleet turned back was none."""
         return attempt_of(self.request)
 
+    def _request_key(self) -> str | None:
+        """The run's request key (`rc.request_key()` inside it): from its task id, which
+        Celery keeps on every retry; None for a direct call (no id)."""
+        task_id = getattr(self.request, "id", None)
+        return engine_key("celery", task_id) if isinstance(task_id, str) and task_id else None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with engine_retries("celery"):
+        with engine_retries("celery", self._request_key()):
             key = self._cooldown_key()  # a wrong setting raises as itself, not classified
             gate = None if key is None else self._admit(key)
             try:

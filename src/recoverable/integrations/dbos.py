@@ -63,6 +63,7 @@ from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError, foreign_detail
 from .._core.exports import Face
 from .._retry.engine_scope import engine_retries
+from .._retry.keys import engine_key, keyed
 from .._retry.loop import Retrying
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
 from .._retry.sdk_retries import sdk_retries, warn_once
@@ -209,6 +210,12 @@ def _current_attempt() -> _Attempt:
     return _Attempt(key, status.current_attempt + 1, status.max_attempts)
 
 
+def _request_key(where: _Attempt) -> str | None:
+    """The step's request key (`rc.request_key()` inside it): from its workflow's id and its
+    step id, the same on every attempt (a recovered workflow keeps both ids); None outside."""
+    return None if where.key is None else engine_key("dbos", *where.key)
+
+
 class _Holds:
     """When each step's next attempt may start (the server's hint), in this process."""
 
@@ -256,7 +263,7 @@ def _sync_attempts(fn: Callable[P, T], cap: int) -> Callable[P, T]:
         where = _current_attempt()
         time.sleep(_holds.remaining(where))
         try:
-            with engine_retries("dbos"):
+            with engine_retries("dbos", _request_key(where)):
                 return fn(*args, **kwargs)
         except Exception as exc:
             raise _attempt_failed(exc, where, cap) from exc
@@ -270,7 +277,7 @@ def _async_attempts(fn: Callable[P, Awaitable[T]], cap: int) -> Callable[P, Awai
         where = _current_attempt()
         await asyncio.sleep(_holds.remaining(where))
         try:
-            with engine_retries("dbos"):
+            with engine_retries("dbos", _request_key(where)):
                 return await fn(*args, **kwargs)
         except Exception as exc:
             raise _attempt_failed(exc, where, cap) from exc
@@ -330,7 +337,8 @@ def _sync_step(fn: Callable[P, T], retrying: Retrying) -> Callable[P, T]:
                 return fn(*args, **kwargs)
 
         try:
-            return retrying.call(attempt)
+            with keyed(_request_key(_current_attempt())):  # every attempt of the loop keeps it
+                return retrying.call(attempt)
         except Exception as exc:
             raise _failed(exc, attempts) from exc
 
@@ -351,7 +359,8 @@ def _async_step(fn: Callable[P, Any], retrying: Retrying) -> Callable[P, Any]:
                 return await afn(*args, **kwargs)
 
         try:
-            return await retrying.acall(attempt)
+            with keyed(_request_key(_current_attempt())):
+                return await retrying.acall(attempt)
         except Exception as exc:
             raise _failed(exc, attempts) from exc
 

@@ -62,6 +62,7 @@ from .._core.exports import Face
 from .._core.failures import FailureEvent, report
 from .._core.untrusted import safe_str
 from .._retry.engine_scope import engine_retries
+from .._retry.keys import engine_key
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS
 from .._retry.sdk_retries import sdk_retries, warn_once
 
@@ -283,6 +284,15 @@ def _attempts(detail: ErrorDetail) -> int:
     return attempt if type(attempt) is int and attempt > 0 else 1
 
 
+def _request_key() -> str | None:
+    """The activity's request key (`rc.request_key()` inside it): from its workflow's id and
+    its own, which Temporal keeps on every attempt; None outside an activity."""
+    if not activity.in_activity():
+        return None
+    info = activity.info()
+    return engine_key("temporal", info.workflow_id or "", info.activity_id)
+
+
 def _application_error(exc: Exception) -> Exception:
     """What an activity raises instead of `exc`: Temporal's own errors pass unchanged."""
     if isinstance(exc, TemporalError) or type(exc).__module__.startswith("temporalio."):
@@ -340,7 +350,7 @@ def _classified(fn: Callable[P, T], *, cooldowns: Cooldowns | None) -> Callable[
 
         @functools.wraps(fn)
         async def async_activity(*args: Any, **kwargs: Any) -> Any:
-            with engine_retries("temporal"):
+            with engine_retries("temporal", _request_key()):
                 gate = None
                 try:
                     gate = None if cooldowns is None else await cooldowns.abefore_call(0)
@@ -355,7 +365,7 @@ def _classified(fn: Callable[P, T], *, cooldowns: Cooldowns | None) -> Callable[
 
     @functools.wraps(fn)
     def activity_fn(*args: P.args, **kwargs: P.kwargs) -> T:
-        with engine_retries("temporal"):
+        with engine_retries("temporal", _request_key()):
             gate = None
             try:
                 gate = None if cooldowns is None else cooldowns.before_call(0)
@@ -422,7 +432,7 @@ class _ClassifyActivity(ActivityInboundInterceptor):
         self._cooldowns = cooldowns
 
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-        with engine_retries("temporal"):
+        with engine_retries("temporal", _request_key()):
             key = _activity_key(self._cooldowns)  # a wrong setting raises as itself
             gate = None
             try:

@@ -50,6 +50,9 @@ class RecordedRequest:
     """Whether it asked for a stream."""
     fault: str | None
     """The name of the fault it was given, or None when the reply was served."""
+    idempotency_key: str | None = None
+    """The `Idempotency-Key` header it carried (`rc.request_headers()`), None without one:
+    the same on every attempt of one `rc.retry` call, new on the next call."""
 
 
 class FakeProvider:
@@ -262,4 +265,5 @@ def _recorded(request: HttpRequest, query: dict[str, str], route: Route) -> Reco
         model=route.model,
         stream=route.stream,
         fault=None,
+        idempotency_key=request.headers.get("idempotency-key"),
     )

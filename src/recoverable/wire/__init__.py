@@ -41,10 +41,13 @@ The Vercel AI SDK's UI message stream: `to_ui_message_stream(events)` / `UiMessa
 `StreamLog` keeps a stream's numbered events so a client reconnecting with `Last-Event-ID`
 (`last_event_id(headers)`) is served from where it stopped (`asgi.resume_response`: 404, 400,
 410 when it cannot be, 204 when the stream has ended); `Sessions` keeps one live run a session
-(`state_already_running`; `supersede=True`: `state_run_superseded`). The ASGI streams answer a
-failure before their first byte with its own status (`_opening`). A retried stream marks its
-attempts (`Attempt`, `Retrying.stream`'s `on_attempt`): each chunk's `attempt`, and an
-`AttemptSuperseded` marker the readers drop the stale attempt by (`winning`). An error chunk
+(`state_already_running`; `supersede=True`: `state_run_superseded`), and a run start sent
+again with its request key (`idempotency_key(headers)`, `Sessions.start(request_key=...)`)
+served the run it started (`state_request_key_conflict` for the key with other input). The
+ASGI streams answer a failure before their first byte with its own status (`_opening`). A
+retried stream marks its attempts (`Attempt`, `Retrying.stream`'s `on_attempt`): each chunk's
+`attempt`, and an `AttemptSuperseded` marker the readers drop the stale attempt by
+(`winning`). An error chunk
 carries its agent, kind, timestamp and step (`ErrorContext`, on `Chunk.context`).
 """
 
@@ -74,6 +77,7 @@ __all__ = [
     "araise_for_error",
     "http_body",
     "http_response",
+    "idempotency_key",
     "iter_chunks",
     "iter_events",
     "last_event_id",
@@ -108,7 +112,7 @@ if TYPE_CHECKING:
     from ._ndjson import NdjsonReader, read_ndjson, read_ndjson_chunks, to_ndjson
     from ._public_events import public_payload
     from ._resume import NotResumable, StreamLog, last_event_id
-    from ._sessions import Sessions
+    from ._sessions import Sessions, idempotency_key
     from ._sse import SseReader, read_sse, read_sse_chunks, to_sse
 
 
@@ -126,6 +130,7 @@ _FACE = Face(
         "ErrorContext": "recoverable.wire._error_context",
         "NotResumable": "recoverable.wire._resume",
         "Sessions": "recoverable.wire._sessions",
+        "idempotency_key": "recoverable.wire._sessions",
         "public_payload": "recoverable.wire._public_events",
         "NdjsonReader": "recoverable.wire._ndjson",
         "read_ndjson": "recoverable.wire._ndjson",

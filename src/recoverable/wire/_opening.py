@@ -19,6 +19,9 @@ waiting for it never interrupts it, and stopping it is cancelling it (the client
 the publisher closes its source and logs `run_cancelled`). A log superseded by a newer run
 (`StreamLog.supersede`) cancels its writer's task: the pump then ends the stream with the
 log's `state_run_superseded` chunk, so the old run stops at once, not at its next event.
+The writer of a keyed log (a run start with a request key, `Sessions`) outlives its reader:
+when its client goes away the run goes on into the log (`detach`), so the same send again is
+served that run (replayed, live) instead of a second one.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ __all__ = ["Opening", "Pump", "open_stream", "rest"]
 
 T = TypeVar("T")
 _END = None  # what the pump's queue holds after the last chunk
+_DETACHED: set[asyncio.Task[None]] = set()  # keyed runs whose client went away, until they end
 
 
 class Pump:
@@ -49,23 +53,31 @@ class Pump:
         self._queue: asyncio.Queue[Chunk | None] = asyncio.Queue(maxsize=1)
         self._ended = False
         self._bug: Exception | None = None
+        self._detached = False
+        # A keyed log's writer (a replay of it is not: `StreamLog.replays`) outlives its reader.
+        writes = log is not None and not log.replays
+        self._outlives = writes and log is not None and log.request_key is not None
         self._task = asyncio.ensure_future(self._run())
-        if log is not None:
+        if writes and log is not None:
             log.cancel_on_supersede(self._task)
 
     async def _run(self) -> None:
         try:
             async for chunk in self._chunks:
-                await self._queue.put(chunk)
+                await self._put(chunk)
         except asyncio.CancelledError:
             superseded = self._superseded()
             if superseded is None:
                 raise
             await _closed(self._chunks)  # the publisher's own end: its source closed
-            await self._queue.put(superseded)
+            await self._put(superseded)
         except Exception as bug:  # the publisher answers a source's failure: this is ours
             self._bug = bug
-        await self._queue.put(_END)
+        await self._put(_END)
+
+    async def _put(self, chunk: Chunk | None) -> None:
+        if not self._detached:  # (detached: the log keeps the chunks, nobody reads them here)
+            await self._queue.put(chunk)
 
     def _superseded(self) -> Chunk | None:
         """The log's superseded chunk when the cancel was its supersede (and only that)."""
@@ -90,10 +102,23 @@ class Pump:
         return chunk
 
     async def stop(self) -> None:
-        """Stop publishing (cancelled: the source is closed) and wait until it has."""
+        """Stop publishing (cancelled: the source is closed) and wait until it has; a keyed
+        log's writer is detached instead (`detach`)."""
+        if self._outlives and not self._task.done():
+            self.detach()
+            return
         self._task.cancel()
         with contextlib.suppress(BaseException):
             await self._task
+
+    def detach(self) -> None:
+        """The reader has gone: the publisher goes on into its log, to its end (a supersede
+        still stops it), held here until then."""
+        self._detached = True
+        while not self._queue.empty():  # frees a publisher waiting to hand over a chunk
+            self._queue.get_nowait()
+        _DETACHED.add(self._task)
+        self._task.add_done_callback(_DETACHED.discard)
 
 
 async def _closed(chunks: AsyncIterator[Chunk]) -> None:

@@ -10,7 +10,8 @@ ended by exactly one error when it fails, and `run_cancelled` when the client go
   of the source, answered as below;
 - a `log` is claimed first (`StreamLog.claim`): when it has another writer, or its session
   another live run (`Sessions`), the one chunk is that refusal (not kept in the log) and the
-  source is not started;
+  source is not started; a keyed log that has a writer (`StreamLog.replays`: the same run
+  start sent again) is replayed from its first event instead, and the source not started;
 - an `Error` chunk is stamped with where and when it happened (`_error_context`: the agent,
   its kind, the timestamp, the step);
 - a retried source marks its attempts (`wire.Attempt`, `Retrying.stream`'s `on_attempt`):
@@ -53,7 +54,7 @@ from ._attempts import Attempt, AttemptSuperseded, checked_attempt
 from ._chunks import Chunk, as_event, checked_seq
 from ._error_context import ErrorContext, agent_of
 from ._logging import log_failure
-from ._resume import StreamLog
+from ._resume import NotResumable, StreamLog
 
 __all__ = ["close_source", "published"]
 
@@ -133,12 +134,11 @@ async def published(
     source: AsyncIterable[Any], *, log: StreamLog | None = None
 ) -> AsyncIterator[Chunk]:
     """The chunks to send for `source` (see the module's docstring)."""
-    if log is not None:
-        refusal = log.claim()
-        if refusal is not None:  # the log is another's: nothing is written to it
-            await close_source(aiter(source))
-            yield Chunk(Error(refusal))
-            return
+    instead = None if log is None else await _instead(source, log)
+    if instead is not None:  # the log is not this publisher's: the source is not started
+        async for chunk in instead:
+            yield chunk
+        return
     numbering = _Numbering(log)
     iterator = aiter(source)
     failed = ended = False
@@ -174,9 +174,35 @@ async def published(
         await close_source(iterator)
 
 
+async def _instead(source: AsyncIterable[Any], log: StreamLog) -> AsyncIterator[Chunk] | None:
+    """None when `log` is this publisher's now (claimed); else what to send instead, the
+    source closed unstarted: the refusal (the log is another's: nothing is written to it), or
+    a keyed log's chunks from its first (the same send again), live while its run is."""
+    if log.replays:
+        await close_source(aiter(source))
+        return _replayed(log)
+    refusal = log.claim()
+    if refusal is None:
+        return None
+    await close_source(aiter(source))
+    return _one(Chunk(Error(refusal)))
+
+
+async def _replayed(log: StreamLog) -> AsyncIterator[Chunk]:
+    try:
+        async for chunk in log.follow(None):
+            yield chunk
+    except NotResumable as refused:  # its first events are no longer kept
+        yield Chunk(Error(refused.detail))
+
+
+async def _one(chunk: Chunk) -> AsyncIterator[Chunk]:
+    yield chunk
+
+
 def _cancelled(numbering: _Numbering) -> None:
-    if numbering.log is not None and not numbering.log.closed:
-        numbering.log.append(Error(ErrorDetail.create("run_cancelled", "the client went away")))
+    if numbering.log is not None:
+        numbering.log.end_client_gone()
 
 
 async def close_source(iterator: Any) -> None:

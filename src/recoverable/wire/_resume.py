@@ -16,7 +16,9 @@ EventSource to stop reconnecting.
 One writer per log: a publisher (`_publish`) `claim`s the log before its first event; a second
 one is refused (`state_concurrency_conflict`). `supersede` ends a log for a newer run of its
 session (`Sessions`): its followers get `state_run_superseded` as the last event, and its own
-publisher stops at its next event.
+publisher stops at its next event. A keyed log (a run start that carried a request key,
+`Sessions.start(request_key=...)`) is not refused to a second publisher: that one replays it
+(the same send again is served the run it started, not a new run).
 """
 
 from __future__ import annotations
@@ -54,9 +56,19 @@ Claim = Callable[["StreamLog"], ErrorDetail | None]
 class StreamLog:
     """The numbered events of one stream, the last `max_events` kept, for clients that resume."""
 
-    def __init__(self, *, max_events: int = 10_000, on_claim: Claim | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_events: int = 10_000,
+        on_claim: Claim | None = None,
+        request_key: str | None = None,
+    ) -> None:
         if max_events < 1:
             raise ValueError("max_events must be at least 1")
+        self.request_key = request_key
+        """The key of the run start this log is for (`Sessions.start(request_key=...)`):
+        once written, a second response given it replays it (`replays`)."""
+        self._client_gone = False
         self._chunks: deque[Chunk] = deque(maxlen=max_events)
         self._next = 1
         self._closed = False
@@ -81,6 +93,24 @@ class StreamLog:
     def live(self) -> bool:
         """Whether a writer has claimed the log and the stream has not ended."""
         return self._claimed and not self._closed
+
+    @property
+    def replays(self) -> bool:
+        """Whether a response given this log replays it instead of publishing into it: a keyed
+        log that has (or had) its writer."""
+        return self.request_key is not None and (self._claimed or self._closed)
+
+    @property
+    def client_gone(self) -> bool:
+        """Whether the stream ended because its client went away (`run_cancelled`)."""
+        return self._client_gone
+
+    def end_client_gone(self) -> None:
+        """The client went away before the stream's outcome: `run_cancelled` last, closed."""
+        if not self._closed:
+            self.append(Error(ErrorDetail.create("run_cancelled", "the client went away")))
+            self._client_gone = True
+            self.close()
 
     @property
     def superseded(self) -> Chunk | None:

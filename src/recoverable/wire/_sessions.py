@@ -21,17 +21,60 @@ stopped. A route that must refuse before it does anything else asks `busy(sessio
 refusal, or None) and raises it. A route that fails between `start` and its response leaves
 the session as it was. `get` is the current log (None: no such session: a resume answers
 `state_session_not_found`, 404).
+
+A run start may carry a request key (`Idempotency-Key`, read by `idempotency_key(headers)`),
+so that a client that sends it again (its connection dropped, its retry fired) is not given a
+second run:
+
+    @app.post("/chat/{session_id}")
+    async def chat(session_id: str, request: Request):
+        body = await request.json()
+        log = sessions.start(
+            session_id, request_key=wire.idempotency_key(request.headers), input=body
+        )
+        return asgi.sse_response(agents.stream(body["prompt"], cli="claude"), log=log)
+
+The same key with the same input is the same run: `start` gives the same log, and the
+response replays it from its first event (live, while the run is) instead of starting its
+source; the busy check does not apply to it. The same key with other input is
+`state_request_key_conflict` (409, nothing started): a new request needs a new key. A key that
+is not 1 to 128 characters of `[A-Za-z0-9._:-]` is `invalid_input` (400), the key never
+repeated. A keyed run goes on when its client goes away (`_opening`: its log keeps what it
+sends, for the same send again and for resumes); one that ended cancelled all the same
+(`run_cancelled`: the server stopping) is not kept under its key, and the same send starts it
+again. The keys are kept per session, the newest `max_sessions` of them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 
+from .._classify.http import header_value
 from .._core.detail import ErrorDetail
 from .._core.error import RecoverableError
+from .._retry.keys import KEY_HEADER, check_request_key
 from ._resume import StreamLog
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "idempotency_key"]
+
+
+def idempotency_key(headers: object) -> str | None:
+    """The request's `Idempotency-Key` header (a mapping, httpx or Starlette headers, or
+    (name, value) pairs) as given, None when absent; `Sessions.start` checks it."""
+    return header_value(headers, KEY_HEADER.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class _Keyed:
+    """A keyed run start: what its input was (a digest), and its run's log."""
+
+    input_digest: str
+    log: StreamLog
+
 
 MAX_SESSION_ID_CHARS = 256
 
@@ -46,19 +89,52 @@ class Sessions:
         self._max_sessions = max_sessions
         self._max_events = max_events
         self._current: dict[str, StreamLog] = {}
+        self._keys: OrderedDict[tuple[str, str], _Keyed] = OrderedDict()
         self._lock = threading.Lock()
 
-    def start(self, session_id: str, *, supersede: bool = False) -> StreamLog:
+    def start(
+        self,
+        session_id: str,
+        *,
+        supersede: bool = False,
+        request_key: str | None = None,
+        input: object = None,
+    ) -> StreamLog:
         """A new log for a run of `session_id`, to publish the run into (`log=`): its claim
         is refused with `state_already_running` while the session's run is live (unless
         `supersede`: the live run is ended with `state_run_superseded` when this one starts).
-        A session id that is not 1 to 256 characters is `invalid_input` (RecoverableError)."""
-        _checked(session_id)
+        A session id that is not 1 to 256 characters is `invalid_input` (RecoverableError).
 
+        `request_key` (the request's `Idempotency-Key`) with `input` (what the run is asked:
+        JSON data, text or bytes): the same key and input again give the same log, which the
+        response replays; the same key with other input raises `state_request_key_conflict`;
+        a malformed key raises `invalid_input` (see the module's docstring)."""
+        _checked(session_id)
+        if request_key is None:
+            return self._new_log(session_id, supersede, None)
+        key = check_request_key(request_key)
+        digest = _digest(input)
+        with self._lock:
+            held = self._keys.get((session_id, key))
+            if held is not None and not held.log.client_gone:
+                if held.input_digest != digest:
+                    raise RecoverableError(
+                        "state_request_key_conflict",
+                        "this request key was sent before with other input",
+                    )
+                return held.log
+            log = self._new_log(session_id, supersede, key)
+            self._keys[(session_id, key)] = _Keyed(digest, log)
+            self._keys.move_to_end((session_id, key))
+            while len(self._keys) > self._max_sessions:
+                self._keys.popitem(last=False)
+        return log
+
+    def _new_log(self, session_id: str, supersede: bool, key: str | None) -> StreamLog:
         def claim(log: StreamLog) -> ErrorDetail | None:
             return self._claim(session_id, log, supersede)
 
-        return StreamLog(max_events=self._max_events, on_claim=claim)
+        return StreamLog(max_events=self._max_events, on_claim=claim, request_key=key)
 
     def get(self, session_id: str) -> StreamLog | None:
         """The session's current log (live or ended), None when there is none."""
@@ -106,3 +182,16 @@ def _checked(session_id: object) -> str:
             f"a session id is a string of 1 to {MAX_SESSION_ID_CHARS} characters",
         )
     return session_id
+
+
+def _digest(value: object) -> str:
+    """What a run start asked, as a digest: bytes and text as they are, else canonical JSON
+    (a value JSON cannot write is the caller's TypeError)."""
+    if isinstance(value, bytes):
+        data = b"b" + value
+    elif isinstance(value, str):
+        data = b"s" + value.encode("utf-8", "surrogatepass")
+    else:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"))  # NaN too: a digest
+        data = b"j" + text.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
