@@ -8,6 +8,7 @@ test can assert that none of it reaches what a client sees.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Callable
@@ -31,7 +32,8 @@ def taint(exc: BaseException) -> None:
     exc.__class__ = type(cls.__name__, (cls,), namespace)
     exc.args = (*exc.args, HOSTILE)
     if isinstance(getattr(exc, "message", None), str):
-        exc.message = f"{exc.message} {HOSTILE}"  # type: ignore[attr-defined]
+        with contextlib.suppress(AttributeError):  # RecoverableError's is its detail's
+            exc.message = f"{exc.message} {HOSTILE}"  # type: ignore[attr-defined]
 
 
 def hostile(function: Callable[..., Any]) -> Callable[..., Any]:
