@@ -245,6 +245,8 @@ async def test_an_upstream_429_keeps_its_retry_after_in_fastmcp(package: str) ->
         result = await client.call_tool_mcp("fetch", {})
     error = result.structured_content["error"]
     assert (error["code"], error["retryable"], error["retry_after_ms"]) == (
-        "RATE_LIMITED", True, 7000
+        "RATE_LIMITED",
+        True,
+        7000,
     )
     assert "Wait 7 s, then call this tool again" in result.content[0].text
