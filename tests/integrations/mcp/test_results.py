@@ -250,3 +250,28 @@ async def test_an_upstream_429_keeps_its_retry_after_in_fastmcp(package: str) ->
         7000,
     )
     assert "Wait 7 s, then call this tool again" in result.content[0].text
+
+
+async def test_mcpservers_log_line_names_the_failure_never_its_text(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import mcp
+    from mcp.server.mcpserver import MCPServer
+
+    server = rc_mcp.install(MCPServer("x", log_level="CRITICAL"))
+
+    @server.tool()
+    def leak() -> str:
+        """Fails with a key in its text."""
+        raise ConnectionResetError(104, f"reset by {SECRET} {MARKUP}")
+
+    with caplog.at_level("WARNING", logger="recoverable.integrations.mcp"):
+        async with mcp.Client(server) as client:
+            result = await client.call_tool("leak", {})
+    assert result.structured_content["error"]["code"] == "NETWORK_ERROR"
+    [record] = [r for r in caplog.records if r.name == "recoverable.integrations.mcp"]
+    line = record.getMessage()
+    assert line.startswith("tool leak failed: network_error (builtins.ConnectionResetError)\n")
+    assert "in leak" in line  # the frame, for the operator
+    assert SECRET not in line
+    assert "<script" not in line

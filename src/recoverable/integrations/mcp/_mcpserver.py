@@ -9,23 +9,28 @@ calls, documented to raise `ToolError`, `UnexpectedToolError` with the original 
     raised by call_tool                          answered
     MCPError (the tool's own, any code)          passed through: a JSON-RPC error, code,
                                                  message and data as the tool wrote them
-    ToolError "Unknown tool: X", no cause        MCPError(-32602, "Unknown tool: X"): a
-                                                 protocol error, as the spec has it
+    ToolError without a cause, for a name the    MCPError(-32602, "Unknown tool: X"): a
+    server does not list                         protocol error, as the spec has it
     ToolError caused by a ValidationError        is_error, `tool_input_invalid` with the
                                                  names of the refused arguments (SEP-1303:
                                                  the model corrects its own call)
     any other ToolError, UnexpectedToolError     is_error, the classification of what the
                                                  tool raised (`__cause__`, unwrapped)
 
-A successful call is returned unchanged, and costs one extra await.
+A successful call is returned unchanged, and costs one extra await. MCPServer's own log line
+for a failed tool (its traceback, with the exception's text) is replaced by one of ours on
+the `recoverable.integrations.mcp` logger: the tool, the code, the exception's class and the
+frames of its traceback (`_core/log_text`), never what it said.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from ..._classify import classify
+from ..._core.log_text import code_name, exception_name, withheld_traceback
 from ._results import ToolFailure, argument_names, input_invalid, tool_failure
 
 if TYPE_CHECKING:
@@ -37,6 +42,7 @@ __all__ = ["INSTALLED", "install_mcpserver", "to_call_tool_result", "unknown_too
 INSTALLED = "__recoverable_mcp__"
 """The attribute that marks a server `install` has wrapped (installing twice is once)."""
 _UNKNOWN = "Unknown tool: "
+logger = logging.getLogger("recoverable.integrations.mcp")
 
 
 def to_call_tool_result(failure: ToolFailure) -> CallToolResult:
@@ -75,12 +81,20 @@ def _original(exc: BaseException) -> BaseException:
     return exc
 
 
-async def _parameters(server: MCPServer[Any], name: str) -> list[str]:
+async def _parameters(server: MCPServer[Any], name: str) -> list[str] | None:
+    """The names of the tool's parameters; None when the server lists no such tool."""
     for tool in await server.list_tools():
         if tool.name == name:
             properties = tool.input_schema.get("properties")
             return list(properties) if isinstance(properties, dict) else []
-    return []
+    return None
+
+
+def _logged(name: str, code: str, raised: BaseException) -> None:
+    if logger.isEnabledFor(logging.WARNING):
+        where = withheld_traceback(raised)
+        shown = (code_name(name), code, exception_name(raised), where)
+        logger.warning("tool %s failed: %s (%s)\n%s", *shown)
 
 
 def install_mcpserver(server: MCPServer[Any]) -> MCPServer[Any]:
@@ -101,12 +115,15 @@ def install_mcpserver(server: MCPServer[Any]) -> MCPServer[Any]:
             raise
         except Exception as exc:
             plain = isinstance(exc, ToolError) and not isinstance(exc, UnexpectedToolError)
-            if plain and exc.__cause__ is None and str(exc) == f"{_UNKNOWN}{name}":
+            if plain and exc.__cause__ is None and await _parameters(server, name) is None:
                 raise unknown_tool_error(name) from None
             if plain and isinstance(exc.__cause__, ValidationError):
-                names = argument_names(exc.__cause__.errors(), await _parameters(server, name))
+                parameters = await _parameters(server, name) or []
+                names = argument_names(exc.__cause__.errors(), parameters)
                 return to_call_tool_result(input_invalid(names, duration_ms=_elapsed_ms(started)))
-            failure = tool_failure(classify(_original(exc)), duration_ms=_elapsed_ms(started))
+            raised = _original(exc)
+            failure = tool_failure(classify(raised), duration_ms=_elapsed_ms(started))
+            _logged(name, failure.detail.code, raised)
             return to_call_tool_result(failure)
 
     server.call_tool = call_tool  # type: ignore[method-assign]
