@@ -126,12 +126,13 @@ def _seen_error(error: Any) -> Seen:
     return Seen(error_code=data.code, error_message=data.message, error_data=data.data)
 
 
-async def observe_mcp(target: Any) -> dict[str, Seen]:
-    """Every case, through `mcp.Client(target)` (StdioServerParameters or a URL)."""
+async def observe_mcp(target: Any, mode: str = "auto") -> dict[str, Seen]:
+    """Every case, through `mcp.Client(target)` (StdioServerParameters or a URL); `mode`
+    `legacy` speaks the 2025-11-25 protocol (auto negotiates 2026-07-28)."""
     import mcp
 
     seen: dict[str, Seen] = {}
-    async with mcp.Client(target, read_timeout_seconds=30) as client:
+    async with mcp.Client(target, read_timeout_seconds=30, mode=mode) as client:
         for name, (tool, arguments) in CASES.items():
             try:
                 seen[name] = _seen_result(await client.call_tool(tool, arguments))

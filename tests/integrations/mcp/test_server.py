@@ -128,6 +128,11 @@ async def test_over_stdio_with_the_mcp_client(fastmcp: bool) -> None:
 
 
 @pytest.mark.parametrize("fastmcp", SERVERS)
+async def test_over_stdio_in_the_2025_11_25_protocol(fastmcp: bool) -> None:
+    check(await observe_mcp(stdio_mcp(server_args(fastmcp=fastmcp)), mode="legacy"))
+
+
+@pytest.mark.parametrize("fastmcp", SERVERS)
 async def test_over_stdio_with_the_fastmcp_client(fastmcp: bool) -> None:
     check(await observe_fastmcp(stdio_fastmcp(server_args(fastmcp=fastmcp))))
 
