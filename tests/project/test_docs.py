@@ -178,6 +178,7 @@ RUNNABLE = {
     "integrations/http-clients.md": 1,
     "integrations/huggingface.md": 1,
     "integrations/langchain.md": 1,
+    "integrations/mcp-server.md": 1,
     "integrations/mistral.md": 1,
     "integrations/ollama.md": 1,
     "integrations/openai-base-url.md": 1,

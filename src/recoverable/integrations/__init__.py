@@ -1,5 +1,5 @@
 """Adapters for the engines users move to when one machine is not enough: Temporal, Celery,
-DBOS, and OpenTelemetry for seeing every failure.
+DBOS, and OpenTelemetry for seeing every failure; MCP servers' tool failures (`mcp`).
 
 One module per engine (`temporal`, `celery`, `dbos`, `otel`), each an optional extra imported
 only by its own module, so `import recoverable` never loads an engine. What they share lives
@@ -19,6 +19,7 @@ _FACE = Face(
     {
         "celery": "recoverable.integrations.celery",
         "dbos": "recoverable.integrations.dbos",
+        "mcp": "recoverable.integrations.mcp",
         "otel": "recoverable.integrations.otel",
         "temporal": "recoverable.integrations.temporal",
     },
@@ -27,6 +28,7 @@ _FACE = Face(
 if TYPE_CHECKING:
     from . import celery as celery
     from . import dbos as dbos
+    from . import mcp as mcp
     from . import otel as otel
     from . import temporal as temporal
 

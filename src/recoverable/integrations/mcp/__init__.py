@@ -1,0 +1,50 @@
+"""MCP, both sides: a tool server's failures reach the model as recoverable results.
+
+    from recoverable.integrations import mcp as rc_mcp
+
+    server = rc_mcp.install(MCPServer("notes"))        # or a fastmcp.FastMCP
+    FastMCP("notes", middleware=[rc_mcp.RecoverableMiddleware()])   # composing by hand
+
+A tool that fails answers `CallToolResult(is_error=True)`: its text is what the model should
+read (the code, the registry's sentence and the next step: wait N s and call again, run the
+registered fix, change this, or stop), its `structured_content` the agent-tool envelope of
+the classification (`tool_failure`, pure). Never the exception's text, a secret or a
+traceback, whatever the server's masking. Unknown tools stay protocol errors (-32602), a
+tool's own `MCPError` keeps its code and data. Nothing here imports mcp or fastmcp until a
+function needs it.
+"""
+
+from ..._core.exports import Face
+
+TYPE_CHECKING = False
+
+__all__ = [
+    "RecoverableMiddleware",
+    "ToolFailure",
+    "install",
+    "tool_failure",
+]
+
+# public name -> the module that defines it (loaded on first use); one line per name
+_FACE = Face(
+    __name__,
+    {
+        "install": "recoverable.integrations.mcp._server",
+        "RecoverableMiddleware": "recoverable.integrations.mcp._fastmcp",
+        "ToolFailure": "recoverable.integrations.mcp._results",
+        "tool_failure": "recoverable.integrations.mcp._results",
+    },
+)
+
+if TYPE_CHECKING:
+    from ._fastmcp import RecoverableMiddleware
+    from ._results import ToolFailure, tool_failure
+    from ._server import install
+
+
+def __getattr__(name: str) -> object:
+    return _FACE.attribute(name)
+
+
+def __dir__() -> list[str]:
+    return _FACE.names()
