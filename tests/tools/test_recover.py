@@ -67,6 +67,23 @@ def test_transient_failures_are_retried_until_success() -> None:
     assert recovery.result() == "done"
 
 
+def test_every_call_of_one_recover_carries_one_request_key() -> None:
+    keys: list[str | None] = []
+
+    def send() -> str:
+        keys.append(rc.request_key())
+        if len(keys) < 3:
+            raise _rate()
+        return "sent"
+
+    assert rc.tools.recover(send).value == "sent"
+    assert rc.tools.recover(send).value == "sent"
+    first, second = keys[:3], keys[3:]
+    assert len(set(first)) == 1 and first[0] is not None
+    assert second[0] is not None and second[0] != first[0]
+    assert rc.request_key() is None  # the scope closed with the call
+
+
 def test_three_retries_of_one_code_then_stop_exhausted() -> None:
     call = Flaky(*[_rate() for _ in range(10)])
     recovery = rc.tools.recover(call, retries=10)

@@ -31,6 +31,7 @@ from .._core.detail import ErrorDetail, mark_exhausted, unvalidated, with_detail
 from .._core.error import RecoverableError
 from .._core.fix_gate import allowed_commands, fix_refusal, runnable_fix_only, unsafe_reason
 from .._core.untrusted import clean_text
+from .._retry.keys import close_key, open_key
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
 from ._ladder import Action, next_action
 
@@ -192,11 +193,14 @@ def recover(  # noqa: PLR0913 -- one keyword per setting of the ladder
         )
     _check_timeout(fix_timeout, "fix_timeout")
     allowed = allowed_commands(allow_fixes)
+    key = open_key()  # every call of one recover() carries one request key (rc.request_key)
     try:
         value = call()
     except Exception as exc:
         ladder = _Ladder(_Settings(run_fixes, allowed, retries, fix_timeout, on_step))
         return ladder.after(exc, call)
+    finally:
+        close_key(key)
     return Recovery(value, None, 1)
 
 
