@@ -112,6 +112,7 @@ REFERENCE = {
     "recoverable.integrations.celery": "integrations",
     "recoverable.integrations.dbos": "integrations",
     "recoverable.integrations.otel": "integrations",
+    "recoverable.integrations.langgraph": "integrations",
 }
 _HEADING = re.compile(r"<h[1-6][ >]")
 # A docstring's first paragraph, after the bases line a class may have.
@@ -178,6 +179,7 @@ RUNNABLE = {
     "integrations/http-clients.md": 1,
     "integrations/huggingface.md": 1,
     "integrations/langchain.md": 1,
+    "integrations/langgraph.md": 2,
     "integrations/mistral.md": 1,
     "integrations/ollama.md": 1,
     "integrations/openai-base-url.md": 1,

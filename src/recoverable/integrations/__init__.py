@@ -5,6 +5,10 @@ One module per engine (`temporal`, `celery`, `dbos`, `otel`), each an optional e
 only by its own module, so `import recoverable` never loads an engine. What they share lives
 in the core: which engine retries the step running now (`_retry.engine_scope`, so there is
 exactly one retry layer) and where failures are reported (`_core.failures`).
+
+The agent frameworks have one module each too (`langgraph`, `pydantic_ai`, `openai_agents`):
+their retries, fallbacks and tool failures read the classification, and what a model reads of
+a failed tool is `_model_text`'s (our sentence and the next step).
 """
 
 from .._core.exports import Face
@@ -19,6 +23,7 @@ _FACE = Face(
     {
         "celery": "recoverable.integrations.celery",
         "dbos": "recoverable.integrations.dbos",
+        "langgraph": "recoverable.integrations.langgraph",
         "otel": "recoverable.integrations.otel",
         "temporal": "recoverable.integrations.temporal",
     },
@@ -27,6 +32,7 @@ _FACE = Face(
 if TYPE_CHECKING:
     from . import celery as celery
     from . import dbos as dbos
+    from . import langgraph as langgraph
     from . import otel as otel
     from . import temporal as temporal
 
