@@ -113,6 +113,7 @@ REFERENCE = {
     "recoverable.integrations.dbos": "integrations",
     "recoverable.integrations.otel": "integrations",
     "recoverable.integrations.langgraph": "integrations",
+    "recoverable.integrations.openai_agents": "integrations",
 }
 _HEADING = re.compile(r"<h[1-6][ >]")
 # A docstring's first paragraph, after the bases line a class may have.
@@ -183,6 +184,7 @@ RUNNABLE = {
     "integrations/mistral.md": 1,
     "integrations/ollama.md": 1,
     "integrations/openai-base-url.md": 1,
+    "integrations/openai-agents.md": 1,
     "integrations/openai-compatible.md": 1,
     "integrations/openai.md": 1,
     "integrations/otel.md": 1,

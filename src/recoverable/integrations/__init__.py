@@ -24,6 +24,7 @@ _FACE = Face(
         "celery": "recoverable.integrations.celery",
         "dbos": "recoverable.integrations.dbos",
         "langgraph": "recoverable.integrations.langgraph",
+        "openai_agents": "recoverable.integrations.openai_agents",
         "otel": "recoverable.integrations.otel",
         "temporal": "recoverable.integrations.temporal",
     },
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from . import celery as celery
     from . import dbos as dbos
     from . import langgraph as langgraph
+    from . import openai_agents as openai_agents
     from . import otel as otel
     from . import temporal as temporal
 
