@@ -114,6 +114,7 @@ REFERENCE = {
     "recoverable.integrations.otel": "integrations",
     "recoverable.integrations.langgraph": "integrations",
     "recoverable.integrations.openai_agents": "integrations",
+    "recoverable.integrations.pydantic_ai": "integrations",
 }
 _HEADING = re.compile(r"<h[1-6][ >]")
 # A docstring's first paragraph, after the bases line a class may have.
@@ -188,6 +189,7 @@ RUNNABLE = {
     "integrations/openai-compatible.md": 1,
     "integrations/openai.md": 1,
     "integrations/otel.md": 1,
+    "integrations/pydantic-ai.md": 1,
     "integrations/retry-libraries.md": 2,
 }
 # The pages whose examples this file does not run: the wire page's are the README's

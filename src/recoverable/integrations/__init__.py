@@ -25,6 +25,7 @@ _FACE = Face(
         "dbos": "recoverable.integrations.dbos",
         "langgraph": "recoverable.integrations.langgraph",
         "openai_agents": "recoverable.integrations.openai_agents",
+        "pydantic_ai": "recoverable.integrations.pydantic_ai",
         "otel": "recoverable.integrations.otel",
         "temporal": "recoverable.integrations.temporal",
     },
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from . import langgraph as langgraph
     from . import openai_agents as openai_agents
     from . import otel as otel
+    from . import pydantic_ai as pydantic_ai
     from . import temporal as temporal
 
 

@@ -13,6 +13,10 @@ The next step is one of three, from the detail alone: call again unchanged after
 wait (retryable); correct the call (`MODEL_FIXABLE`: the failure is the call's own
 arguments or name, which the model chose); or stop calling and tell the user (anything
 else: a quota, a key, a crash the model cannot change by calling differently).
+
+Where a framework wraps the text itself (pydantic-ai sends `{"error": "<text>"}`),
+`model_sentence` says the same in one line: `tool_input_invalid: A tool was called with
+input it does not accept. Correct the arguments and call the tool again.`
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ if TYPE_CHECKING:
     from .._core.code_names import BuiltinCode
     from .._core.detail import ErrorDetail
 
-__all__ = ["MODEL_FIXABLE", "model_can_fix", "model_error", "model_text", "next_step"]
+__all__ = [
+    "MODEL_FIXABLE",
+    "model_can_fix",
+    "model_error",
+    "model_sentence",
+    "model_text",
+    "next_step",
+]
 
 MODEL_FIXABLE: frozenset[BuiltinCode] = frozenset(
     {"tool_input_invalid", "tool_not_found", "invalid_input"}
@@ -70,3 +81,9 @@ def model_error(detail: ErrorDetail) -> dict[str, Any]:
 def model_text(detail: ErrorDetail) -> str:
     """`detail` as a tool's output the model reads: `{"ok": false, "error": ...}`, as JSON."""
     return json.dumps({"ok": False, "error": model_error(detail)}, ensure_ascii=False)
+
+
+def model_sentence(detail: ErrorDetail) -> str:
+    """`detail` in one line the model reads: the code, our sentence, the next step."""
+    view = public_view(detail)
+    return f"{view.code}: {view.user_message} {next_step(detail)}"

@@ -46,8 +46,8 @@ from .._classify import classify
 from .._core.public import public_view
 from .._retry.loop import retry
 from .._retry.policy import RetryPolicy as RcRetryPolicy
-from .._retry.sdk_retries import sdk_retries, warn_once
 from ._model_text import model_text
+from ._sdk_layer import sdk_retried
 
 if TYPE_CHECKING:
     from langchain_core.messages import ToolMessage
@@ -71,21 +71,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_MAX_CAUSES = 8  # as deep as a detail's cause chain
-
-
-def _sdk_retried(exc: BaseException) -> int:
-    """How often the SDK under `exc` (it, or an error it was raised from) retried itself."""
-    link: BaseException | None = exc
-    for _ in range(_MAX_CAUSES):
-        if link is None:
-            break
-        count = sdk_retries(link)
-        if count:
-            warn_once(link, count)
-            return count
-        link = link.__cause__
-    return 0
 
 
 def retry_on(exc: BaseException) -> bool:
@@ -94,7 +79,7 @@ def retry_on(exc: BaseException) -> bool:
     `async def` there would be a truthy coroutine: every failure retried). Never raises."""
     if not classify(exc).retryable:
         return False
-    return _sdk_retried(exc) == 0
+    return sdk_retried(exc) == 0
 
 
 def retry_policy(

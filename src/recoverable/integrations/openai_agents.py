@@ -49,9 +49,9 @@ from .._core.detail import ErrorDetail
 from .._retry.fallbacks import afallback
 from .._retry.ledger import FallbackLedger
 from .._retry.policy import RetryPolicy
-from .._retry.sdk_retries import sdk_retries, warn_once
 from .._retry.waits import waits_are_off
 from ._model_text import model_text
+from ._sdk_layer import sdk_retried
 
 if TYPE_CHECKING:
     from agents.run_config import ToolErrorFormatterArgs
@@ -76,9 +76,7 @@ def retry_policy(ctx: RetryPolicyContext) -> RetryDecision:
     detail = classify(ctx.error)
     if not detail.retryable:
         return RetryDecision(retry=False, reason=detail.code)
-    retried = sdk_retries(ctx.error)
-    if retried:  # the openai client retried this attempt itself: it was the retry layer
-        warn_once(ctx.error, retried)
+    if sdk_retried(ctx.error):  # the openai client retried this attempt: it was the layer
         return RetryDecision(retry=False, reason="sdk_retries")
     wait = detail.retry_after_ms
     if wait is not None and wait > _MAX_WAIT_MS:
