@@ -377,3 +377,43 @@ def test_the_module_imports_without_loading_langgraph() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+async def test_an_async_graph_waits_and_its_tools_answer_alike(fake: FakeProvider) -> None:
+    # The async forms: an `async def` node under `retrying`, `awrap_tool_call` in the ToolNode.
+    fake.fail(Fault.overloaded())
+    fake.reply(Reply.tool_call("summarize", {"text": "t"}, then="done"))
+    llm = ChatOpenAI(model="gpt-a", base_url=fake.openai_url, api_key=KEY, max_retries=0)
+    model = llm.bind_tools([add, summarize])
+
+    async def call_model(state: Chat) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    graph = StateGraph(Chat)
+    graph.add_node("model", rcl.retrying(call_model, rc.RetryPolicy(initial_delay=0.01)))
+    graph.add_node("tools", rcl.tool_node([add, summarize]))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    result = await graph.compile().ainvoke({"messages": [HumanMessage("go")]})
+    assert result["messages"][-1].content == "done"
+    assert [r.fault for r in fake.requests] == ["overloaded", None, None]
+    assert json.loads(_tool_output(fake))["error"]["code"] == "provider_quota_exceeded"
+
+
+@pytest.mark.usefixtures("no_waits")
+def test_error_handler_can_route_with_the_update(fake: FakeProvider) -> None:
+    fake.fail(Fault.unauthorized())
+    client = _client(fake.openai_url, max_retries=0)
+    graph = StateGraph(State)
+    graph.add_node(
+        "model",
+        rcl.retrying(lambda state: {"answer": _ask(client, "gpt-a")}),
+        error_handler=rcl.error_handler(goto="apologise"),
+    )
+    graph.add_node("apologise", lambda state: {"answer": state["error"]["user_message"]})
+    graph.add_edge(START, "model")
+    graph.add_edge("apologise", END)
+    result = graph.compile().invoke({"answer": None, "error": None})
+    assert result["answer"] == rc.codes.get("provider_auth_failed").user_message
+    assert result["error"]["code"] == "provider_auth_failed"

@@ -296,3 +296,10 @@ async def test_a_stream_falls_back_before_its_first_event(fake: FakeProvider) ->
         pass
     assert streamed.final_output == HELLO
     assert [(r.model, r.stream) for r in fake.requests] == [("gpt-a", True), ("gpt-b", True)]
+
+
+@pytest.mark.usefixtures("no_waits")
+async def test_one_rate_limit_with_a_second_model_is_answered_by_it(fake: FakeProvider) -> None:
+    fake.fail(Fault.rate_limited(retry_after=1))
+    assert await _outcome(ours(fake.openai_url, fallback_to="gpt-b")) == HELLO
+    assert [r.model for r in fake.requests] == ["gpt-a", "gpt-b"]

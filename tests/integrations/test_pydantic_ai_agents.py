@@ -165,6 +165,7 @@ async def test_default_429_once_is_the_sdks_own_retry(fake: FakeProvider) -> Non
     ("fault", "models"),
     [
         (Fault.insufficient_quota(), ["gpt-a", "gpt-a", "gpt-a", "gpt-b"]),
+        (Fault.rate_limited(retry_after=1), ["gpt-a", "gpt-a", "gpt-a", "gpt-b"]),
         (Fault.unauthorized(), ["gpt-a", "gpt-b"]),
         (Fault.context_too_long(), ["gpt-a", "gpt-b"]),
     ],
@@ -245,3 +246,22 @@ async def test_default_shows_the_validation_errors_and_ends_the_run_on_a_provide
     error = await _outcome(_with_tools(default(fake.openai_url)))
     assert rc.classify(error).code == "provider_quota_exceeded"  # raised out of agent.run
     assert len(fake.requests) == 1
+
+
+@pytest.mark.usefixtures("no_waits")
+async def test_a_rate_limit_moves_to_the_next_model_at_once_then_retries_it(
+    fake: FakeProvider,
+) -> None:
+    # pydantic-ai runs ModelFallback innermost: it moves on first; our retries then serve the
+    # last model of the chain (3 attempts in the request step, the first model's included).
+    fake.fail(Fault.rate_limited(retry_after=1), times=None)
+    error = await _outcome(ours(fake.openai_url, fallback_to="gpt-b"))
+    assert rc.classify(error).code == "provider_rate_limited"
+    assert [r.model for r in fake.requests] == ["gpt-a", "gpt-b", "gpt-b", "gpt-b"]
+
+
+@pytest.mark.usefixtures("no_waits")
+async def test_one_rate_limit_with_a_second_model_is_answered_by_it(fake: FakeProvider) -> None:
+    fake.fail(Fault.rate_limited(retry_after=1))
+    assert await _outcome(ours(fake.openai_url, fallback_to="gpt-b")) == HELLO
+    assert [r.model for r in fake.requests] == ["gpt-a", "gpt-b"]
