@@ -321,12 +321,19 @@ def test_bad_arguments_tell_the_model_to_correct_its_call(fake: FakeProvider) ->
 def test_a_provider_error_in_a_tool_tells_the_model_to_stop(fake: FakeProvider) -> None:
     fake.reply(Reply.tool_call("summarize", {"text": "t"}, then="done"))
     _agent(fake, rcl.tool_node([add, summarize]))
-    read = json.loads(_tool_output(fake))
-    assert read["error"]["code"] == "provider_quota_exceeded"
-    assert read["error"]["message"] == "The AI service account has run out of credit or quota."
-    assert read["error"]["next_step"] == (
-        "Do not call this tool again for this request; tell the user what happened."
-    )
+    assert json.loads(_tool_output(fake)) == {
+        "ok": False,
+        "error": {
+            "code": "provider_quota_exceeded",
+            "message": "The AI service account has run out of credit or quota.",
+            "retryable": False,
+            "retry_after_ms": None,
+            "fix_required": "Add credit or raise the quota of the provider account, or use "
+            "another provider",
+            "next_step": "Do not call this tool again for this request; tell the user what "
+            "happened.",
+        },
+    }
     assert "insufficient_quota" not in _tool_output(fake)  # no exception text
 
 

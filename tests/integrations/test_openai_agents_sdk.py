@@ -257,12 +257,19 @@ async def test_a_provider_error_in_a_tool_tells_the_model_to_stop(fake: FakeProv
     fake.reply(Reply.tool_call("summarize", {"text": "t"}, then="done"))
     config = oa.RunConfig(tool_error_formatter=rco.tool_error_formatter)
     assert await _outcome(ours(fake.openai_url, tools=_tools()), run_config=config) == "done"
-    read = json.loads(_tool_output(fake))
-    assert read["error"]["code"] == "provider_quota_exceeded"
-    assert read["error"]["message"] == "The AI service account has run out of credit or quota."
-    assert read["error"]["next_step"] == (
-        "Do not call this tool again for this request; tell the user what happened."
-    )
+    assert json.loads(_tool_output(fake)) == {
+        "ok": False,
+        "error": {
+            "code": "provider_quota_exceeded",
+            "message": "The AI service account has run out of credit or quota.",
+            "retryable": False,
+            "retry_after_ms": None,
+            "fix_required": "Add credit or raise the quota of the provider account, or use "
+            "another provider",
+            "next_step": "Do not call this tool again for this request; tell the user what "
+            "happened.",
+        },
+    }
 
 
 @pytest.mark.parametrize(("name", "arguments"), [("add", {"a": "x", "b": 2}), ("summarize", {})])
