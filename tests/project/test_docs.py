@@ -112,6 +112,9 @@ REFERENCE = {
     "recoverable.integrations.celery": "integrations",
     "recoverable.integrations.dbos": "integrations",
     "recoverable.integrations.otel": "integrations",
+    "recoverable.integrations.langgraph": "integrations",
+    "recoverable.integrations.openai_agents": "integrations",
+    "recoverable.integrations.pydantic_ai": "integrations",
 }
 _HEADING = re.compile(r"<h[1-6][ >]")
 # A docstring's first paragraph, after the bases line a class may have.
@@ -178,13 +181,16 @@ RUNNABLE = {
     "integrations/http-clients.md": 1,
     "integrations/huggingface.md": 1,
     "integrations/langchain.md": 1,
+    "integrations/langgraph.md": 2,
     "integrations/mcp-server.md": 1,
     "integrations/mistral.md": 1,
     "integrations/ollama.md": 1,
     "integrations/openai-base-url.md": 1,
+    "integrations/openai-agents.md": 1,
     "integrations/openai-compatible.md": 1,
     "integrations/openai.md": 2,
     "integrations/otel.md": 1,
+    "integrations/pydantic-ai.md": 1,
     "integrations/retry-libraries.md": 2,
 }
 # The pages whose examples this file does not run: the wire page's are the README's

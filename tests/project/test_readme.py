@@ -85,7 +85,9 @@ def test_the_extras_table_names_the_extras_pyproject_has() -> None:
         "optional-dependencies"
     ]
     named = set(
-        re.findall(r'"recoverable\[(\w+)\]"', _section("## Installing: which extra for which SDK"))
+        re.findall(
+            r'"recoverable\[([\w-]+)\]"', _section("## Installing: which extra for which SDK")
+        )
     )
     assert named == set(extras) - {"test"}
 

@@ -96,3 +96,26 @@ BASES: list[tuple[Any, str]] = [
 def test_langchain_core_bases_without_an_sdk_class(klass: Any, code: str) -> None:
     detail = rc.classify(klass("the model call failed"))
     assert (detail.code, detail.source) == (code, "langchain")
+
+
+def test_langgraphs_tool_invocation_error_is_the_calls_fault() -> None:
+    # ToolNode's error for arguments that fail the tool's schema: a ToolException (unknown)
+    # whose own class says the model's call was wrong.
+    from langchain_core.tools import tool
+    from langgraph.prebuilt.tool_node import ToolInvocationError
+    from pydantic import ValidationError
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    schema: Any = add.args_schema
+    with pytest.raises(ValidationError) as invalid:
+        schema(a="x", b=2)
+    detail = rc.classify(ToolInvocationError("add", invalid.value, {"a": "x", "b": 2}))
+    assert (detail.code, detail.retryable, detail.fix_required) == (
+        "tool_input_invalid",
+        False,
+        "Correct the tool input",
+    )

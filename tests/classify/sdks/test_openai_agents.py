@@ -117,3 +117,24 @@ async def test_the_providers_own_failure_comes_through_as_openais(fake: FakeProv
 )
 def test_the_sdks_other_classes(error: BaseException, code: str) -> None:
     assert rc.classify(error).code == code
+
+
+async def test_a_tools_bad_arguments_are_the_calls_fault(fake: FakeProvider) -> None:
+    # The SDK's own words for arguments that fail the tool's schema: the model fixes its call.
+    seen: list[Exception] = []
+
+    def keep(ctx: Any, error: Exception) -> str:
+        seen.append(error)
+        return "failed"
+
+    tool = oa.function_tool(_weather, failure_error_function=keep)
+    fake.reply(Reply.tool_call("_weather", {"city": 3}, then="done"))
+    agent = oa.Agent(name="weather", model=_model(fake), tools=[tool])
+    await oa.Runner.run(agent, "What is the weather in Paris?")
+    (error,) = seen
+    _check(error, "ModelBehaviorError", "tool_input_invalid", False)
+
+
+def _weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Sunny in {city}."

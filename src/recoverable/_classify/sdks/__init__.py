@@ -19,7 +19,7 @@ from .google import API_CORE_CLASSES, GENAI_CLASSES
 from .grpc import GRPC_CLASSES
 from .http_clients import AIOHTTP_CLASSES, HTTPX_CLASSES, REQUESTS_CLASSES
 from .huggingface import HUGGINGFACE_CLASSES
-from .langchain import LANGCHAIN_CLASSES
+from .langchain import LANGCHAIN_CLASSES, LANGGRAPH_CLASSES
 from .litellm import LITELLM_CLASSES
 from .mistral import MISTRAL_CLASSES
 from .ollama import OLLAMA_CLASSES
@@ -44,6 +44,7 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     "cohere": COHERE_CLASSES,
     "huggingface_hub": HUGGINGFACE_CLASSES,
     "langchain_core": LANGCHAIN_CLASSES,
+    "langgraph": LANGGRAPH_CLASSES,
     "litellm": LITELLM_CLASSES,
     "pydantic_ai": PYDANTIC_AI_CLASSES,
     "claude_agent_sdk": CLAUDE_AGENT_SDK_CLASSES,

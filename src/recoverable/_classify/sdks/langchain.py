@@ -1,4 +1,5 @@
-"""langchain-core's own error bases, for integrations that raise no SDK class."""
+"""langchain-core's own error bases, for integrations that raise no SDK class, and LangGraph's
+ToolNode errors."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from ..pipeline import Handler, always
 if TYPE_CHECKING:
     from ..._core.code_names import BuiltinCode
 
-__all__ = ["LANGCHAIN_CLASSES"]
+__all__ = ["LANGCHAIN_CLASSES", "LANGGRAPH_CLASSES"]
 
 # An integration's own error subclasses its SDK's class first (langchain-openai's
 # OpenAIRateLimitError is an openai.RateLimitError), so the SDK's handler reads it; these
@@ -29,4 +30,10 @@ _LANGCHAIN_CODES: dict[str, BuiltinCode] = {
 }
 LANGCHAIN_CLASSES: dict[str, Handler] = {
     name: always(code, source="langchain") for name, code in _LANGCHAIN_CODES.items()
+}
+
+# LangGraph's ToolNode raises ToolInvocationError (a langchain-core ToolException) when the
+# model's arguments fail the tool's schema: the call is wrong, not the tool.
+LANGGRAPH_CLASSES: dict[str, Handler] = {
+    "ToolInvocationError": always("tool_input_invalid"),
 }

@@ -37,9 +37,21 @@ def _guardrail(kind: str) -> Handler:
     return handler
 
 
+# A function tool's arguments that are not JSON or fail its schema: the SDK's own fixed
+# opening (`agents.tool`), so the model's call is wrong, not the model's answer as a whole.
+_TOOL_ARGUMENTS = "Invalid JSON input for tool "
+
+
+def _model_behavior(exc: BaseException) -> ErrorDetail:
+    said = error_message(exc)
+    if said.startswith(_TOOL_ARGUMENTS):
+        return unvalidated("tool_input_invalid", said)
+    return unvalidated("provider_bad_response", said)
+
+
 AGENTS_CLASSES: dict[str, Handler] = {
     "MaxTurnsExceeded": always("run_max_turns"),
-    "ModelBehaviorError": always("provider_bad_response"),
+    "ModelBehaviorError": _model_behavior,
     "ModelRefusalError": always("provider_refused"),
     "ModelTimeoutError": always("provider_timeout"),
     "UserError": always("internal_error"),
