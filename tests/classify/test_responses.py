@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault
 
-from ..support.sdk_calls import (
+from ..support.providers import (
     MESSAGES,
     anthropic_client,
     ask_anthropic,

@@ -1,4 +1,4 @@
-"""Test support for the fleet: a real redis-server on loopback, a virtual clock, and one
+"""Test support for the fleet: a real redis-server on loopback, the virtual clock's start, and one
 `Cooldowns` factory per store so the same tests run against all three."""
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import pytest
 
 import recoverable as rc
 from recoverable.fleet._stores import MemoryStore
+
+from ..support.retry import Clock
 
 STORES = ("memory", "sqlite", "redis")
 
@@ -61,19 +63,8 @@ def redis_server(folder: Path) -> Iterator[str]:
             proc.wait(5)
 
 
-class Clock:
-    """Wall-clock seconds that move only when told (or when a wait is 'slept')."""
-
-    def __init__(self, now: float = 1_800_000_000.0) -> None:
-        self.now = now
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(round(seconds, 6))
-        self.now += seconds
+# Wall-clock seconds a fleet test starts at (a store keeps absolute times).
+NOW = 1_800_000_000.0
 
 
 Factory = Callable[..., rc.fleet.Cooldowns]
@@ -119,20 +110,6 @@ def worker(make: Factory, clock: Clock, **options: Any) -> rc.fleet.Cooldowns:
 def retrying(clock: Clock, cooldowns: rc.fleet.Cooldowns, **options: Any) -> rc.Retrying:
     options.setdefault("rng", lambda: 1.0)
     return rc.retry(cooldowns=cooldowns, sleep=clock.sleep, clock=clock, **options)
-
-
-def calls_then(*errors: BaseException, result: object = "ok") -> Callable[[], object]:
-    queue = list(errors)
-    calls: list[int] = []
-
-    def fn() -> object:
-        calls.append(1)
-        if queue:
-            raise queue.pop(0)
-        return result
-
-    fn.calls = calls  # type: ignore[attr-defined]
-    return fn
 
 
 def rate_limited(ms: int | None = 2000) -> rc.RecoverableError:

@@ -38,7 +38,7 @@ from recoverable import agents
 from recoverable.testing import FakeProvider, Fault, cli_setup
 
 from .cli import cli_bin_dir, find_cli
-from .sdk_calls import MESSAGES, ask_anthropic, ask_google, ask_openai
+from .providers import MESSAGES, ask_anthropic, ask_google, ask_openai
 
 SDK_TIMEOUT = 3.0  # seconds: a hang becomes the SDK's own timeout
 # Our idle deadline: long enough for a CLI's start on a loaded machine (Gemini's took 20 s

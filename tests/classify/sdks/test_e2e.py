@@ -18,8 +18,15 @@ import pytest
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault, sdk_error
 
-from ...support.providers import free_port, raised
-from ...support.sdk_calls import MESSAGES, ask_anthropic, ask_google, ask_openai
+from ...support.providers import (
+    MESSAGES,
+    MODELS,
+    ask_anthropic,
+    ask_google,
+    ask_openai,
+    free_port,
+    raised,
+)
 
 # The calls' own timeout here is 10 s (a test that wants a hang to time out gives its own).
 CALLS: dict[str, Callable[..., list[Any]]] = {
@@ -77,9 +84,6 @@ CASES = [
     ("google", Fault.drop(), False, "provider_connection_lost", True, None, None),
     ("google", Fault.cut_stream(), True, "provider_connection_lost", True, None, None),
 ]  # fmt: skip
-
-
-MODELS = {"openai": "gpt-4o", "anthropic": "claude-opus-4-8", "google": "gemini-2.5-flash"}
 
 
 @pytest.mark.parametrize(
