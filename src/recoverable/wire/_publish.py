@@ -40,7 +40,7 @@ from .._core.detail import ErrorDetail
 from .._core.error import RecoverableError
 from .._core.events import (
     Done,
-    Error,
+    ErrorEvent,
     Event,
     Raw,
     TextDelta,
@@ -57,7 +57,7 @@ from ._resume import StreamLog
 
 __all__ = ["close_source", "published"]
 
-EVENTS = (TextDelta, ThinkingDelta, ToolStart, ToolEnd, TurnEnd, Error, Done, Raw)
+EVENTS = (TextDelta, ThinkingDelta, ToolStart, ToolEnd, TurnEnd, ErrorEvent, Done, Raw)
 _CHUNK_EVENTS = (*EVENTS, AttemptSuperseded)
 
 
@@ -100,7 +100,7 @@ class _Numbering:
     def number(self, event: Event | AttemptSuperseded) -> Chunk:
         if self.log is not None and self.log.superseded is not None:
             raise _Superseded
-        context = self._context(event) if isinstance(event, Error) else None
+        context = self._context(event) if isinstance(event, ErrorEvent) else None
         self._follow(event)
         self.sent_in_attempt = True
         if self.log is not None:
@@ -115,7 +115,7 @@ class _Numbering:
         elif isinstance(event, Raw) and agent_of(event.cli) is not None:
             self.agent = event.cli
 
-    def _context(self, event: Error) -> ErrorContext:
+    def _context(self, event: ErrorEvent) -> ErrorContext:
         agent = agent_of(getattr(event.detail, "source", None)) or agent_of(self.agent)
         return ErrorContext(
             agent=None if agent is None else agent[0],
@@ -137,7 +137,7 @@ async def published(
         refusal = log.claim()
         if refusal is not None:  # the log is another's: nothing is written to it
             await close_source(aiter(source))
-            yield Chunk(Error(refusal))
+            yield Chunk(ErrorEvent(refusal))
             return
     numbering = _Numbering(log)
     iterator = aiter(source)
@@ -150,7 +150,9 @@ async def published(
                     yield marker
                 continue
             chunk = numbering.chunk(item)
-            failed = failed or (isinstance(chunk.event, Error) and chunk.event.severity == "error")
+            failed = failed or (
+                isinstance(chunk.event, ErrorEvent) and chunk.event.severity == "error"
+            )
             yield chunk
         ended = True
     except asyncio.CancelledError:
@@ -166,7 +168,7 @@ async def published(
         log_failure("stream", detail, exc, level=logging.WARNING)  # a stream cut short
         if not failed:
             with contextlib.suppress(_Superseded):
-                yield numbering.number(Error(detail))
+                yield numbering.number(ErrorEvent(detail))
     finally:
         if not ended and not failed:  # cancelled, or closed early: the client went away
             _cancelled(numbering)
@@ -176,7 +178,9 @@ async def published(
 
 def _cancelled(numbering: _Numbering) -> None:
     if numbering.log is not None and not numbering.log.closed:
-        numbering.log.append(Error(ErrorDetail.create("run_cancelled", "the client went away")))
+        numbering.log.append(
+            ErrorEvent(ErrorDetail.create("run_cancelled", "the client went away"))
+        )
 
 
 async def close_source(iterator: Any) -> None:
