@@ -10,8 +10,9 @@ import pytest
 
 import recoverable as rc
 
+from ..support.redis import redis_server
 from ..support.retry import Clock
-from .support import NOW, STORES, Factory, factory, redis_server
+from .support import NOW, STORES, Factory, factory
 
 
 @pytest.fixture(scope="session")

@@ -20,14 +20,14 @@ from recoverable.fleet._cooldowns import credential_hash
 from recoverable.fleet._rules import GO
 from recoverable.fleet._stores import FallibleStore, MemoryStore
 
+from ..support.providers import free_port
+from ..support.redis import redis_server
 from ..support.retry import Clock, failing
 from .support import (
     CREDENTIAL,
     Factory,
-    free_port,
     rate_limited,
     raw_contents,
-    redis_server,
     refusal,
     retrying,
     worker,
