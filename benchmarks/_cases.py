@@ -8,7 +8,8 @@ The HTTP errors and the timeout come from `recoverable.testing.sdk_error`: each 
 client makes the call through an in-memory transport that answers as FakeProvider does (its
 `Fault.status` passes a body and headers through; `Fault.hang` times out), so the exception
 is the one the SDK raises in production. No socket is opened; the clients name 127.0.0.1:9.
-The refused connection has no Fault (a listening fake cannot refuse), so it is built here.
+The refused connection has no Fault (a listening fake cannot refuse): `_provider_errors.py`
+builds it, with the bodies and the SDK errors the classify tests share.
 """
 
 from __future__ import annotations
@@ -16,16 +17,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must stay offline
 
-import httpx2
-import openai
-
+from _provider_errors import (
+    GEMINI_PER_DAY,
+    GEMINI_RETRY,
+    anthropic_status,
+    google_status,
+    openai_connect_error,
+    openai_status,
+)
 from recoverable.testing import Fault, sdk_error
-
-OPENAI_URL = "https://api.openai.com/v1/chat/completions"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,42 +43,6 @@ class Case:
     status: int | None  # the HTTP status the failure means (529 for in-stream overloaded)
 
 
-# -- builders -----------------------------------------------------------------------------
-
-
-def _openai_status(
-    status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-) -> BaseException:
-    return sdk_error("openai", Fault.status(status, {"error": body}, headers))
-
-
-def _anthropic_status(status: int, kind: str, message: str) -> BaseException:
-    body = {"type": "error", "error": {"type": kind, "message": message}}
-    return sdk_error("anthropic", Fault.status(status, body))
-
-
-def _google(status: int, name: str, message: str, *details: dict[str, Any]) -> BaseException:
-    body = {"error": {"code": status, "status": name, "message": message, "details": list(details)}}
-    return sdk_error("google", Fault.status(status, body))
-
-
-def _openai_connect_error() -> BaseException:
-    """What openai raises when the connection is refused: `__cause__` is the httpx2 error."""
-    request = httpx2.Request("POST", OPENAI_URL)
-    try:
-        try:
-            raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
-        except httpx2.ConnectError as cause:
-            raise openai.APIConnectionError(request=request) from cause
-    except openai.APIConnectionError as error:
-        return error
-
-
-GEMINI_RETRY = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "38s"}
-GEMINI_PER_DAY = {
-    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-    "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],
-}
 GPT = "gpt-4o"
 CLAUDE = "claude-sonnet-4-5"
 GEMINI = "gemini-2.5-flash"
@@ -85,7 +52,7 @@ GEMINI = "gemini-2.5-flash"
 CASES: list[Case] = [
     Case(
         "openai 429 rate limit + retry-after",
-        lambda: _openai_status(
+        lambda: openai_status(
             429,
             {
                 "message": "Rate limit reached for gpt-4o on requests "
@@ -104,7 +71,7 @@ CASES: list[Case] = [
     ),
     Case(
         "openai 429 insufficient_quota",
-        lambda: _openai_status(
+        lambda: openai_status(
             429,
             {
                 "message": "You exceeded your current quota, please check "
@@ -122,7 +89,7 @@ CASES: list[Case] = [
     ),
     Case(
         "openai 400 context_length_exceeded",
-        lambda: _openai_status(
+        lambda: openai_status(
             400,
             {
                 "message": "This model's maximum context length is 128000 "
@@ -140,7 +107,7 @@ CASES: list[Case] = [
     ),
     Case(
         "openai 400 content_policy_violation",
-        lambda: _openai_status(
+        lambda: openai_status(
             400,
             {
                 "message": "Your request was rejected as a result of our safety system.",
@@ -157,7 +124,7 @@ CASES: list[Case] = [
     ),
     Case(
         "openai 401 invalid key",
-        lambda: _openai_status(
+        lambda: openai_status(
             401,
             {
                 "message": "Incorrect API key provided: sk-x.",
@@ -174,7 +141,7 @@ CASES: list[Case] = [
     ),
     Case(
         "openai APIConnectionError (httpx2.ConnectError)",
-        _openai_connect_error,
+        openai_connect_error,
         "provider_unreachable",
         "openai",
         GPT,
@@ -194,7 +161,7 @@ CASES: list[Case] = [
     ),
     Case(
         "anthropic 529 overloaded",
-        lambda: _anthropic_status(529, "overloaded_error", "Overloaded"),
+        lambda: anthropic_status(529, "overloaded_error", "Overloaded"),
         "provider_overloaded",
         "anthropic",
         CLAUDE,
@@ -214,7 +181,7 @@ CASES: list[Case] = [
     ),
     Case(
         "anthropic 400 credit balance too low",
-        lambda: _anthropic_status(
+        lambda: anthropic_status(
             400,
             "invalid_request_error",
             "Your credit balance is too low to access the Anthropic "
@@ -230,7 +197,7 @@ CASES: list[Case] = [
     ),
     Case(
         "anthropic 400 prompt is too long",
-        lambda: _anthropic_status(
+        lambda: anthropic_status(
             400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"
         ),
         "provider_context_too_long",
@@ -242,7 +209,7 @@ CASES: list[Case] = [
     ),
     Case(
         "google 429 RESOURCE_EXHAUSTED + RetryInfo",
-        lambda: _google(
+        lambda: google_status(
             429,
             "RESOURCE_EXHAUSTED",
             "Resource has been exhausted (e.g. check quota).",
@@ -257,7 +224,7 @@ CASES: list[Case] = [
     ),
     Case(
         "google 429 PerDay quota",
-        lambda: _google(
+        lambda: google_status(
             429,
             "RESOURCE_EXHAUSTED",
             "You exceeded your current quota, please check your plan and billing details.",

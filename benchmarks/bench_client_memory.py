@@ -15,13 +15,9 @@ import argparse
 import json
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-PIECE = b"x" * (64 * 1024)
+from _huge_error import huge_error
 
 _READ = """
 import json, resource, sys
@@ -43,49 +39,9 @@ print(json.dumps({"code": code, "rss_growth_kib": peak - before}))
 """
 
 
-class _Served:
-    """Bytes of the body the server managed to write, per request."""
-
-    def __init__(self) -> None:
-        self.sent: list[int] = []
-
-
-@contextmanager
-def _server(mib: int) -> Iterator[tuple[str, _Served]]:
-    served = _Served()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(429)
-            self.send_header("content-type", "text/plain")
-            self.send_header("content-length", str(mib * 1024 * 1024))
-            self.end_headers()
-            sent = 0
-            try:
-                for _ in range(mib * 16):
-                    self.wfile.write(PIECE)
-                    sent += len(PIECE)
-            except OSError:  # the client hung up: what it did not want
-                pass
-            served.sent.append(sent)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", served
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 def measure(mib: int) -> list[dict[str, Any]]:
     rows = []
-    with _server(mib) as (url, served):
+    with huge_error(mib) as (url, sent):
         for how, label in (("ours", "wire.raise_for_error"), ("read", "response.read()")):
             done = subprocess.run(
                 [sys.executable, "-c", _READ, url, how],
@@ -100,7 +56,7 @@ def measure(mib: int) -> list[dict[str, Any]]:
                     "reader": label,
                     "body_mib": mib,
                     "rss_growth_mib": round(result["rss_growth_kib"] / 1024, 1),
-                    "sent_mib": round(served.sent[-1] / 1024 / 1024, 1) if served.sent else None,
+                    "sent_mib": round(sent[-1] / 1024 / 1024, 1) if sent else None,
                     "code": result["code"],
                 }
             )

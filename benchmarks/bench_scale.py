@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 
 import recoverable as rc
-from _cases import _openai_status
+from _provider_errors import openai_status
 from bench_parse import CHUNK, build_stream
 from bench_run import fake_server, stand_in
 from recoverable import agents
@@ -89,7 +89,7 @@ def classify_vs_message(sizes: list[int], calls: int, repeats: int) -> Curve:
     curve = []
     for size in sizes:
         body = {"message": _long_message(size), "type": "invalid_request_error", "code": None}
-        error = _openai_status(400, body)
+        error = openai_status(400, body)
         assert rc.classify(error).code == "provider_invalid_request", size
         us = _per_call_us(functools.partial(rc.classify, error), calls, repeats)
         curve.append({"x": size, "us": us})

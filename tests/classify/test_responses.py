@@ -7,8 +7,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import anthropic
-import openai
 import pytest
 from google import genai
 from google.genai import types as genai_types
@@ -18,8 +16,14 @@ from hypothesis import strategies as st
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault
 
-MESSAGES: Any = [{"role": "user", "content": "hi"}]
-
+from ..support.providers import (
+    MESSAGES,
+    anthropic_client,
+    ask_anthropic,
+    ask_google,
+    ask_openai,
+    openai_client,
+)
 
 # --- the bodies each API answers with (what the real API sends, trimmed to its required keys)
 
@@ -73,31 +77,15 @@ def _gemini(finish: str | None, block: str | None = None) -> dict[str, Any]:
 # --- calling each SDK against the fake ---------------------------------------------------------
 
 
-def _openai_chat(fake: FakeProvider) -> object:
-    client = openai.OpenAI(api_key="sk-fake", base_url=fake.openai_url, max_retries=0)
-    return client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
-
-
 def _openai_responses(fake: FakeProvider) -> object:
-    client = openai.OpenAI(api_key="sk-fake", base_url=fake.openai_url, max_retries=0)
-    return client.responses.create(model="gpt-4o", input="hi")
-
-
-def _anthropic(fake: FakeProvider) -> object:
-    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0)
-    return client.messages.create(model="claude-opus-4-8", max_tokens=64, messages=MESSAGES)
-
-
-def _google(fake: FakeProvider) -> object:
-    client = genai.Client(api_key="fake", http_options=genai_types.HttpOptions(base_url=fake.url))
-    return client.models.generate_content(model="gemini-2.5-flash", contents="hi")
+    return openai_client(fake).responses.create(model="gpt-4o", input="hi")
 
 
 CALLS: dict[str, Callable[[FakeProvider], object]] = {
-    "openai_chat": _openai_chat,
+    "openai_chat": lambda fake: ask_openai(fake)[0],
     "openai_responses": _openai_responses,
-    "anthropic": _anthropic,
-    "google": _google,
+    "anthropic": lambda fake: ask_anthropic(fake)[0],
+    "google": lambda fake: ask_google(fake)[0],
 }
 
 # (api, body the fake answers with a 200, code or None, source)
@@ -163,7 +151,7 @@ def test_the_sdks_response_objects_and_their_dict_forms(
 def test_geminis_safety_block_from_the_fake_provider(fake: FakeProvider) -> None:
     # Gemini's content policy is a 200, not an error: FakeProvider sends it so.
     fake.fail(Fault.content_policy())
-    detail = rc.classify_response(_google(fake))
+    detail = rc.classify_response(ask_google(fake)[0])
     assert detail is not None
     assert (detail.code, detail.details["finish_reason"]) == ("provider_content_filtered", "SAFETY")
 
@@ -200,7 +188,7 @@ def test_an_openai_stream_cut_at_the_token_limit(fake: FakeProvider) -> None:
     body = _sse((None, chunk({"role": "assistant", "content": "Hel"}, None)),
                 (None, chunk({}, "length")))  # fmt: skip
     fake.fail(Fault.status(200, body + "data: [DONE]\n\n", SSE))
-    client = openai.OpenAI(api_key="sk-fake", base_url=fake.openai_url, max_retries=0)
+    client = openai_client(fake)
     stream = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True)
     found = [rc.classify_response(chunk) for chunk in stream]
     assert [d.code if d else None for d in found] == [None, "provider_output_truncated"]
@@ -215,7 +203,7 @@ def test_an_anthropic_stream_stopped_at_max_tokens(fake: FakeProvider) -> None:
         ("message_stop", {"type": "message_stop"}),
     )  # fmt: skip
     fake.fail(Fault.status(200, body, SSE))
-    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0)
+    client = anthropic_client(fake)
     with client.messages.stream(model="claude-opus-4-8", max_tokens=64, messages=MESSAGES) as s:
         events = list(s)
         final = s.get_final_message()

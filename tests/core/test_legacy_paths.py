@@ -176,3 +176,39 @@ def test_every_new_home_exists() -> None:
     for homes in LEGACY_PATHS.values():
         for home in (homes,) if isinstance(homes, str) else homes:
             assert importlib.util.find_spec(home) is not None, home
+
+
+def _forged(module: str, name: str) -> bytes:
+    """A pickle that imports `module`, reads `name` from it and calls it with no argument
+    (GLOBAL, EMPTY_TUPLE, REDUCE): what a forged stored error would hold."""
+    return b"c" + module.encode() + b"\n" + name.encode() + b"\n)R."
+
+
+NOT_OLD_PATHS = [
+    "recoverable._nonexistent_module",  # no such path, old or new
+    "recoverable._fix_commands._nonexistent",  # under a moved package: a module it never had
+    "recoverable.toolkit._nonexistent",
+    "recoverable._nonexistent_module.child",
+]
+
+
+@pytest.mark.parametrize("module", NOT_OLD_PATHS)
+def test_a_forged_pickle_naming_no_module_is_refused_and_runs_nothing(
+    fresh: None, module: str, recwarn: pytest.WarningsRecorder
+) -> None:
+    before = set(sys.modules)
+    with pytest.raises(ModuleNotFoundError) as refused:
+        pickle.loads(_forged(module, "main"))
+    assert refused.value.name is not None and module.startswith(refused.value.name)
+    # nothing imported under the forged name or at a "new home" built from it; a warning only
+    # for the real old package above it (importing the child imports the parent first)
+    new = {name for name in set(sys.modules) - before if "nonexistent" in name}
+    assert new == set()
+    warned = [str(w.message).split()[0] for w in recwarn]
+    assert [name for name in warned if not module.startswith(name + ".")] == []
+
+
+def test_the_forged_pickles_finder_answers_nothing() -> None:
+    finder = LegacyPaths(LEGACY_PATHS)
+    for module in NOT_OLD_PATHS:
+        assert finder.find_spec(module) is None, module

@@ -23,11 +23,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import recoverable as rc
 from recoverable._core.categories import CATEGORY_SENTENCES, category_sentence
@@ -38,6 +33,7 @@ from recoverable._core.secrets import REDACTED
 from recoverable._core.untrusted import MAX_HINT_MS, MAX_MESSAGE_CHARS, MAX_NODES, json_safe_dict
 from recoverable.integrations import otel
 
+from ..support.telemetry import Telemetry
 from .test_detail_properties import SETTINGS, json_like, texts
 from .test_secrets import CREDENTIALS
 
@@ -664,31 +660,6 @@ def records() -> Iterator[Records]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
-
-
-class Telemetry:
-    """A tracer and a meter provider whose spans and metrics stay in memory."""
-
-    def __init__(self) -> None:
-        self.spans = InMemorySpanExporter()
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(self.spans))
-        self.tracer = provider.get_tracer("tests")
-        self.reader = InMemoryMetricReader()
-        self.meters = MeterProvider(metric_readers=[self.reader])
-
-    def written(self) -> str:
-        """Every span's name, attributes, status and events, and every metric's attributes."""
-        parts: list[str] = []
-        for span in self.spans.get_finished_spans():
-            parts += [span.name, repr(dict(span.attributes or {})), repr(span.status)]
-            parts += [repr((e.name, dict(e.attributes or {}))) for e in span.events]
-        data = self.reader.get_metrics_data()
-        for resource in data.resource_metrics if data else ():
-            for scope in resource.scope_metrics:
-                for metric in scope.metrics:
-                    parts += [repr(dict(p.attributes or {})) for p in metric.data.data_points]
-        return "\n".join(parts)
 
 
 @pytest.fixture

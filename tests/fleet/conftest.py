@@ -10,7 +10,9 @@ import pytest
 
 import recoverable as rc
 
-from .support import STORES, Clock, Factory, factory, redis_server
+from ..support.redis import redis_server
+from ..support.retry import Clock
+from .support import NOW, STORES, Factory, factory
 
 
 @pytest.fixture(scope="session")
@@ -37,4 +39,4 @@ def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(NOW)

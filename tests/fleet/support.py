@@ -1,15 +1,10 @@
-"""Test support for the fleet: a real redis-server on loopback, a virtual clock, and one
-`Cooldowns` factory per store so the same tests run against all three."""
+"""Test support for the fleet: the virtual clock's start, and one `Cooldowns` factory per store
+(the redis one on tests/support/redis.py's server), so the same tests run against all three."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,62 +13,13 @@ import pytest
 import recoverable as rc
 from recoverable.fleet._stores import MemoryStore
 
+from ..support.retry import Clock
+
 STORES = ("memory", "sqlite", "redis")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def redis_server(folder: Path) -> Iterator[str]:
-    """Debian's redis-server on 127.0.0.1 and a free port, no persistence; always stopped."""
-    exe = shutil.which("redis-server")
-    assert exe is not None, "redis-server is missing: scripts/test installs it (apt)"
-    port = free_port()
-    proc = subprocess.Popen(
-        [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
-         "--dir", str(folder), "--protected-mode", "yes"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(64).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None, "redis-server exited at start"
-            assert time.monotonic() < deadline, "redis-server did not answer within 10 s"
-            time.sleep(0.02)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
-class Clock:
-    """Wall-clock seconds that move only when told (or when a wait is 'slept')."""
-
-    def __init__(self, now: float = 1_800_000_000.0) -> None:
-        self.now = now
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(round(seconds, 6))
-        self.now += seconds
+# Wall-clock seconds a fleet test starts at (a store keeps absolute times).
+NOW = 1_800_000_000.0
 
 
 Factory = Callable[..., rc.fleet.Cooldowns]
@@ -119,20 +65,6 @@ def worker(make: Factory, clock: Clock, **options: Any) -> rc.fleet.Cooldowns:
 def retrying(clock: Clock, cooldowns: rc.fleet.Cooldowns, **options: Any) -> rc.Retrying:
     options.setdefault("rng", lambda: 1.0)
     return rc.retry(cooldowns=cooldowns, sleep=clock.sleep, clock=clock, **options)
-
-
-def calls_then(*errors: BaseException, result: object = "ok") -> Callable[[], object]:
-    queue = list(errors)
-    calls: list[int] = []
-
-    def fn() -> object:
-        calls.append(1)
-        if queue:
-            raise queue.pop(0)
-        return result
-
-    fn.calls = calls  # type: ignore[attr-defined]
-    return fn
 
 
 def rate_limited(ms: int | None = 2000) -> rc.RecoverableError:

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 import recoverable as rc
 from recoverable.fleet._rules import GO, KeyState, TaskUsage, admit
 
-from .support import Clock, Factory, calls_then, rate_limited, refusal, retrying, worker
+from ..support.retry import Clock, failing
+from .support import Factory, rate_limited, refusal, retrying, worker
 
 
 def server_error() -> rc.RecoverableError:
@@ -37,7 +38,7 @@ def test_five_server_errors_open_the_circuit_for_every_worker(make: Factory, clo
     assert b.circuit() == "closed"
     fail_times(a, clock, 1, step_s=2.0)
     assert b.circuit() == "open"
-    fn = calls_then()
+    fn = failing()
     detail = refusal(lambda: retrying(clock, b).call(fn))
     assert fn.calls == []  # type: ignore[attr-defined]  -- answered at once, no call
     assert (detail.code, detail.retryable, detail.retry_after_ms) == (
@@ -78,14 +79,14 @@ def test_half_open_lets_one_probe_through_and_its_success_closes(
     assert (other.details["circuit"], other.retry_after_ms) == ("open", 60_000)
     b.after_success(probe)
     assert c.circuit() == "closed"
-    assert retrying(clock, c).call(calls_then()) == "ok"
+    assert retrying(clock, c).call(failing()) == "ok"
 
 
 def test_a_failed_probe_opens_the_circuit_again(make: Factory, clock: Clock) -> None:
     a, b = worker(make, clock), worker(make, clock)
     fail_times(a, clock, 5, step_s=0.0)
     clock.now += 31
-    fn = calls_then(server_error())
+    fn = failing(server_error())
     assert refusal(lambda: retrying(clock, b).call(fn)).details["circuit"] == "open"
     assert fn.calls == [1]  # type: ignore[attr-defined]  -- the probe, then the open circuit
     assert b.circuit() == "open"
@@ -121,11 +122,11 @@ def test_thresholds_per_family_and_code(make: Factory, clock: Clock) -> None:
 def test_an_open_circuit_sends_fallback_to_the_next_provider(make: Factory, clock: Clock) -> None:
     broken = worker(make, clock)
     fail_times(broken, clock, 5, step_s=0.0)
-    primary = calls_then()
+    primary = failing()
     answer = rc.fallback(
         [
             ("openai", retrying(clock, broken)(primary)),
-            ("anthropic", calls_then(result="spare")),
+            ("anthropic", failing(result="spare")),
         ]
     )
     assert (answer.name, answer.value, primary.calls) == ("anthropic", "spare", [])  # type: ignore[attr-defined]
@@ -146,7 +147,7 @@ def test_breaker_policy_refuses_bad_numbers() -> None:
 
 def test_a_tasks_attempts_survive_a_restart(make: Factory, clock: Clock) -> None:
     first_life = worker(make, clock).task("summarise-doc-42", max_attempts=3)
-    fn = calls_then(server_error(), server_error(), server_error(), server_error())
+    fn = failing(server_error(), server_error(), server_error(), server_error())
     detail = refusal(lambda: retrying(clock, first_life, attempts=2).call(fn))
     assert detail.code == "provider_server_error"  # the retry gave up after 2 attempts
     # The process crashes and a new one takes the task up: one attempt is left, not 3.
@@ -160,18 +161,18 @@ def test_a_tasks_attempts_survive_a_restart(make: Factory, clock: Clock) -> None
         "cost_usd": 0.0, "max_cost_usd": None, "retries_exhausted": True,
     }  # fmt: skip
     third_life = worker(make, clock).task("summarise-doc-42", max_attempts=3)
-    again = calls_then()
+    again = failing()
     assert refusal(lambda: retrying(clock, third_life).call(again)).code == "run_budget_exceeded"
     assert again.calls == []  # type: ignore[attr-defined]
 
 
 def test_a_tasks_cost_is_charged_and_caps_it(make: Factory, clock: Clock) -> None:
     task = worker(make, clock).task("t", max_cost_usd=1.0)
-    assert retrying(clock, task).call(calls_then()) == "ok"
+    assert retrying(clock, task).call(failing()) == "ok"
     task.charge(0.6)
     worker(make, clock).task("t").charge(0.5)  # another process charges the same task
     assert task.usage() == TaskUsage(attempts=1, cost_usd=1.1)
-    detail = refusal(lambda: retrying(clock, task).call(calls_then()))
+    detail = refusal(lambda: retrying(clock, task).call(failing()))
     assert (detail.code, detail.details["budget"], detail.details["cost_usd"]) == (
         "run_budget_exceeded", "cost", 1.1,
     )  # fmt: skip

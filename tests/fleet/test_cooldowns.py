@@ -20,15 +20,14 @@ from recoverable.fleet._cooldowns import credential_hash
 from recoverable.fleet._rules import GO
 from recoverable.fleet._stores import FallibleStore, MemoryStore
 
+from ..support.providers import free_port
+from ..support.redis import redis_server
+from ..support.retry import Clock, failing
 from .support import (
     CREDENTIAL,
-    Clock,
     Factory,
-    calls_then,
-    free_port,
     rate_limited,
     raw_contents,
-    redis_server,
     refusal,
     retrying,
     worker,
@@ -39,7 +38,7 @@ from .support import (
 
 def test_one_workers_429_quiets_the_key_for_another(make: Factory, clock: Clock) -> None:
     a, b = worker(make, clock), worker(make, clock)
-    first = calls_then(rate_limited(2000))
+    first = failing(rate_limited(2000))
     assert retrying(clock, a).call(first) == "ok"
     assert first.calls == [1, 1]  # type: ignore[attr-defined]
     assert clock.slept == [2.0]  # the gate waited the hint; the loop did not wait it again
@@ -50,12 +49,12 @@ def test_a_caller_that_never_saw_the_429_waits_out_the_rest(make: Factory, clock
     a, b, c = worker(make, clock), worker(make, clock), worker(make, clock)
     a.after_failure(rate_limited(2000).detail, GO)
     clock.now += 0.5
-    second = calls_then()
+    second = failing()
     assert retrying(clock, b).call(second) == "ok"
     assert second.calls == [1]  # type: ignore[attr-defined]
     assert clock.slept == [1.5]  # B waited out what was left, without spending a call
     clock.now -= 1.5  # C arrives at the same moment as B did: it goes one interval later
-    assert retrying(clock, c).call(calls_then()) == "ok"
+    assert retrying(clock, c).call(failing()) == "ok"
     assert clock.slept == [1.5, 2.5]  # the interval: the hint, at most max_spacing_s (1 s)
 
 
@@ -75,7 +74,7 @@ def test_fail_fast_raises_the_remaining_quiet_time_and_spends_no_call(
     b = worker(make, clock, max_wait_ms=0)
     a.after_failure(rate_limited(30_000).detail, a.before_call(0))
     clock.now += 10
-    fn = calls_then()
+    fn = failing()
     detail = refusal(lambda: retrying(clock, b).call(fn))
     assert fn.calls == []  # type: ignore[attr-defined]
     assert (detail.code, detail.retryable, detail.retry_after_ms) == (
@@ -92,15 +91,15 @@ def test_fail_fast_raises_the_remaining_quiet_time_and_spends_no_call(
 def test_a_quiet_time_over_the_policys_cap_fails_fast_too(make: Factory, clock: Clock) -> None:
     a, b = worker(make, clock), worker(make, clock)
     a.after_failure(rate_limited(120_000).detail, a.before_call(0))
-    detail = refusal(lambda: retrying(clock, b, max_retry_after_ms=60_000).call(calls_then()))
+    detail = refusal(lambda: retrying(clock, b, max_retry_after_ms=60_000).call(failing()))
     assert (detail.code, detail.retry_after_ms) == ("provider_rate_limited", 120_000)
 
 
 def test_fallback_moves_on_from_a_quiet_key_at_once(make: Factory, clock: Clock) -> None:
     quiet = worker(make, clock, max_wait_ms=0)
     quiet.after_failure(rate_limited(5000).detail, quiet.before_call(0))
-    openai_call = calls_then()
-    anthropic_call = calls_then(result="from anthropic")
+    openai_call = failing()
+    anthropic_call = failing(result="from anthropic")
     answer = rc.fallback(
         {
             "openai": retrying(clock, quiet)(openai_call),
@@ -120,10 +119,10 @@ def test_fallback_moves_on_from_a_quiet_key_at_once(make: Factory, clock: Clock)
 def test_a_quota_stops_the_key_for_everyone_but_not_other_keys(make: Factory, clock: Clock) -> None:
     a, b = worker(make, clock), worker(make, clock)
     quota = rc.RecoverableError("provider_quota_exceeded", "insufficient_quota")
-    fn = calls_then(quota)
+    fn = failing(quota)
     assert refusal(lambda: retrying(clock, a).call(fn)).code == "provider_quota_exceeded"
     clock.now += 600
-    spent = calls_then()
+    spent = failing()
     detail = refusal(lambda: retrying(clock, b).call(spent))
     assert spent.calls == []  # type: ignore[attr-defined]
     assert (detail.code, detail.retryable, detail.retry_after_ms) == (
@@ -131,9 +130,9 @@ def test_a_quota_stops_the_key_for_everyone_but_not_other_keys(make: Factory, cl
     )  # fmt: skip
     assert detail.details["stopped_for_ms"] == 3_000_000
     other = make(clock=clock).key(source="openai", model="gpt-4o", credential="sk-other-key-123")
-    assert retrying(clock, other).call(calls_then()) == "ok"
+    assert retrying(clock, other).call(failing()) == "ok"
     clock.now += 3000
-    assert retrying(clock, b).call(calls_then()) == "ok"  # the stop has passed
+    assert retrying(clock, b).call(failing()) == "ok"  # the stop has passed
 
 
 def test_waiting_callers_resume_one_per_hint_not_all_at_once(make: Factory, clock: Clock) -> None:
@@ -149,7 +148,7 @@ def test_waiting_callers_resume_one_per_hint_not_all_at_once(make: Factory, cloc
 def test_the_credential_is_never_stored_or_shown(make: Factory, clock: Clock) -> None:
     a = worker(make, clock, max_wait_ms=0)
     a.after_failure(rate_limited(5000).detail, a.before_call(0))
-    detail = refusal(lambda: retrying(clock, a).call(calls_then()))
+    detail = refusal(lambda: retrying(clock, a).call(failing()))
     assert CREDENTIAL not in raw_contents(a)
     assert CREDENTIAL not in repr(detail.to_dict())
     assert CREDENTIAL[-12:] not in raw_contents(a)
@@ -158,7 +157,7 @@ def test_the_credential_is_never_stored_or_shown(make: Factory, clock: Clock) ->
 def test_failures_without_a_cooldown_or_breaker_leave_nothing(make: Factory, clock: Clock) -> None:
     a = worker(make, clock)
     bad = rc.RecoverableError("provider_invalid_request", "400")
-    assert refusal(lambda: retrying(clock, a).call(calls_then(bad))).code == (
+    assert refusal(lambda: retrying(clock, a).call(failing(bad))).code == (
         "provider_invalid_request"
     )
     assert a.state() == rc.fleet.Cooldowns.memory().state()
@@ -271,7 +270,7 @@ def test_a_failing_store_degrades_to_local_state_with_a_warning(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="recoverable.cooldowns")
     cooldowns = rc.fleet.Cooldowns(FallibleStore(BrokenStore(), name="broken"), clock=clock)
-    fn = calls_then(rate_limited(300))
+    fn = failing(rate_limited(300))
     assert retrying(clock, cooldowns).call(fn) == "ok"
     assert clock.slept == [0.3]  # the quiet time still held, locally
     assert store_warnings(caplog) == ["the broken cooldown store failed"]
@@ -281,7 +280,7 @@ def test_a_failing_store_degrades_to_local_state_with_a_warning(
 def test_redis_down_never_blocks_or_crashes_a_call(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="recoverable.cooldowns")
     cooldowns = rc.fleet.Cooldowns.redis(f"redis://127.0.0.1:{free_port()}/0").key(source="openai")
-    fn = calls_then(rate_limited(1))
+    fn = failing(rate_limited(1))
     assert rc.retry(cooldowns=cooldowns).call(fn) == "ok"
     assert fn.calls == [1, 1]  # type: ignore[attr-defined]
     # Once: then it uses local state for a while, quietly.
@@ -292,8 +291,8 @@ def test_redis_down_never_blocks_or_crashes_a_call(caplog: pytest.LogCaptureFixt
 def test_redis_stopped_mid_run_degrades(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with redis_server(tmp_path) as url:
         cooldowns = rc.fleet.Cooldowns.redis(url).key(source="openai")
-        assert rc.retry(cooldowns=cooldowns).call(calls_then()) == "ok"
-    assert rc.retry(cooldowns=cooldowns).call(calls_then(rate_limited(1))) == "ok"
+        assert rc.retry(cooldowns=cooldowns).call(failing()) == "ok"
+    assert rc.retry(cooldowns=cooldowns).call(failing(rate_limited(1))) == "ok"
     assert "the redis cooldown store failed" in caplog.text
     cooldowns.close()
 
@@ -353,7 +352,7 @@ def test_any_text_makes_a_working_key(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     cooldowns = make(clock=clock).key(source=source, model=model, credential=credential)
-    fn = calls_then(rate_limited(10))
+    fn = failing(rate_limited(10))
     budget = cooldowns.task(uuid.uuid4().hex + task, max_attempts=5)  # a new task each time
     assert retrying(clock, budget).call(fn) == "ok"
     assert "cooldown store failed" not in caplog.text  # the shared store took it
@@ -372,7 +371,7 @@ def test_a_wait_the_gate_does_is_logged_as_the_gates(
     # max_wait_ms) fails at once; the log says so instead of "retrying in 30.000 s".
     key = worker(make, clock, max_wait_ms=0)
     with caplog.at_level(logging.WARNING, logger="recoverable.retry"):
-        refused = refusal(lambda: retrying(clock, key).call(calls_then(rate_limited(30_000))))
+        refused = refusal(lambda: retrying(clock, key).call(failing(rate_limited(30_000))))
     assert (refused.code, refused.details["cooldown"]) == ("provider_rate_limited", "quiet")
     lines = [r.getMessage() for r in caplog.records if r.name == "recoverable.retry"]
     assert lines[0] == (

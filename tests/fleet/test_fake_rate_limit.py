@@ -12,7 +12,7 @@ import recoverable as rc
 from recoverable.testing import FakeProvider, Fault, RateLimit
 from recoverable.testing._rate_limit import TokenBuckets, api_key
 
-from .support import Clock
+from ..support.retry import Clock
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 

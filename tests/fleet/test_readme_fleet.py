@@ -26,10 +26,17 @@ def test_the_section_has_its_examples() -> None:
 
 
 @pytest.mark.parametrize("block", range(2))
-def test_each_fleet_example_runs(block: int, redis_url: str) -> None:
-    code = _blocks()[block].replace(
-        'Cooldowns.sqlite("fleet.sqlite")', f"Cooldowns.redis({redis_url!r})"
-    )
+def test_each_fleet_example_runs(
+    block: int, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The block's own relative path must never land in the repo: a README edit that this
+    # replacement missed once ran the SQLite form in the checkout and fleet.sqlite was committed.
+    # The test asserts the swap happened and runs in a folder of its own.
+    monkeypatch.chdir(tmp_path)
+    written = 'Cooldowns.sqlite("fleet.sqlite")'
+    assert _blocks()[block].count(written) == (1 if block == 0 else 0)
+    code = _blocks()[block].replace(written, f"Cooldowns.redis({redis_url!r})")
+    assert "sqlite" not in code
     scope: dict[str, object] = {"__name__": "readme"}
     if block == 1:
         exec(compile(_blocks()[0].split("\nfleet = ")[0], "README imports", "exec"), scope)

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 import recoverable as rc
 from recoverable.fleet._rules import CLOCK_SKEW_S, GO, FleetPolicy, KeyState
 
-from .support import Clock, Factory, calls_then, rate_limited, refusal, retrying, worker
+from ..support.retry import Clock, failing
+from .support import Factory, rate_limited, refusal, retrying, worker
 
 NOW = 1_800_000_000.0
 
@@ -60,7 +61,7 @@ def test_no_stored_value_makes_a_call_raise_or_wait(make: Factory, clock: Clock,
     clock.now = NOW
     key = worker(make, clock)
     _store(key, "key:" + key.scope, text)
-    call = calls_then()
+    call = failing()
     assert retrying(clock, key).call(call) == "ok"
     assert call.calls == [1]  # type: ignore[attr-defined]
     waited = sum(clock.slept)
@@ -82,7 +83,7 @@ def test_no_stored_usage_makes_a_task_raise(make: Factory, clock: Clock, text: s
     assert 0 <= usage.attempts <= 2**53
     assert math.isfinite(usage.cost_usd)
     assert usage.cost_usd >= 0
-    assert retrying(clock, task).call(calls_then()) == "ok"
+    assert retrying(clock, task).call(failing()) == "ok"
 
 
 def test_a_writer_an_hour_ahead_quiets_the_key_for_its_hint_only(
@@ -92,7 +93,7 @@ def test_a_writer_an_hour_ahead_quiets_the_key_for_its_hint_only(
     worker(make, ahead).after_failure(rate_limited(2000).detail, GO)
     reader = worker(make, clock)
     assert reader.quiet_ms() == 2000  # its 2 s hint, not an hour and 2 s
-    assert retrying(clock, reader).call(calls_then()) == "ok"
+    assert retrying(clock, reader).call(failing()) == "ok"
     assert clock.slept == [2.0]
 
 

@@ -29,8 +29,8 @@ from recoverable.fleet._rules import GO
 from recoverable.integrations import celery as rcc
 from recoverable.testing import FakeProvider, Fault
 
-from ..fleet.support import redis_server
 from ..support import celery_app as support
+from ..support.redis import redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 2

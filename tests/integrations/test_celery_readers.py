@@ -28,7 +28,7 @@ from recoverable.fleet._rules import GO
 from recoverable.integrations import celery as rcc
 
 from ..core.test_detail_properties import SETTINGS, codes, json_like, texts
-from ..fleet.support import redis_server
+from ..support.redis import redis_server
 
 
 def _raise(*_: object) -> Any:

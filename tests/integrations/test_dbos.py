@@ -317,18 +317,24 @@ def test_classified_refuses_a_bad_hint_cap() -> None:
         rdb.classified(max_retry_after_ms=-1)
 
 
+def _refused_under_a_retry_of_its_own(calls: list[int]) -> None:
+    """A step's body: counts the call, then its own `rc.retry` (5 attempts) meets a refused
+    connection (it must defer to the step's loop, not multiply it)."""
+    calls.append(1)
+
+    @rc.retry(attempts=5, initial_delay=0.001)
+    def inner() -> None:
+        raise ConnectionRefusedError("refused")
+
+    inner()
+
+
 def test_rc_retry_inside_the_step_defers_to_the_steps_retry() -> None:
     calls: list[int] = []
 
     @rdb.step(rc.RetryPolicy(attempts=3, initial_delay=0.001))
     def refused_twice_over() -> None:
-        calls.append(1)
-
-        @rc.retry(attempts=5, initial_delay=0.001)
-        def inner() -> None:
-            raise ConnectionRefusedError("refused")
-
-        inner()
+        _refused_under_a_retry_of_its_own(calls)
 
     with pytest.raises(rdb.RecoverableStepError) as raised:
         refused_twice_over()  # outside a workflow, DBOS runs the step as a plain call
@@ -346,13 +352,7 @@ def test_classified_outside_a_workflow_fails_once_classified() -> None:
 
     @rdb.classified
     def refused() -> None:
-        calls.append(1)
-
-        @rc.retry(attempts=5, initial_delay=0.001)
-        def inner() -> None:
-            raise ConnectionRefusedError("refused")
-
-        inner()
+        _refused_under_a_retry_of_its_own(calls)
 
     with pytest.raises(rdb.RecoverableStepError) as raised:
         refused()

@@ -24,7 +24,7 @@ from packaging.utils import canonicalize_name
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault
 
-from ..fleet.support import redis_server
+from ..support.redis import redis_server
 from .test_celery import stop
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,15 +7,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import openai
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
 import recoverable as rc
@@ -25,36 +19,7 @@ from recoverable.integrations import otel
 from recoverable.testing import FakeProvider, Fault
 
 from ..support import runner as runner_support
-
-
-class Telemetry:
-    """A tracer and a meter provider whose spans and metrics stay in memory."""
-
-    def __init__(self) -> None:
-        self.spans = InMemorySpanExporter()
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(self.spans))
-        self.tracer = provider.get_tracer("tests")
-        self.reader = InMemoryMetricReader()
-        self.meters = MeterProvider(metric_readers=[self.reader])
-
-    def finished(self) -> list[ReadableSpan]:
-        return list(self.spans.get_finished_spans())
-
-    def counts(self) -> dict[tuple[str, str], int]:
-        """The `recoverable.failures` counter by (error.type, recoverable.event)."""
-        found: dict[tuple[str, str], int] = {}
-        data = self.reader.get_metrics_data()
-        for resource in data.resource_metrics if data else ():
-            for scope in resource.scope_metrics:
-                for metric in scope.metrics:
-                    if metric.name != otel.COUNTER:
-                        continue
-                    for point in metric.data.data_points:
-                        attrs: Any = point.attributes
-                        key = (attrs["error.type"], attrs["recoverable.event"])
-                        found[key] = found.get(key, 0) + int(point.value)  # type: ignore[union-attr]
-        return found
+from ..support.telemetry import Telemetry
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import httpx
 import pytest
 import pytest_asyncio
 from temporalio.client import Client
-from temporalio.exceptions import ActivityError, ApplicationError, RetryState
+from temporalio.exceptions import ApplicationError, RetryState
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -297,16 +297,7 @@ def test_the_engine_giving_up_marks_a_retryable_detail_exhausted() -> None:
     inner = rt.to_application_error(
         rc.ErrorDetail.create("provider_overloaded", details={"attempt": 4})
     )
-    outer = ActivityError(
-        "activity failed",
-        scheduled_event_id=1,
-        started_event_id=2,
-        identity="w",
-        activity_type="call_model",
-        activity_id="1",
-        retry_state=RetryState.MAXIMUM_ATTEMPTS_REACHED,
-    )
-    outer.__cause__ = inner
+    outer = support.activity_error(RetryState.MAXIMUM_ATTEMPTS_REACHED, inner)
     detail = rt.read_error(outer)
     assert (detail.code, detail.retryable) == ("provider_overloaded", False)
     assert (detail.details["attempts"], detail.details["retries_exhausted"]) == (4, True)

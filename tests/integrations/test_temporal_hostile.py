@@ -29,6 +29,7 @@ from recoverable._core.codes import validate_fix_command
 from recoverable.integrations import temporal as rt
 
 from ..core.test_detail_properties import SETTINGS, json_like, texts
+from ..support.temporal_app import activity_error
 
 OURS = {"code": "provider_overloaded", "message": "busy", "retryable": True}  # a real payload
 
@@ -89,22 +90,6 @@ class RaisingText(CancelledError):
 class NotADict(dict[str, Any]):
     def __contains__(self, key: object) -> bool:
         raise RuntimeError("contains")
-
-
-def activity_error(
-    retry_state: Any, cause: BaseException | None = None, kind: type[ActivityError] = ActivityError
-) -> ActivityError:
-    error = kind(
-        "activity failed",
-        scheduled_event_id=1,
-        started_event_id=2,
-        identity="w",
-        activity_type="call_model",
-        activity_id="1",
-        retry_state=retry_state,
-    )
-    error.__cause__ = cause
-    return error
 
 
 def cycle() -> BaseException:

@@ -91,6 +91,48 @@ def test_with_cooldowns_the_decider_reads_the_gates_detail() -> None:
     assert decider.seen == [(1, "network_error", False)]  # classified once, by the gate
 
 
+def test_an_open_gate_makes_no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr("recoverable._retry.gate.wait", lambda s, *_: waits.append(s))
+    slept: list[float] = []
+    cooldowns = rc.fleet.Cooldowns.memory().key(source="open-gate")
+    run = rc.retry(cooldowns=cooldowns, sleep=slept.append)
+    assert [run.call(lambda: "ok") for _ in range(3)] == ["ok"] * 3
+    assert (waits, slept) == ([], [])
+
+
+async def test_an_open_gate_builds_no_async_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+
+    async def recorded(seconds: float, *_: object) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr("recoverable._retry.gate.await_wait", recorded)
+    cooldowns = rc.fleet.Cooldowns.memory().key(source="open-gate-async")
+
+    async def ok() -> str:
+        return "ok"
+
+    assert await rc.retry(cooldowns=cooldowns).acall(ok) == "ok"
+    assert waits == []
+
+
+def test_a_quiet_gate_still_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    key = rc.fleet.Cooldowns.memory().key(source="quiet-gate")
+    error = rc.RecoverableError("provider_rate_limited", "429", retry_after_ms=1500)
+    answers: list[object] = [error, "ok"]
+
+    def call() -> object:
+        answer = answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    assert rc.retry(cooldowns=key, sleep=slept.append, rng=lambda: 1.0).call(call) == "ok"
+    assert len(slept) == 1 and 1.4 < slept[0] <= 1.5  # the key's quiet time, by the gate
+
+
 def _refused() -> str:
     raise ConnectionRefusedError(111, "refused")
 

@@ -13,43 +13,12 @@ import tenacity
 
 import recoverable as rc
 
-
-class Clock:
-    """A fake monotonic clock that sleeping advances."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 6))
-        self.now += seconds
-
-    async def asleep(self, seconds: float) -> None:
-        self.sleep(seconds)
-
-    def __call__(self) -> float:
-        return self.now
+from ..support.retry import Clock, failing
 
 
 def retrying(clock: Clock, **options: Any) -> rc.Retrying:
     options.setdefault("rng", lambda: 1.0)  # jitter at its ceiling: deterministic
     return rc.retry(sleep=clock.sleep, asleep=clock.asleep, clock=clock, **options)
-
-
-def failing(*errors: BaseException, result: object = "ok") -> Callable[[], object]:
-    """A function that raises each error in turn, then returns `result`."""
-    queue = list(errors)
-    calls: list[int] = []
-
-    def fn() -> object:
-        calls.append(1)
-        if queue:
-            raise queue.pop(0)
-        return result
-
-    fn.calls = calls  # type: ignore[attr-defined]
-    return fn
 
 
 def rate() -> rc.RecoverableError:
@@ -82,21 +51,21 @@ def test_success_first_time_never_waits() -> None:
     clock = Clock()
     fn = failing()
     assert retrying(clock).call(fn) == "ok"
-    assert (len(fn.calls), clock.sleeps) == (1, [])  # type: ignore[attr-defined]
+    assert (len(fn.calls), clock.slept) == (1, [])  # type: ignore[attr-defined]
 
 
 def test_transient_failures_back_off_exponentially() -> None:
     clock = Clock()
     fn = failing(ConnectionResetError(), ConnectionResetError())
     assert retrying(clock).call(fn) == "ok"
-    assert clock.sleeps == [1.0, 2.0]
+    assert clock.slept == [1.0, 2.0]
 
 
 def test_the_server_hint_is_waited_instead_of_the_backoff() -> None:
     clock = Clock()
     fn = failing(rate())
     assert retrying(clock).call(fn) == "ok"
-    assert clock.sleeps == [0.2]
+    assert clock.slept == [0.2]
 
 
 def test_a_non_retryable_failure_is_raised_as_is_at_once() -> None:
@@ -106,7 +75,7 @@ def test_a_non_retryable_failure_is_raised_as_is_at_once() -> None:
     with pytest.raises(rc.RecoverableError) as info:
         retrying(clock).call(fn)
     assert info.value is error
-    assert (len(fn.calls), clock.sleeps) == (1, [])  # type: ignore[attr-defined]
+    assert (len(fn.calls), clock.slept) == (1, [])  # type: ignore[attr-defined]
 
 
 def test_exhaustion_is_not_retryable_and_keeps_the_cause() -> None:
@@ -120,7 +89,7 @@ def test_exhaustion_is_not_retryable_and_keeps_the_cause() -> None:
     assert (detail.code, detail.retryable, detail.retry_after_ms) == ("network_error", False, None)
     assert detail.details == {"attempts": 4, "retries_exhausted": True, "gave_up": "attempts"}
     assert info.value.__cause__ is original
-    assert clock.sleeps == [1.0, 2.0, 4.0]
+    assert clock.slept == [1.0, 2.0, 4.0]
     assert gave_up == [("network_error", 4)]
     # classify() of the exhausted error agrees: an outer retry layer will not retry again.
     assert rc.classify(info.value).retryable is False
@@ -141,7 +110,7 @@ def test_a_retry_after_above_the_cap_gives_up_at_once_keeping_the_hint() -> None
     hour = rc.RecoverableError("provider_rate_limited", "slow", retry_after_ms=3_600_000)
     with pytest.raises(rc.RecoverableError) as info:
         retrying(clock).call(failing(hour))
-    assert clock.sleeps == []
+    assert clock.slept == []
     assert info.value.detail.details["gave_up"] == "retry_after_too_long"
     assert info.value.detail.details["server_retry_after_ms"] == 3_600_000
 
@@ -151,7 +120,7 @@ def test_the_deadline_stops_before_a_wait_that_would_cross_it() -> None:
     fn = failing(*[ConnectionResetError()] * 10)
     with pytest.raises(rc.RecoverableError) as info:
         retrying(clock, deadline=2.5).call(fn)
-    assert clock.sleeps == [1.0]  # 1 s, then 2 s more would end at 3 s > 2.5 s
+    assert clock.slept == [1.0]  # 1 s, then 2 s more would end at 3 s > 2.5 s
     assert info.value.detail.details["gave_up"] == "deadline"
 
 
@@ -169,7 +138,7 @@ def test_the_decorator_counts_the_deadline_from_the_first_attempt() -> None:
         slow()
     # Counted from the first call: at 101 s a second wait would cross 60 s, so two attempts
     # (counted from the first failure, as the success path once did, it made three).
-    assert (calls, clock.sleeps) == ([0.0, 51.0], [1.0])
+    assert (calls, clock.slept) == ([0.0, 51.0], [1.0])
     assert info.value.detail.details["gave_up"] == "deadline"
 
 
@@ -222,7 +191,7 @@ def test_the_testing_switch_turns_waits_off() -> None:
         assert retrying(clock).call(failing(ConnectionResetError(), rate())) == "ok"
     finally:
         rc.testing.set_testing(False)
-    assert clock.sleeps == []
+    assert clock.slept == []
 
 
 def test_the_decorator_keeps_the_function_and_its_arguments() -> None:
@@ -258,7 +227,7 @@ def test_block_form() -> None:
     for attempt in retrying(clock):
         with attempt:
             results.append(fn())
-    assert (results, clock.sleeps) == (["ok"], [1.0, 0.2])
+    assert (results, clock.slept) == (["ok"], [1.0, 0.2])
 
 
 def test_block_form_re_raises_what_cannot_be_retried() -> None:
@@ -290,7 +259,7 @@ async def test_async_decorator_and_call_forms() -> None:
         return "ok"
 
     assert await fetch() == "ok"
-    assert clock.sleeps == [0.2, 0.2]
+    assert clock.slept == [0.2, 0.2]
 
     async def once() -> str:
         return "direct"
@@ -304,7 +273,7 @@ async def test_async_block_form() -> None:
     async for attempt in retrying(clock):
         with attempt:
             value = fn()
-    assert (value, clock.sleeps) == ("ok", [1.0])
+    assert (value, clock.slept) == ("ok", [1.0])
 
 
 async def test_a_task_cancel_is_never_retried() -> None:
@@ -409,7 +378,7 @@ def test_fallback_after_the_candidates_retries() -> None:
     clock = Clock()
     first = failing(*[rate() for _ in range(10)])
     answer = rc.fallback([first, failing(result="b")], retry=retrying(clock, attempts=3))
-    assert (answer.index, len(first.calls), clock.sleeps) == (1, 3, [0.2, 0.2])  # type: ignore[attr-defined]
+    assert (answer.index, len(first.calls), clock.slept) == (1, 3, [0.2, 0.2])  # type: ignore[attr-defined]
     assert answer.failures[0].details["gave_up"] == "attempts"
 
 
@@ -418,7 +387,7 @@ def test_a_long_retry_after_falls_back_at_once() -> None:
     hour = rc.RecoverableError("provider_rate_limited", "slow", retry_after_ms=3_600_000)
     first = failing(hour)
     answer = rc.fallback([first, failing(result="b")], retry=retrying(clock))
-    assert (answer.index, len(first.calls), clock.sleeps) == (1, 1, [])  # type: ignore[attr-defined]
+    assert (answer.index, len(first.calls), clock.slept) == (1, 1, [])  # type: ignore[attr-defined]
 
 
 def test_total_failure_holds_every_attempt_in_its_cause_chain() -> None:

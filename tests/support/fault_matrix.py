@@ -16,7 +16,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import anthropic
 import boto3
 import cohere
 import fireworks
@@ -28,11 +27,9 @@ import requests
 import together
 from botocore.config import Config as BotoConfig
 from cerebras.cloud import sdk as cerebras_sdk
-from google import genai
 from google.api_core import exceptions as google_exceptions
 from google.auth.credentials import AnonymousCredentials
 from google.auth.transport.requests import AuthorizedSession
-from google.genai import types as genai_types
 from huggingface_hub import InferenceClient
 from mistralai.client import Mistral
 
@@ -41,8 +38,8 @@ from recoverable import agents
 from recoverable.testing import FakeProvider, Fault, cli_setup
 
 from .cli import cli_bin_dir, find_cli
+from .providers import MESSAGES, ask_anthropic, ask_google, ask_openai
 
-MESSAGES: Any = [{"role": "user", "content": "hi"}]
 SDK_TIMEOUT = 3.0  # seconds: a hang becomes the SDK's own timeout
 # Our idle deadline: long enough for a CLI's start on a loaded machine (Gemini's took 20 s
 # with four CLIs starting at once); the `hang` cells rest on it, so theirs is shorter.
@@ -83,14 +80,6 @@ def _answered(items: list[Any]) -> Observation:
 # --- the SDKs ----------------------------------------------------------------------------------
 
 
-def _openai(fake: FakeProvider, stream: bool) -> list[Any]:
-    client = openai.OpenAI(api_key="sk-fake", base_url=fake.openai_url, max_retries=0,
-                           timeout=SDK_TIMEOUT)  # fmt: skip
-    if stream:
-        return list(client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True))
-    return [client.chat.completions.create(model="gpt-4o", messages=MESSAGES)]
-
-
 def _azure(fake: FakeProvider, stream: bool) -> list[Any]:
     client = openai.AzureOpenAI(api_key="fake", api_version="2024-10-21", azure_endpoint=fake.url,
                                 max_retries=0, timeout=SDK_TIMEOUT)  # fmt: skip
@@ -98,23 +87,6 @@ def _azure(fake: FakeProvider, stream: bool) -> list[Any]:
         return list(client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES,
                                                    stream=True))  # fmt: skip
     return [client.chat.completions.create(model="gpt-4o-prod", messages=MESSAGES)]
-
-
-def _anthropic(fake: FakeProvider, stream: bool) -> list[Any]:
-    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0,
-                                 timeout=SDK_TIMEOUT)  # fmt: skip
-    kwargs: dict[str, Any] = {"model": "claude-opus-4-8", "max_tokens": 64, "messages": MESSAGES}
-    if stream:
-        return list(client.messages.create(stream=True, **kwargs))
-    return [client.messages.create(**kwargs)]
-
-
-def _google(fake: FakeProvider, stream: bool) -> list[Any]:
-    options = genai_types.HttpOptions(base_url=fake.url, timeout=int(SDK_TIMEOUT * 1000))
-    client = genai.Client(api_key="fake", http_options=options)
-    if stream:
-        return list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"))
-    return [client.models.generate_content(model="gemini-2.5-flash", contents="hi")]
 
 
 def _openai_compatible(client_class: Any, fake: FakeProvider, stream: bool) -> list[Any]:
@@ -206,14 +178,14 @@ def _base_url(path: str, fake: FakeProvider, stream: bool) -> list[Any]:
 
 
 SDK_CALLS: dict[str, tuple[Callable[[FakeProvider, bool], list[Any]], bool]] = {
-    "openai": (_openai, False),
-    "openai stream": (_openai, True),
+    "openai": (partial(ask_openai, timeout=SDK_TIMEOUT), False),
+    "openai stream": (partial(ask_openai, timeout=SDK_TIMEOUT), True),
     "azure openai": (_azure, False),
     "azure openai stream": (_azure, True),
-    "anthropic": (_anthropic, False),
-    "anthropic stream": (_anthropic, True),
-    "google-genai": (_google, False),
-    "google-genai stream": (_google, True),
+    "anthropic": (partial(ask_anthropic, timeout=SDK_TIMEOUT), False),
+    "anthropic stream": (partial(ask_anthropic, timeout=SDK_TIMEOUT), True),
+    "google-genai": (partial(ask_google, timeout=SDK_TIMEOUT), False),
+    "google-genai stream": (partial(ask_google, timeout=SDK_TIMEOUT), True),
     **{name: (call, False) for name, call in _COMPATIBLE.items()},
     **{f"{name} stream": (call, True) for name, call in _COMPATIBLE.items()},
     "mistralai": (_mistral, False),

@@ -1,7 +1,8 @@
 """What the tests that call a provider (real or fake) share: catching what a call raises, a
 loopback port with nothing listening, clients and helpers for FakeProvider's tests (SDK
-clients, and raw HTTP/1.1 over a socket for what no SDK sends), and the case type of the
-provider tests (`SdkCase`: one fault through one SDK, checked by `check_classified`)."""
+clients, one call from each core SDK, raw HTTP/1.1 over a socket for what no SDK sends), and
+the case type of the provider tests (`SdkCase`: one fault through one SDK, checked by
+`check_classified`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from typing import Any, BinaryIO, NamedTuple
 import anthropic
 import openai
 import pytest
+from google import genai
+from google.genai import types as genai_types
 
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault, RecordedRequest
@@ -43,16 +46,61 @@ def free_port() -> int:
     return port
 
 
-def openai_client(fake: FakeProvider, timeout: float = 5.0) -> openai.OpenAI:
+# The keys `sdk_error` sends, so that an error online and the same one offline read the same.
+SDK_ERROR_KEYS = {"openai": "sk-fake", "anthropic": "sk-ant-fake", "google": "fake"}
+
+
+def openai_client(
+    fake: FakeProvider, timeout: float = 5.0, api_key: str = "sk-test-abcdef123456"
+) -> openai.OpenAI:
     """An OpenAI client of `fake`, its retries off."""
-    return openai.OpenAI(
-        api_key="sk-test-abcdef123456", base_url=fake.openai_url, max_retries=0, timeout=timeout
-    )
+    return openai.OpenAI(api_key=api_key, base_url=fake.openai_url, max_retries=0, timeout=timeout)
 
 
-def anthropic_client(fake: FakeProvider, timeout: float = 5.0) -> anthropic.Anthropic:
+def anthropic_client(
+    fake: FakeProvider, timeout: float = 5.0, api_key: str = "x"
+) -> anthropic.Anthropic:
     """An Anthropic client of `fake`, its retries off."""
-    return anthropic.Anthropic(api_key="x", base_url=fake.url, max_retries=0, timeout=timeout)
+    return anthropic.Anthropic(api_key=api_key, base_url=fake.url, max_retries=0, timeout=timeout)
+
+
+def google_client(fake: FakeProvider, timeout: float = 5.0) -> genai.Client:
+    """A google-genai client of `fake` (its timeout in whole milliseconds, as it takes it)."""
+    options = genai_types.HttpOptions(base_url=fake.url, timeout=int(timeout * 1000))
+    return genai.Client(api_key=SDK_ERROR_KEYS["google"], http_options=options)
+
+
+# -- one call from each core SDK (what `sdk_error` asks, so the errors compare) -----------------
+
+MESSAGES: Any = [{"role": "user", "content": "hi"}]
+MODELS = {"openai": "gpt-4o", "anthropic": "claude-opus-4-8", "google": "gemini-2.5-flash"}
+
+
+def ask_openai(fake: FakeProvider, stream: bool = False, timeout: float = 5.0) -> list[Any]:
+    """One chat completion: `[the answer]`, or the stream's chunks, read to the end."""
+    client = openai_client(fake, timeout, SDK_ERROR_KEYS["openai"])
+    create = client.chat.completions.create
+    if stream:
+        return list(create(model=MODELS["openai"], messages=MESSAGES, stream=True))
+    return [create(model=MODELS["openai"], messages=MESSAGES)]
+
+
+def ask_anthropic(fake: FakeProvider, stream: bool = False, timeout: float = 5.0) -> list[Any]:
+    """One message: `[the answer]`, or the stream's events, read to the end."""
+    client = anthropic_client(fake, timeout, SDK_ERROR_KEYS["anthropic"])
+    kwargs: dict[str, Any] = {"model": MODELS["anthropic"], "max_tokens": 64, "messages": MESSAGES}
+    if stream:
+        return list(client.messages.create(stream=True, **kwargs))
+    return [client.messages.create(**kwargs)]
+
+
+def ask_google(fake: FakeProvider, stream: bool = False, timeout: float = 5.0) -> list[Any]:
+    """One generate_content: `[the answer]`, or the stream's chunks, read to the end."""
+    # The client is held in a name: a genai.Client closes its transport when it is collected.
+    client = google_client(fake, timeout)
+    if stream:
+        return list(client.models.generate_content_stream(model=MODELS["google"], contents="hi"))
+    return [client.models.generate_content(model=MODELS["google"], contents="hi")]
 
 
 def collect(items: Iterable[Any], into: list[Any], pick: Callable[[Any], Any]) -> None:

@@ -1,5 +1,5 @@
-"""A Temporal workflow and activity for tests/integrations/test_temporal.py, and where the tests
-find the dev server.
+"""A Temporal workflow and activity for tests/integrations/test_temporal.py, where the tests
+find the dev server, and the ActivityError the engine hands a workflow.
 
 The workflow lives in an importable module (the sandbox re-imports it) and reaches the
 activity by name. recoverable is imported as a user's workflow module does, for the sandbox
@@ -97,3 +97,21 @@ class CallModel:
                 link = link.cause if isinstance(link, TemporalError) else None
             return {"error": rt.read_error(error).to_dict(), "chain": chain}
         return {"text": text}
+
+
+def activity_error(
+    retry_state: Any, cause: BaseException | None = None, kind: type[ActivityError] = ActivityError
+) -> ActivityError:
+    """The ActivityError Temporal hands a workflow when the activity `call_model` failed with
+    `cause` (`retry_state`: why the engine stopped retrying it)."""
+    error = kind(
+        "activity failed",
+        scheduled_event_id=1,
+        started_event_id=2,
+        identity="w",
+        activity_type="call_model",
+        activity_id="1",
+        retry_state=retry_state,
+    )
+    error.__cause__ = cause
+    return error

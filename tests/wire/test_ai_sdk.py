@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,11 @@ import pytest
 
 import recoverable as rc
 from recoverable import agents, wire
-from recoverable.testing import FakeProvider, Fault
+from recoverable.testing import Fault
 from recoverable.wire._ai_sdk import ERROR_PART, SUPERSEDED_PART
 
-from ..support.cli import cli_bin_dir, find_cli
 from ..support.wire import MARKER
-from ..support.wire_app import AppState, build
-from ..support.wire_server import serving
+from ..support.wire_app import AppState
 
 READER = Path(__file__).parents[1] / "tools" / "ai_sdk_reader.mjs"
 REPO = Path(__file__).resolve().parents[2]
@@ -39,15 +36,6 @@ def _ai_package() -> Path:
     if not entry.is_file():
         pytest.fail(f"the `ai` npm package is not in {root}: run `npm install` (package.json)")
     return entry
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AppState, str]]:
-    home = tmp_path_factory.mktemp("ui-home")
-    with FakeProvider() as fake:
-        state = AppState(fake, home, find_cli("claude", cli_bin_dir()))
-        with serving(build(state)) as url:
-            yield state, url
 
 
 def _node(*args: str) -> dict[str, Any]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -15,33 +14,11 @@ import pytest
 
 import recoverable as rc
 from recoverable import agents, wire
-from recoverable.testing import FakeProvider, Fault
+from recoverable.testing import Fault
 
-from ..support.cli import cli_bin_dir, find_cli, processes_with
+from ..support.cli import processes_with
 from ..support.wire import MARKER, SECRET
-from ..support.wire_app import AppState, build
-from ..support.wire_server import serving
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AppState, str]]:
-    home = tmp_path_factory.mktemp("wire-home")
-    with FakeProvider() as fake:
-        state = AppState(fake, home, find_cli("claude", cli_bin_dir()))
-        with serving(build(state)) as url:
-            yield state, url
-
-
-@pytest.fixture
-def app(served: tuple[AppState, str]) -> AppState:
-    served[0].fake.reset()
-    return served[0]
-
-
-@pytest.fixture
-def client(served: tuple[AppState, str]) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=served[1], timeout=60) as client:
-        yield client
+from ..support.wire_app import AppState
 
 
 def _clean(text: str) -> None:

@@ -4,55 +4,26 @@ real httpx client against a real server on 127.0.0.1, sync and async."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import httpx
 import pytest
+from benchmarks._huge_error import huge_error as serving_huge_error
 
 import recoverable as rc
 from recoverable import wire
 from recoverable.wire._http import MAX_BODY_BYTES
 
 BODY_MIB = 64
+HEADERS = {"content-type": "application/json", "retry-after": "3"}
 PIECE = b'{"error": {"type": "rate_limit_error", "message": "slow down"}}' + b" " * 65_472
 
 
 @pytest.fixture
 def huge_error() -> Iterator[tuple[str, list[int]]]:
-    sent: list[int] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(429)
-            self.send_header("content-type", "application/json")
-            self.send_header("retry-after", "3")
-            self.send_header("content-length", str(BODY_MIB * 1024 * 1024))
-            self.end_headers()
-            written = 0
-            try:
-                for _ in range(BODY_MIB * 16):
-                    self.wfile.write(PIECE)
-                    written += len(PIECE)
-            except OSError:  # the client hung up
-                pass
-            sent.append(written)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", sent
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving_huge_error(BODY_MIB, PIECE, HEADERS) as served:
+        yield served
 
 
 def _stopped_early(sent: list[int]) -> None:

@@ -20,7 +20,6 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,36 +29,14 @@ from fastapi import FastAPI
 
 import recoverable as rc
 from recoverable import agents, wire
-from recoverable.testing import FakeProvider, Fault
+from recoverable.testing import Fault
 from recoverable.wire import asgi
 
-from ..support.cli import cli_bin_dir, find_cli
 from ..support.wire import MARKER
-from ..support.wire_app import AppState, build
+from ..support.wire_app import AppState
 from ..support.wire_server import serving
 
 EVENT_SOURCE = {"accept": "text/event-stream"}  # what a browser's EventSource sends
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AppState, str]]:
-    home = tmp_path_factory.mktemp("states-home")
-    with FakeProvider() as fake:
-        state = AppState(fake, home, find_cli("claude", cli_bin_dir()))
-        with serving(build(state)) as url:
-            yield state, url
-
-
-@pytest.fixture
-def app(served: tuple[AppState, str]) -> AppState:
-    served[0].fake.reset()
-    return served[0]
-
-
-@pytest.fixture
-def client(served: tuple[AppState, str]) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=served[1], timeout=60) as client:
-        yield client
 
 
 def _typed(response: httpx.Response, status: int, code: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.config import CONFIG
 from .._core.detail import ErrorDetail, copy_with, unvalidated
 from .._core.envelope import MAX_ENVELOPE_CHARS, Envelope, load_json_object, looks_like_envelope
-from .._core.events import Error, Raw
+from .._core.events import ErrorEvent, Raw
 from .._core.untrusted import clean_text, safe_str
 
 if TYPE_CHECKING:
@@ -318,7 +318,7 @@ def _ai_cli(facts: _Facts, returncode: int, out: str) -> Envelope | ErrorDetail:
 def _structured(events: Sequence[object]) -> bool:
     """Whether the CLI printed its machine format (some line was JSON), not plain text."""
     return any(
-        not isinstance(event, Error)
+        not isinstance(event, ErrorEvent)
         and not (isinstance(event, Raw) and isinstance(event.event, str))
         for event in events
     )

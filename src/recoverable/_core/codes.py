@@ -80,7 +80,10 @@ class CodeRow:
         return self.fix_commands.get("")
 
 
-Code = CodeRow  # the row's old name (`detail.code` is the string): its modules still use it
+# The row's old name (`detail.code` is the string), for what still names it: the moved root
+# name `recoverable.Code` is typed from it, and old imports through the retired path
+# `recoverable._codes` read it here. Inside the package the row is `CodeRow`.
+Code = CodeRow
 
 
 # --- fix_command validation -------------------------------------------------------------
@@ -118,214 +121,214 @@ _LOGIN_CLI = {"claude": "claude auth login", "codex": "codex login"}
 Y, N = True, False
 
 # code, category, R, F, exit, http, user sentence, fix_required, fix_commands, when
-_TABLE: tuple[Code, ...] = (
-    Code("provider_rate_limited", "provider", Y, Y, 11, 503,
+_TABLE: tuple[CodeRow, ...] = (
+    CodeRow("provider_rate_limited", "provider", Y, Y, 11, 503,
          "The AI service is busy right now. Please try again in a moment.",
          when="429 rate limit (not quota)", cooldown="quiet"),
-    Code("provider_overloaded", "provider", Y, Y, 12, 503,
+    CodeRow("provider_overloaded", "provider", Y, Y, 12, 503,
          "The AI service is overloaded right now. Please try again in a moment.",
          when="503/529, in-stream overloaded_error (status 200)", cooldown="quiet"),
-    Code("provider_server_error", "provider", Y, Y, 12, 503,
+    CodeRow("provider_server_error", "provider", Y, Y, 12, 503,
          "The AI service had a problem. Please try again in a moment.",
          when="other 5xx"),
-    Code("provider_timeout", "provider", Y, Y, 10, 503,
+    CodeRow("provider_timeout", "provider", Y, Y, 10, 503,
          "The AI service took too long to answer. Please try again.",
          when="408, SDK request timeout"),
-    Code("provider_unreachable", "provider", Y, Y, 12, 503,
+    CodeRow("provider_unreachable", "provider", Y, Y, 12, 503,
          "The AI service could not be reached. Please try again in a moment.",
          when="connect failed, nothing sent"),
-    Code("provider_connection_lost", "provider", Y, Y, 12, 503,
+    CodeRow("provider_connection_lost", "provider", Y, Y, 12, 503,
          "The connection to the AI service was lost. Please try again.",
          when="dropped after the request was sent or mid-stream"),
-    Code("provider_bad_response", "provider", Y, Y, 12, 503,
+    CodeRow("provider_bad_response", "provider", Y, Y, 12, 503,
          "The AI service sent an incomplete answer. Please try again.",
          when="empty/malformed reply, stream ended without finish"),
-    Code("provider_quota_exceeded", "provider", N, Y, 9, 502,
+    CodeRow("provider_quota_exceeded", "provider", N, Y, 9, 502,
          "The AI service account has run out of credit or quota.",
          "Add credit or raise the quota of the provider account, or use another provider",
          when="billing: insufficient_quota, 402, credit balance, Gemini PerDay",
          cooldown="stop"),
-    Code("provider_auth_failed", "provider", N, Y, 8, 502,
+    CodeRow("provider_auth_failed", "provider", N, Y, 8, 502,
          "The AI service did not accept our credentials.",
          "Configure a valid API key or log in to the provider again",
          when="401, invalid key"),
-    Code("provider_permission_denied", "provider", N, Y, 7, 502,
+    CodeRow("provider_permission_denied", "provider", N, Y, 7, 502,
          "The AI service account is not allowed to do this.",
          "Grant the account access to this model or feature, or use another provider",
          when="403"),
-    Code("provider_model_not_found", "provider", N, Y, 5, 502,
+    CodeRow("provider_model_not_found", "provider", N, Y, 5, 502,
          "The requested AI model is not available.",
          "Choose a model name this account can use",
          when="unknown or inaccessible model"),
-    Code("provider_invalid_request", "provider", N, N, 2, 500,
+    CodeRow("provider_invalid_request", "provider", N, N, 2, 500,
          "The request to the AI service was not valid.",
          "Correct the request parameters",
          when="400/422 not covered below"),
-    Code("provider_context_too_long", "provider", N, Y, 2, 400,
+    CodeRow("provider_context_too_long", "provider", N, Y, 2, 400,
          "The conversation is too long for the AI model. Please shorten it or start a new one.",
          "Shorten the input or use a model with a larger context window",
          when="context window exceeded"),
-    Code("provider_content_filtered", "provider", N, Y, 2, 400,
+    CodeRow("provider_content_filtered", "provider", N, Y, 2, 400,
          "The request was blocked by the AI service's content policy.",
          "Change the content of the request",
          when="content policy"),
-    Code("provider_refused", "provider", N, Y, 1, 422,
+    CodeRow("provider_refused", "provider", N, Y, 1, 422,
          "The AI model declined to answer this request.",
          when="the model refused"),
-    Code("provider_output_truncated", "provider", N, N, 3, 502,
+    CodeRow("provider_output_truncated", "provider", N, N, 3, 502,
          "The answer was cut off because it was too long.",
          "Raise the output token limit or ask for a shorter answer",
          when="stopped at max output tokens"),
-    Code("cli_not_found", "cli", N, Y, 4, 500,
+    CodeRow("cli_not_found", "cli", N, Y, 4, 500,
          "The AI assistant tool is not installed.",
          "Install the CLI", _INSTALL_CLI,
          when="binary missing (spawn ENOENT)", fix_contract="idempotent"),
-    Code("cli_not_authenticated", "cli", N, Y, 8, 500,
+    CodeRow("cli_not_authenticated", "cli", N, Y, 8, 500,
          "The AI assistant tool is not signed in.",
          "Log the CLI in to its provider account", _LOGIN_CLI,
          when='"Not logged in", Gemini exit 41', fix_contract="idempotent"),
-    Code("cli_spawn_failed", "cli", N, Y, 4, 500,
+    CodeRow("cli_spawn_failed", "cli", N, Y, 4, 500,
          "The AI assistant tool could not be started.",
          "Make the CLI executable and runnable by this user",
          when="EACCES and other spawn errors"),
-    Code("cli_version_unsupported", "cli", N, Y, 4, 500,
+    CodeRow("cli_version_unsupported", "cli", N, Y, 4, 500,
          "The installed AI assistant tool is too old.",
          "Upgrade the CLI", _INSTALL_CLI,
          when="older than we support", fix_contract="idempotent"),
-    Code("cli_untrusted_workspace", "cli", N, Y, 4, 500,
+    CodeRow("cli_untrusted_workspace", "cli", N, Y, 4, 500,
          "The AI assistant tool does not trust this folder.",
          "Mark the working directory as trusted in the CLI",
          when="Gemini exit 55"),
-    Code("cli_invalid_arguments", "cli", N, N, 2, 500,
+    CodeRow("cli_invalid_arguments", "cli", N, N, 2, 500,
          "The AI assistant tool was started with settings it does not accept.",
          "Correct the options passed to the CLI",
          when="the CLI rejected its flags"),
-    Code("cli_crashed", "cli", N, N, 1, 500,
+    CodeRow("cli_crashed", "cli", N, N, 1, 500,
          "The AI assistant tool stopped unexpectedly.",
          when="non-zero exit nothing explains"),
-    Code("cli_killed", "cli", N, N, 1, 500,
+    CodeRow("cli_killed", "cli", N, N, 1, 500,
          "The AI assistant tool was stopped unexpectedly.",
          when="a signal we did not send (OOM, outside kill)"),
-    Code("cli_output_invalid", "cli", N, N, 1, 500,
+    CodeRow("cli_output_invalid", "cli", N, N, 1, 500,
          "The AI assistant tool produced output that could not be read.",
          when="unparseable output, line over the cap"),
-    Code("run_cancelled", "run", N, N, 130, 499,
+    CodeRow("run_cancelled", "run", N, N, 130, 499,
          "The request was cancelled.",
          when="the caller cancelled: never retried"),
-    Code("run_timeout", "run", N, N, 10, 504,
+    CodeRow("run_timeout", "run", N, N, 10, 504,
          "The request took too long and was stopped.",
          when="our total or idle deadline; retryable only when no tool had started"),
-    Code("run_max_turns", "run", N, N, 3, 502,
+    CodeRow("run_max_turns", "run", N, N, 3, 502,
          "The assistant reached its step limit before finishing.",
          "Raise the turn limit or split the task",
          when="turn limit reached"),
-    Code("run_budget_exceeded", "run", N, N, 3, 502,
+    CodeRow("run_budget_exceeded", "run", N, N, 3, 502,
          "The assistant reached its spending limit before finishing.",
          "Raise the budget or split the task",
          when="cost limit reached"),
-    Code("run_guardrail_triggered", "run", N, N, 3, 422,
+    CodeRow("run_guardrail_triggered", "run", N, N, 3, 422,
          "The request was stopped by a safety check.",
          "Change the input or output so the guardrail passes, or adjust the guardrail",
          when="an agent framework's own guardrail tripped (OpenAI Agents SDK tripwires)"),
-    Code("run_tool_failures", "run", N, N, 3, 502,
+    CodeRow("run_tool_failures", "run", N, N, 3, 502,
          "The assistant stopped after its tools failed repeatedly.",
          when="N consecutive tool failures (guardrail)"),
-    Code("tool_input_invalid", "tool", N, N, 2, 400,
+    CodeRow("tool_input_invalid", "tool", N, N, 2, 400,
          "A tool was called with input it does not accept.",
          "Correct the tool input", when="invalid tool arguments"),
-    Code("tool_not_found", "tool", N, N, 5, 404,
+    CodeRow("tool_not_found", "tool", N, N, 5, 404,
          "The assistant tried to use a tool that does not exist.",
          when="unknown tool; a program that is not there (spawn ENOENT, exit 127)"),
-    Code("tool_not_executable", "tool", N, N, 4, 500,
+    CodeRow("tool_not_executable", "tool", N, N, 4, 500,
          "A tool the assistant used could not be started.",
          "Make the program executable by this user, or call the right file",
          when="exit 126; a spawn refused (EACCES, ENOEXEC)"),
-    Code("tool_execution_failed", "tool", N, N, 1, 500,
+    CodeRow("tool_execution_failed", "tool", N, N, 1, 500,
          "A tool the assistant used did not work.",
          when="the tool raised, or exited non-zero and nothing says more"),
-    Code("tool_killed", "tool", N, N, 1, 500,
+    CodeRow("tool_killed", "tool", N, N, 1, 500,
          "A tool the assistant used was stopped unexpectedly.",
          when="a signal ended it (a negative return code, 128+N): no exit code is invented"),
-    Code("tool_output_invalid", "tool", N, N, 1, 502,
+    CodeRow("tool_output_invalid", "tool", N, N, 1, 502,
          "A tool the assistant used gave an answer that could not be read.",
          when="a malformed envelope: no error key, data and error both null, not JSON"),
-    Code("tool_timeout", "tool", N, N, 10, 504,
+    CodeRow("tool_timeout", "tool", N, N, 10, 504,
          "A tool the assistant used took too long.",
          when="the tool exceeded its time limit (exit 124, subprocess's TimeoutExpired)"),
-    Code("invalid_input", "caller", N, N, 2, 400,
+    CodeRow("invalid_input", "caller", N, N, 2, 400,
          "Some of the information provided is not valid.",
          "Correct the input", when="validation"),
-    Code("not_supported", "caller", N, Y, 2, 501,
+    CodeRow("not_supported", "caller", N, Y, 2, 501,
          "This is not supported here.",
          "Leave the option unset, or use a CLI or provider that supports it",
          when="an option a CLI cannot honour, a feature a surface lacks (the seeds' "
               "NOT_SUPPORTED)"),
-    Code("not_found", "caller", N, N, 5, 404,
+    CodeRow("not_found", "caller", N, N, 5, 404,
          "The requested item could not be found.",
          when="missing resource"),
-    Code("conflict", "caller", N, N, 6, 409,
+    CodeRow("conflict", "caller", N, N, 6, 409,
          "This conflicts with a change made elsewhere. Please reload and try again.",
          "Reload the current state and reconcile", when="conflicting state"),
-    Code("precondition_failed", "caller", N, N, 4, 412,
+    CodeRow("precondition_failed", "caller", N, N, 4, 412,
          "This cannot be done yet because something it needs is not ready.",
          "Satisfy the precondition first", when="precondition unmet"),
     # Sessions and their streams (Helix's state_* family): the wire's `Sessions` and
     # `StreamLog` raise them; a user's own session store may too.
-    Code("state_already_running", "state", Y, N, 12, 409,
+    CodeRow("state_already_running", "state", Y, N, 12, 409,
          "This conversation is still answering an earlier message. Please try again when it "
          "has finished.",
          when="a session already has a live run (a second start through the wire's `Sessions`); "
               "retryable once that run ends"),
-    Code("state_session_not_found", "state", N, N, 5, 404,
+    CodeRow("state_session_not_found", "state", N, N, 5, 404,
          "This conversation could not be found.",
          "Start a new conversation",
          when="a session (or its stream) this server does not know, as a resume names it"),
-    Code("state_not_resumable", "state", N, N, 6, 410,
+    CodeRow("state_not_resumable", "state", N, N, 6, 410,
          "This conversation cannot be continued from where it stopped. Please reload it.",
          "Reload the conversation from its current state",
          when="a resume from a Last-Event-ID the stream never gave out or no longer keeps"),
-    Code("state_run_superseded", "state", N, N, 6, 409,
+    CodeRow("state_run_superseded", "state", N, N, 6, 409,
          "This answer was replaced by a newer request.",
          when="a newer run of the same session took over (`Sessions.start(supersede=True)`): "
               "never retried"),
-    Code("state_concurrency_conflict", "state", N, N, 6, 409,
+    CodeRow("state_concurrency_conflict", "state", N, N, 6, 409,
          "This conversation was changed by another request at the same time. Please reload "
          "it and try again.",
          "Reload the current state and try again",
          when="a second writer on one stream (a `StreamLog` another publisher writes or wrote)"),
-    Code("state_request_key_conflict", "state", N, N, 6, 409,
+    CodeRow("state_request_key_conflict", "state", N, N, 6, 409,
          "This request was already sent with different content. Please send it again as a "
          "new request.",
          "Send the new request with a new request key",
          when="a keyed run start (`Sessions.start(request_key=...)`, the `Idempotency-Key` "
               "header) reused its key for other input: nothing started; never retried"),
-    Code("unauthenticated", "auth", N, N, 8, 401,
+    CodeRow("unauthenticated", "auth", N, N, 8, 401,
          "Please sign in to continue.",
          "Provide credentials", when="no or invalid credentials"),
-    Code("credentials_expired", "auth", N, N, 8, 401,
+    CodeRow("credentials_expired", "auth", N, N, 8, 401,
          "Your session has expired. Please sign in again.",
          "Refresh the credentials", when="expired credentials"),
-    Code("permission_denied", "auth", N, N, 7, 403,
+    CodeRow("permission_denied", "auth", N, N, 7, 403,
          "You do not have permission to do this.",
          when="insufficient permission"),
-    Code("payment_required", "billing", N, N, 9, 402,
+    CodeRow("payment_required", "billing", N, N, 9, 402,
          "This needs an active plan or more credit.",
          "Add credit or upgrade the plan", when="payment required"),
-    Code("rate_limited", "rate", Y, N, 11, 429,
+    CodeRow("rate_limited", "rate", Y, N, 11, 429,
          "Too many requests right now. Please wait a moment and try again.",
          when="the caller's own rate"),
-    Code("unavailable", "service", Y, N, 12, 503,
+    CodeRow("unavailable", "service", Y, N, 12, 503,
          "The service is temporarily unavailable. Please try again in a moment.",
          when="service unavailable"),
-    Code("timeout", "service", N, N, 10, 504,
+    CodeRow("timeout", "service", N, N, 10, 504,
          "The request took too long.",
          when="generic; side effects unknown"),
-    Code("network_error", "network", Y, N, 12, 503,
+    CodeRow("network_error", "network", Y, N, 12, 503,
          "A network problem interrupted the request. Please try again.",
          when="refused, reset, DNS, with no provider context"),
-    Code("internal_error", "internal", N, N, 1, 500,
+    CodeRow("internal_error", "internal", N, N, 1, 500,
          GENERIC_USER_MESSAGE, when="our own bug"),
-    Code("unknown", "unknown", N, N, 1, 500,
+    CodeRow("unknown", "unknown", N, N, 1, 500,
          GENERIC_USER_MESSAGE, when="unclassified"),
 )  # fmt: skip
 
@@ -333,31 +336,31 @@ _TABLE: tuple[Code, ...] = (
 class CodeRegistry:
     """The table, plus users' own codes. Reads are lock-free; registration is serialised."""
 
-    def __init__(self, rows: tuple[Code, ...]) -> None:
+    def __init__(self, rows: tuple[CodeRow, ...]) -> None:
         # The built-in rows are checked by the test suite, not at every import.
-        self._rows: dict[str, Code] = {row.code: row for row in rows}
+        self._rows: dict[str, CodeRow] = {row.code: row for row in rows}
         # From _thread, as threading has it: a Temporal workflow's sandbox refuses
         # threading's own names (its lock, called in a workflow, fails the task).
         self._lock = _thread.allocate_lock()
         self._unknown = self._rows["unknown"]
         self._marks: Mapping[str, frozenset[str]] = MappingProxyType({})
 
-    def get(self, code: str) -> Code | None:
+    def get(self, code: str) -> CodeRow | None:
         """The row for `code`, or None when it is not registered."""
         return self._rows.get(code)
 
-    def resolve(self, code: str) -> Code:
+    def resolve(self, code: str) -> CodeRow:
         """The row for `code`; an unregistered code (registered only in the process that sent
         it, say) reads as `unknown`."""
         return self._rows.get(code) or self._unknown
 
-    def __getitem__(self, code: str) -> Code:
+    def __getitem__(self, code: str) -> CodeRow:
         return self._rows[code]
 
     def __contains__(self, code: object) -> bool:
         return code in self._rows
 
-    def __iter__(self) -> Iterator[Code]:
+    def __iter__(self) -> Iterator[CodeRow]:
         return iter(list(self._rows.values()))
 
     def __len__(self) -> int:
@@ -380,14 +383,14 @@ class CodeRegistry:
         cooldown: str | None = None,
         fix_contract: str | None = None,
         replace: bool = False,
-    ) -> Code:
+    ) -> CodeRow:
         """Add a code (validating it and its `fix_command`) and return its row.
 
         A `fix_command` needs `fix_contract`: the author's word that the command is
         `"idempotent"` (safe to run twice) or `"read_only"` (changes nothing but a login or a
         cache); a command without one is refused (`FixCommandRejected`)."""
         commands = {"": fix_command} if isinstance(fix_command, str) else dict(fix_command or {})
-        row = Code(
+        row = CodeRow(
             code=code,
             category=category if category is not None else code.split("_", 1)[0],
             retryable=retryable,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .categories import GENERIC_USER_MESSAGE
-from .codes import Code, codes
+from .codes import CodeRow, codes
 from .generated import generate
 from .given import (
     MAX_CAUSE_DEPTH,
@@ -411,7 +411,7 @@ _NOT_RETRYABLE = {
 if TYPE_CHECKING:  # what the generated builders below take (mypy reads no generated code)
 
     def from_row(  # noqa: PLR0913 -- the fields a decided answer sets, positional: the hot path
-        row: Code,
+        row: CodeRow,
         message: str,
         retry_after_ms: int | None,
         status: int | None,
@@ -447,7 +447,7 @@ else:
 
 
 def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
-    code: BuiltinCode | Code,
+    code: BuiltinCode | CodeRow,
     message: str,
     *,
     retry_after_ms: int | None = None,
@@ -459,7 +459,7 @@ def unvalidated(  # noqa: PLR0913 -- one keyword per field a classifier sets
     checks and copies: `details` must already be JSON-safe and is kept as given. A code that
     is not registered is a bug of ours, refused (ValueError): a peer's code is read with
     `codes.resolve`, never passed here."""
-    row = code if type(code) is Code else codes.get(code)  # type: ignore[arg-type]
+    row = code if type(code) is CodeRow else codes.get(code)  # type: ignore[arg-type]
     if row is None:
         raise ValueError(f"code {code!r} is not registered")
     return from_row(row, message, retry_after_ms, status, source, details=details or {})

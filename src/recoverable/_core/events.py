@@ -140,7 +140,10 @@ class ErrorEvent:
         return self.severity == "warning" and self.detail.details.get(RETRYING) is True
 
 
-Error = ErrorEvent  # the event's old name (beside `RecoverableError`): its modules still use it
+# The event's old name (beside `RecoverableError`), for what still names it: the moved name
+# `agents.Error` is typed from it, pickles of 0.1 name `recoverable.agents._events.Error` (the
+# legacy path reads it here), and the agents' parsers (another change's files) still use it.
+Error = ErrorEvent
 
 
 @_fast_init
@@ -225,13 +228,13 @@ class Done:
     type: ClassVar[str] = "done"
 
 
-Event = TextDelta | ThinkingDelta | ToolStart | ToolEnd | TurnEnd | Error | Done | Raw
+Event = TextDelta | ThinkingDelta | ToolStart | ToolEnd | TurnEnd | ErrorEvent | Done | Raw
 """Any event a run yields; the last one of a run is `Done`."""
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     """An event as JSON-safe data with its `type`."""
-    if isinstance(event, Error):
+    if isinstance(event, ErrorEvent):
         return {"type": event.type, "severity": event.severity, "detail": event.detail.to_dict()}
     if isinstance(event, Done):
         return {"type": event.type, "result": event.result.to_dict()}

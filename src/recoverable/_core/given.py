@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .categories import CATEGORY_SENTENCES, category_sentence
-from .codes import Code, codes, validate_fix_command
+from .codes import CodeRow, codes, validate_fix_command
 from .untrusted import (
     MAX_MESSAGE_CHARS,
     clean_hint_ms,
@@ -66,7 +66,7 @@ TABLE_OWNED = {
 }
 
 
-def registered(code: object) -> Code:
+def registered(code: object) -> CodeRow:
     """The row of a code a caller names; ValueError for a code this process has not
     registered (a peer's payload is read with `from_dict` instead)."""
     if not isinstance(code, str):
@@ -96,7 +96,7 @@ def given_text(name: str, value: object, limit: int = MAX_MESSAGE_CHARS) -> str 
     return None if value is None else clean_text(plain(name, value), limit)
 
 
-def given_fix_command(value: object, row: Code | None) -> str | None:
+def given_fix_command(value: object, row: CodeRow | None) -> str | None:
     """A command a caller gives: one of the row's (validated when registered) or validated."""
     if value is None:
         return None
@@ -114,19 +114,19 @@ def given_details(value: object) -> dict[str, Any]:
     return json_safe_dict(value)
 
 
-def given_bool(value: object, draft: object, row: Code | None) -> bool:
+def given_bool(value: object, draft: object, row: CodeRow | None) -> bool:
     """`retryable` as a caller gives it: a bool, nothing that only reads as one."""
     if type(value) is not bool:
         raise TypeError(f"retryable must be a bool, not {type(value).__name__}")
     return value
 
 
-def _given_message(value: object, draft: Mapping[str, Any], row: Code | None) -> str | None:
+def _given_message(value: object, draft: Mapping[str, Any], row: CodeRow | None) -> str | None:
     # None: the detail's sentence, as `create` makes the message when none is given.
     return draft["user_message"] if value is None else given_text("message", value)
 
 
-Rule = Callable[[Any, dict[str, Any], "Code | None"], Any]
+Rule = Callable[[Any, dict[str, Any], "CodeRow | None"], Any]
 """A field's rule: (the value given, the fields being filled in, the code's row) -> the value
 kept."""
 
@@ -147,7 +147,10 @@ _REGISTRY_WORDS = ("category", "user_message")
 
 
 def apply(
-    draft: dict[str, Any], row: Code | None, changes: Mapping[str, Any], rules: Mapping[str, Rule]
+    draft: dict[str, Any],
+    row: CodeRow | None,
+    changes: Mapping[str, Any],
+    rules: Mapping[str, Rule],
 ) -> None:
     """Set each of `changes` in `draft` (a detail's fields, being filled in) by its rule in
     `rules`, then keep the fields consistent: a retryable detail has no fix, one that is not
@@ -171,7 +174,7 @@ def apply(
         draft["retry_after_ms"] = None
 
 
-def _registry_words(draft: dict[str, Any], row: Code | None, changes: Mapping[str, Any]) -> None:
+def _registry_words(draft: dict[str, Any], row: CodeRow | None, changes: Mapping[str, Any]) -> None:
     """`category` and `user_message` given to a copy: ValueError unless each is what the
     registry says for the detail's code (a code registered elsewhere may take one of our
     categories, and reads that category's sentence). Never a caller's own words."""

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .codes import Code
+    from .codes import CodeRow
 
 __all__ = [
     "CANCELLED_EXIT_CODE",
@@ -31,7 +31,7 @@ FIX_CONTRACTS = ("idempotent", "read_only")
 """What a registration says of its `fix_command` (`fix_contract=`): safe to run twice, or
 changing nothing but a login or a cache."""
 COOLDOWNS = (None, "quiet", "stop")
-"""The values of `Code.cooldown`."""
+"""The values of `CodeRow.cooldown`."""
 
 _CODE_NAME = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 _MARKED_NAME = r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$"
@@ -50,7 +50,7 @@ class FixCommandRejected(ValueError):
         return type(self), (str(self), self.rule)
 
 
-def check_row(row: Code, marks: Mapping[str, frozenset[str]]) -> None:
+def check_row(row: CodeRow, marks: Mapping[str, frozenset[str]]) -> None:
     """Raise ValueError unless the row is complete, its fix commands are safe (read with the
     registry's destructive `marks`) and their contract is stated (`FixCommandRejected`)."""
     if not re.match(_CODE_NAME, row.code):
@@ -74,7 +74,7 @@ def check_row(row: Code, marks: Mapping[str, frozenset[str]]) -> None:
     _check_cooldown(row)
 
 
-def _check_commands(row: Code, marks: Mapping[str, frozenset[str]]) -> None:
+def _check_commands(row: CodeRow, marks: Mapping[str, frozenset[str]]) -> None:
     """Each command safe, and the author's word for what it does."""
     from .fix_commands import fix_command_refusal  # registration is rare
 
@@ -94,7 +94,7 @@ def _check_commands(row: Code, marks: Mapping[str, frozenset[str]]) -> None:
         raise ValueError(f"code {row.code!r}: fix_contract describes a fix_command it has not")
 
 
-def _check_cooldown(row: Code) -> None:
+def _check_cooldown(row: CodeRow) -> None:
     """A quiet time is for a failure worth retrying later; a long stop for one that is not."""
     if row.cooldown not in COOLDOWNS:
         raise ValueError(f"code {row.code!r}: cooldown must be one of {COOLDOWNS}")

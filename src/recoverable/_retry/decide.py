@@ -81,7 +81,7 @@ def report_give_up(detail: ErrorDetail, attempts: int) -> None:
     report(FailureEvent("give_up", detail, attempt=attempts))
 
 
-def policy_decision(
+def _policy_decision(
     retrying: Retrying,
     exc: BaseException,
     attempt: int,
@@ -141,7 +141,7 @@ def decide_by_policy(  # noqa: PLR0913 -- a failed attempt: its run, error, numb
     classified again). `gate_waits`: the next attempt's cooldown gate waits the key's quiet
     time, not the loop (reported so: `details["waited_by"]`), and may refuse it at once when
     the quiet time is too long."""
-    decision = policy_decision(retrying, exc, attempt, started, detail)
+    decision = _policy_decision(retrying, exc, attempt, started, detail)
     wait_s = decision.wait_s
     if wait_s is None:
         if decision.reason == "not_retryable" and retrying.on_give_up is report_give_up:

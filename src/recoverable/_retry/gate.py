@@ -63,7 +63,8 @@ def pass_gate(retrying: Retrying, started: float) -> Gate | None:
     if cooldowns is None:
         return None
     gate = cooldowns.before_call(_cap(retrying, cooldowns, started))
-    wait(gate.wait_s, retrying.cancel, retrying.sleep)
+    if gate.wait_s > 0:  # most gates are open: no wait to make (and no sleep to call)
+        wait(gate.wait_s, retrying.cancel, retrying.sleep)
     return gate
 
 
@@ -73,7 +74,8 @@ async def apass_gate(retrying: Retrying, started: float) -> Gate | None:
     if cooldowns is None:
         return None
     gate = await cooldowns.abefore_call(_cap(retrying, cooldowns, started))
-    await await_wait(gate.wait_s, retrying.cancel, retrying.asleep)
+    if gate.wait_s > 0:  # an open gate: no wait, and no coroutine built for one
+        await await_wait(gate.wait_s, retrying.cancel, retrying.asleep)
     return gate
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from .._core.detail import ErrorDetail, copy_with
 from .._core.error import RecoverableError
-from .._core.events import Done, Error, Event, RunResult
+from .._core.events import Done, ErrorEvent, Event, RunResult
 
 if TYPE_CHECKING:
     from ..fleet._cooldowns import Cooldowns
@@ -71,7 +71,7 @@ class CliGate:
         assert self.refused is not None
         detail = copy_with(self.refused, source=cli)
         result = RunResult(success=False, error=detail, cli=cli)
-        return [Error(detail), Done(result)]
+        return [ErrorEvent(detail), Done(result)]
 
     def record(self, event: Event) -> None:
         """Record a run's outcome on the key when `event` is its `Done`."""

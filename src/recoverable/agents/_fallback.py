@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from .._core.detail import ErrorDetail, copy_with, with_details
-from .._core.events import Done, Error, Event, RunResult, ToolStart
+from .._core.events import Done, ErrorEvent, Event, RunResult, ToolStart
 
 __all__ = ["FallbackGate"]
 
@@ -45,7 +45,7 @@ class FallbackGate:
             self.tool_started = True
         if isinstance(event, Done):
             return self._done(event.result)
-        if self.held or (isinstance(event, Error) and event.severity == "error"):
+        if self.held or (isinstance(event, ErrorEvent) and event.severity == "error"):
             self.held.append(event)
             if len(self.held) > _MAX_HELD:  # far past any deciding error: let them go
                 held, self.held = self.held, []
@@ -71,6 +71,6 @@ class FallbackGate:
 
 def _left_behind(event: Event, next_cli: str) -> Event:
     """A deciding error of a CLI the run moves on from: now a warning, naming the next CLI."""
-    if isinstance(event, Error) and event.severity == "error":
-        return Error(with_details(event.detail, fallback_to=next_cli), "warning")
+    if isinstance(event, ErrorEvent) and event.severity == "error":
+        return ErrorEvent(with_details(event.detail, fallback_to=next_cli), "warning")
     return event

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Generic
 
 from .._core.detail import ErrorDetail, unvalidated
-from .._core.events import Done, Error, Event
+from .._core.events import Done, ErrorEvent, Event
 from .._core.failures import FailureEvent, report
 from .._core.lines import BoundedLines
 from ._options import KEPT_EVENT_BYTES, RunOptions
@@ -239,9 +239,9 @@ class RunContext(Generic[StateT]):
             events = self._kept_events(lines)
         else:  # streaming keeps none: only failures are noted, once for the whole chunk
             events = self._passed_events(lines)
-            if Error in map(type, events):
+            if ErrorEvent in map(type, events):
                 for event in events:
-                    if type(event) is Error:
+                    if type(event) is ErrorEvent:
                         self.log.add(event)
         if events:
             self.watch.event(self.clock())

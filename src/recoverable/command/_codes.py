@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any, TextIO
 
-from .._core.codes import Code, codes
+from .._core.codes import CodeRow, codes
 
 __all__ = ["cmd_codes", "render_codes"]
 
@@ -14,7 +14,7 @@ __all__ = ["cmd_codes", "render_codes"]
 _COLUMNS = ("code", "category", "retryable", "fallback", "exit", "http", "user message")
 
 
-def _cells(row: Code) -> tuple[str, ...]:
+def _cells(row: CodeRow) -> tuple[str, ...]:
     return (
         row.code,
         row.category,
@@ -43,7 +43,7 @@ def render_codes(style: str = "text") -> str:
     return "\n".join(lines)
 
 
-def _row_dict(row: Code) -> dict[str, Any]:
+def _row_dict(row: CodeRow) -> dict[str, Any]:
     return {
         "code": row.code,
         "category": row.category,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
-from .._core.codes import Code, codes
+from .._core.codes import CodeRow, codes
 from .._core.detail import ErrorDetail
 
 __all__ = [
@@ -101,7 +101,7 @@ class BreakerPolicy:
                 raise ValueError(f"threshold for {key!r} must be an integer >= 1, not {count!r}")
         object.__setattr__(self, "thresholds", MappingProxyType(dict(self.thresholds)))
 
-    def threshold(self, row: Code) -> int | None:
+    def threshold(self, row: CodeRow) -> int | None:
         """The failures of this code that open the circuit; None: it is not counted."""
         if not row.retryable or row.cooldown is not None:
             return None

@@ -39,7 +39,7 @@ from .._core.codes import codes
 from .._core.detail import ErrorDetail
 from .._core.events import (
     Done,
-    Error,
+    ErrorEvent,
     Event,
     TextDelta,
     ThinkingDelta,
@@ -130,7 +130,7 @@ class UiMessageStream:
     def _turn_end(self, event: TurnEnd) -> list[dict[str, Any]]:
         return [] if self._attempts else self._end_step()
 
-    def _error(self, event: Error) -> list[dict[str, Any]]:
+    def _error(self, event: ErrorEvent) -> list[dict[str, Any]]:
         if event.severity != "error":
             return []
         chunk = self._chunk
@@ -196,7 +196,7 @@ _WRITERS: dict[type, Callable[[UiMessageStream, Any], list[dict[str, Any]]]] = {
     ToolStart: UiMessageStream._tool_start,
     ToolEnd: UiMessageStream._tool_end,
     TurnEnd: UiMessageStream._turn_end,
-    Error: UiMessageStream._error,
+    ErrorEvent: UiMessageStream._error,
     Done: UiMessageStream._done,
     AttemptSuperseded: UiMessageStream._superseded,
 }

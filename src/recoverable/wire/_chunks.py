@@ -29,7 +29,7 @@ from .._core.detail import ErrorDetail, PayloadError, unvalidated
 from .._core.error import RecoverableError
 from .._core.events import (
     Done,
-    Error,
+    ErrorEvent,
     Event,
     Raw,
     RunResult,
@@ -96,9 +96,9 @@ class Chunk:
 def as_event(value: StreamEvent | ErrorDetail | RecoverableError) -> StreamEvent:
     """An event; a detail (or the error carrying one) as a standalone `Error` event."""
     if isinstance(value, ErrorDetail):
-        return Error(value)
+        return ErrorEvent(value)
     if isinstance(value, RecoverableError):
-        return Error(value.detail)
+        return ErrorEvent(value.detail)
     return value
 
 
@@ -143,7 +143,7 @@ def chunk_data(chunk: Chunk, *, public: bool = False, seq: bool = True) -> dict[
         return None
     if chunk.attempt is not None:
         data["attempt"] = checked_attempt(chunk.attempt)
-    if isinstance(chunk.event, Error):
+    if isinstance(chunk.event, ErrorEvent):
         data.update(context_fields(chunk.context, public=public))
     return data
 
@@ -183,7 +183,7 @@ def malformed(why: str, text: str = "") -> Chunk:
         source=WIRE_SOURCE,
         details=details,
     )
-    return Chunk(Error(detail, "warning"))
+    return Chunk(ErrorEvent(detail, "warning"))
 
 
 def load_chunk(text: str, seq: int | None = None) -> Chunk:
@@ -238,7 +238,7 @@ def read_chunk(data: object, seq: int | None = None) -> Chunk:
         event = reader(data)
     except (_Refused, PayloadError) as refused:
         return malformed(f"{kind}: {refused}")
-    context = read_context(data) if isinstance(event, Error) else None
+    context = read_context(data) if isinstance(event, ErrorEvent) else None
     return Chunk(event, seq, attempt, context)
 
 
@@ -278,11 +278,11 @@ def _detail(data: object) -> ErrorDetail:
     return own_sentences(ErrorDetail.from_dict(data))
 
 
-def _error(data: Mapping[str, Any]) -> Error:
+def _error(data: Mapping[str, Any]) -> ErrorEvent:
     severity = data.get("severity", "error")
     if severity not in ("warning", "error"):
         raise _Refused("'severity' must be 'warning' or 'error'")
-    return Error(_detail(data.get("detail")), severity)
+    return ErrorEvent(_detail(data.get("detail")), severity)
 
 
 def _done(data: Mapping[str, Any]) -> Done:
@@ -338,7 +338,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], StreamEvent]] = {
     ),
     ToolEnd.type: _tool_end,
     TurnEnd.type: lambda data: TurnEnd(_optional(data, "usage", dict)),
-    Error.type: _error,
+    ErrorEvent.type: _error,
     Done.type: _done,
     Raw.type: _raw,
     AttemptSuperseded.type: _superseded,

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from .._classify import classify
 from .._core.detail import with_details
 from .._core.error import RecoverableError
-from .._core.events import Error
+from .._core.events import ErrorEvent
 from ._chunks import Chunk, StreamEvent
 from ._http import MAX_BODY_BYTES, read_response
 from ._ndjson import NdjsonReader
@@ -116,7 +116,7 @@ def _lost(exc: Exception, reader: SseReader | NdjsonReader, seen: int | None) ->
     number read, from where a client can resume (`Last-Event-ID`)."""
     if isinstance(reader, SseReader) and reader.last_event_id:
         seen = parse_seq(reader.last_event_id)
-    return Chunk(Error(with_details(classify(exc), mid_stream=True, last_seq=seen)))
+    return Chunk(ErrorEvent(with_details(classify(exc), mid_stream=True, last_seq=seen)))
 
 
 def iter_chunks(response: Any) -> Iterator[Chunk]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .._core.detail import ErrorDetail
-from .._core.events import Done, Error, TurnEnd
+from .._core.events import Done, ErrorEvent, TurnEnd
 from ._chunks import Chunk
 from ._resume import StreamLog
 
@@ -166,7 +166,7 @@ async def open_stream(pump: Pump, render: Callable[[Chunk], list[T]], wait_s: fl
             continue
         if failure is not None:
             return Opening(head, failure=failure if isinstance(event, Done) else None)
-        if not isinstance(event, Error):
+        if not isinstance(event, ErrorEvent):
             return Opening(head)
         failure = event.detail
 
@@ -175,7 +175,7 @@ _HELD = (TurnEnd,)  # what says nothing of the answer: held in the head, starts 
 
 
 def _warning(event: object) -> bool:
-    return isinstance(event, Error) and event.severity != "error"
+    return isinstance(event, ErrorEvent) and event.severity != "error"
 
 
 async def rest(

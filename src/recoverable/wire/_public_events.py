@@ -28,7 +28,7 @@ from typing import Any
 from .._core.detail import ErrorDetail
 from .._core.events import (
     Done,
-    Error,
+    ErrorEvent,
     RunResult,
     TextDelta,
     ThinkingDelta,
@@ -74,7 +74,7 @@ def public_event(event: object) -> dict[str, Any] | None:
     return None if writer is None else writer(event)
 
 
-def _error(event: Error) -> dict[str, Any]:
+def _error(event: ErrorEvent) -> dict[str, Any]:
     severity = "warning" if event.severity == "warning" else "error"
     return {"type": event.type, "severity": severity, "detail": _payload(event.detail)}
 
@@ -104,7 +104,7 @@ def _delta(event: TextDelta | ThinkingDelta) -> dict[str, Any]:
 
 
 _WRITERS: dict[type, Callable[[Any], dict[str, Any]]] = {
-    Error: _error,
+    ErrorEvent: _error,
     ToolEnd: _tool_end,
     ToolStart: _tool_start,
     TurnEnd: lambda event: {"type": event.type, "usage": public_usage(event.usage)},

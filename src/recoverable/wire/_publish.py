@@ -41,7 +41,7 @@ from .._core.detail import ErrorDetail
 from .._core.error import RecoverableError
 from .._core.events import (
     Done,
-    Error,
+    ErrorEvent,
     Event,
     Raw,
     TextDelta,
@@ -58,7 +58,7 @@ from ._resume import NotResumable, StreamLog
 
 __all__ = ["close_source", "published"]
 
-EVENTS = (TextDelta, ThinkingDelta, ToolStart, ToolEnd, TurnEnd, Error, Done, Raw)
+EVENTS = (TextDelta, ThinkingDelta, ToolStart, ToolEnd, TurnEnd, ErrorEvent, Done, Raw)
 _CHUNK_EVENTS = (*EVENTS, AttemptSuperseded)
 
 
@@ -101,7 +101,7 @@ class _Numbering:
     def number(self, event: Event | AttemptSuperseded) -> Chunk:
         if self.log is not None and self.log.superseded is not None:
             raise _Superseded
-        context = self._context(event) if isinstance(event, Error) else None
+        context = self._context(event) if isinstance(event, ErrorEvent) else None
         self._follow(event)
         self.sent_in_attempt = True
         if self.log is not None:
@@ -116,7 +116,7 @@ class _Numbering:
         elif isinstance(event, Raw) and agent_of(event.cli) is not None:
             self.agent = event.cli
 
-    def _context(self, event: Error) -> ErrorContext:
+    def _context(self, event: ErrorEvent) -> ErrorContext:
         agent = agent_of(getattr(event.detail, "source", None)) or agent_of(self.agent)
         return ErrorContext(
             agent=None if agent is None else agent[0],
@@ -150,7 +150,9 @@ async def published(
                     yield marker
                 continue
             chunk = numbering.chunk(item)
-            failed = failed or (isinstance(chunk.event, Error) and chunk.event.severity == "error")
+            failed = failed or (
+                isinstance(chunk.event, ErrorEvent) and chunk.event.severity == "error"
+            )
             yield chunk
         ended = True
     except asyncio.CancelledError:
@@ -166,7 +168,7 @@ async def published(
         log_failure("stream", detail, exc, level=logging.WARNING)  # a stream cut short
         if not failed:
             with contextlib.suppress(_Superseded):
-                yield numbering.number(Error(detail))
+                yield numbering.number(ErrorEvent(detail))
     finally:
         if not ended and not failed:  # cancelled, or closed early: the client went away
             _cancelled(numbering)
@@ -185,7 +187,7 @@ async def _instead(source: AsyncIterable[Any], log: StreamLog) -> AsyncIterator[
     if refusal is None:
         return None
     await close_source(aiter(source))
-    return _one(Chunk(Error(refusal)))
+    return _one(Chunk(ErrorEvent(refusal)))
 
 
 async def _replayed(log: StreamLog) -> AsyncIterator[Chunk]:
@@ -193,7 +195,7 @@ async def _replayed(log: StreamLog) -> AsyncIterator[Chunk]:
         async for chunk in log.follow(None):
             yield chunk
     except NotResumable as refused:  # its first events are no longer kept
-        yield Chunk(Error(refused.detail))
+        yield Chunk(ErrorEvent(refused.detail))
 
 
 async def _one(chunk: Chunk) -> AsyncIterator[Chunk]:

@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable
 from .._classify.http import header_value
 from .._core.detail import ErrorDetail
 from .._core.error import RecoverableError
-from .._core.events import Error
+from .._core.events import ErrorEvent
 from ._chunks import Chunk, StreamEvent, as_event
 from ._error_context import ErrorContext
 from ._sse import parse_seq
@@ -108,7 +108,7 @@ class StreamLog:
     def end_client_gone(self) -> None:
         """The client went away before the stream's outcome: `run_cancelled` last, closed."""
         if not self._closed:
-            self.append(Error(ErrorDetail.create("run_cancelled", "the client went away")))
+            self.append(ErrorEvent(ErrorDetail.create("run_cancelled", "the client went away")))
             self._client_gone = True
             self.close()
 
@@ -171,7 +171,7 @@ class StreamLog:
         if self._closed:
             return None
         detail = ErrorDetail.create("state_run_superseded", f"superseded by {by}")
-        self._superseded = self.append(Error(detail))
+        self._superseded = self.append(ErrorEvent(detail))
         self.close()
         writer = self._writer
         if writer is not None and not writer.done() and writer is not _current_task():

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from benchmarks._provider_errors import anthropic_body, google_body, openai_body
 
 import recoverable as rc
 from recoverable._classify.http import MESSAGE_PHRASES, message_code
@@ -74,19 +75,6 @@ def test_retry_after_ms(headers: Any, body: Any, expected: int | None) -> None:
     assert rc.retry_after_ms(headers, body, now=NOW.timestamp()) == expected
 
 
-def _openai(code: str | None, message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
-def _anthropic(kind: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_b"}
-
-
-def _google(status: int, name: str, message: str, *details: dict[str, Any]) -> dict[str, Any]:
-    error = {"code": status, "status": name, "message": message, "details": list(details)}
-    return {"error": error}
-
-
 PER_MINUTE = {
     "@type": "type.googleapis.com/google.rpc.QuotaFailure",
     "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}],
@@ -96,46 +84,46 @@ PER_MINUTE = {
 @pytest.mark.parametrize(
     ("status", "body", "code"),
     [
-        (429, _openai("rate_limit_exceeded", "Rate limit reached", "requests"),
+        (429, openai_body("rate_limit_exceeded", "Rate limit reached", "requests"),
          "provider_rate_limited"),
-        (429, _openai("insufficient_quota", "You exceeded your quota", "insufficient_quota"),
+        (429, openai_body("insufficient_quota", "You exceeded your quota", "insufficient_quota"),
          "provider_quota_exceeded"),
-        (429, _openai("billing_hard_limit_reached", "Billing hard limit"),
+        (429, openai_body("billing_hard_limit_reached", "Billing hard limit"),
          "provider_quota_exceeded"),
-        (400, _openai("context_length_exceeded", "too long"), "provider_context_too_long"),
-        (400, _openai(None, "This model's maximum context length is 8192 tokens."),
+        (400, openai_body("context_length_exceeded", "too long"), "provider_context_too_long"),
+        (400, openai_body(None, "This model's maximum context length is 8192 tokens."),
          "provider_context_too_long"),
-        (400, _openai("content_policy_violation", "rejected"), "provider_content_filtered"),
-        (401, _openai("invalid_api_key", "Incorrect API key"), "provider_auth_failed"),
-        (404, _openai("model_not_found", "no such model"), "provider_model_not_found"),
+        (400, openai_body("content_policy_violation", "rejected"), "provider_content_filtered"),
+        (401, openai_body("invalid_api_key", "Incorrect API key"), "provider_auth_failed"),
+        (404, openai_body("model_not_found", "no such model"), "provider_model_not_found"),
         # False positives: statuses and phrases inside text do not classify.
-        (400, _openai(None, "messages[429].content: rate limit exceeded is not a valid role"),
+        (400, openai_body(None, "messages[429].content: rate limit exceeded is not a valid role"),
          "provider_invalid_request"),
-        (400, _openai(None, "Error in 'foo.go:429': the prompt is too long for my taste"),
+        (400, openai_body(None, "Error in 'foo.go:429': the prompt is too long for my taste"),
          "provider_invalid_request"),
-        (400, _anthropic("invalid_request_error", "Your credit balance is too low to access"),
+        (400, anthropic_body("invalid_request_error", "Your credit balance is too low to access"),
          "provider_quota_exceeded"),
-        (400, _anthropic("invalid_request_error", "prompt is too long: 210000 tokens > 200000"),
+        (400, anthropic_body("invalid_request_error", "prompt is too long: 210000 tokens > 200000"),
          "provider_context_too_long"),
-        (402, _anthropic("billing_error", "Payment required"), "provider_quota_exceeded"),
-        (503, _anthropic("api_error", "Service unavailable"), "provider_overloaded"),
-        (500, _anthropic("api_error", "Internal server error"), "provider_server_error"),
-        (529, _anthropic("overloaded_error", "Overloaded"), "provider_overloaded"),
+        (402, anthropic_body("billing_error", "Payment required"), "provider_quota_exceeded"),
+        (503, anthropic_body("api_error", "Service unavailable"), "provider_overloaded"),
+        (500, anthropic_body("api_error", "Internal server error"), "provider_server_error"),
+        (529, anthropic_body("overloaded_error", "Overloaded"), "provider_overloaded"),
         # A specific body type outranks a phrase in the message.
-        (529, _anthropic("overloaded_error", "Prompt is too long to queue now"),
+        (529, anthropic_body("overloaded_error", "Prompt is too long to queue now"),
          "provider_overloaded"),
-        (200, _anthropic("overloaded_error", "Overloaded"), "provider_overloaded"),
-        (200, _anthropic("api_error", "stream failed"), "provider_server_error"),
-        (None, _anthropic("rate_limit_error", "slow"), "provider_rate_limited"),
-        (429, _google(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota", PER_MINUTE),
+        (200, anthropic_body("overloaded_error", "Overloaded"), "provider_overloaded"),
+        (200, anthropic_body("api_error", "stream failed"), "provider_server_error"),
+        (None, anthropic_body("rate_limit_error", "slow"), "provider_rate_limited"),
+        (429, google_body(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota", PER_MINUTE),
          "provider_rate_limited"),
-        (400, _google(400, "FAILED_PRECONDITION", "Billing is not enabled for this project"),
+        (400, google_body(400, "FAILED_PRECONDITION", "Billing is not enabled for this project"),
          "provider_quota_exceeded"),
-        (403, _google(403, "PERMISSION_DENIED", "denied", {
+        (403, google_body(403, "PERMISSION_DENIED", "denied", {
             "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "BILLING_DISABLED"}),
          "provider_quota_exceeded"),
-        (503, _google(503, "UNAVAILABLE", "The model is overloaded."), "provider_overloaded"),
-        (504, _google(504, "DEADLINE_EXCEEDED", "Deadline"), "provider_timeout"),
+        (503, google_body(503, "UNAVAILABLE", "The model is overloaded."), "provider_overloaded"),
+        (504, google_body(504, "DEADLINE_EXCEEDED", "Deadline"), "provider_timeout"),
         (408, None, "provider_timeout"),
         (409, None, "provider_server_error"),
         (413, None, "provider_context_too_long"),
@@ -155,7 +143,7 @@ def test_from_http(status: int | None, body: Any, code: str) -> None:
 
 
 def test_from_http_keeps_the_upstream_facts() -> None:
-    detail = rc.from_http(429, {"x-request-id": "req_9"}, _openai("rate_limit_exceeded", "slow",
+    detail = rc.from_http(429, {"x-request-id": "req_9"}, openai_body("rate_limit_exceeded", "slow",
                                                                    "tokens"))  # fmt: skip
     assert detail.message == "slow"
     assert detail.details == {"request_id": "req_9", "error_type": "tokens",
@@ -164,10 +152,13 @@ def test_from_http_keeps_the_upstream_facts() -> None:
         "@type": "type.googleapis.com/google.rpc.QuotaFailure",
         "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],
     }
-    google = rc.from_http(429, None, _google(429, "RESOURCE_EXHAUSTED", "q", per_day))
+    google = rc.from_http(429, None, google_body(429, "RESOURCE_EXHAUSTED", "q", per_day))
     assert google.code == "provider_quota_exceeded"
     assert google.details["quota_ids"] == ["GenerateRequestsPerDayPerProjectPerModel-FreeTier"]
-    assert rc.from_http(500, None, _anthropic("api_error", "x")).details["request_id"] == "req_b"
+    assert (
+        rc.from_http(500, None, anthropic_body("api_error", "x", "req_b")).details["request_id"]
+        == "req_b"
+    )
 
 
 # One real wording per entry of MESSAGE_PHRASES, in its order: each branch names its own code.

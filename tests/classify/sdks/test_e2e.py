@@ -7,64 +7,33 @@ classification: code, retryable, retry_after_ms, status and source.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import anthropic
 import litellm
 import openai
 import pytest
-from google import genai
-from google.genai import types as genai_types
 
 import recoverable as rc
 from recoverable.testing import FakeProvider, Fault, sdk_error
 
-from ...support.providers import free_port, raised
+from ...support.providers import (
+    MESSAGES,
+    MODELS,
+    ask_anthropic,
+    ask_google,
+    ask_openai,
+    free_port,
+    raised,
+)
 
-MESSAGES = [{"role": "user", "content": "hi"}]
-
-
-# The clients send the same keys and models as `sdk_error`'s, so the two errors read the same.
-
-
-def _openai(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
-    client = openai.OpenAI(api_key="sk-fake", base_url=fake.openai_url, max_retries=0,
-                           timeout=timeout)  # fmt: skip
-    if stream:
-        chunks = client.chat.completions.create(
-            model="gpt-4o",
-            messages=MESSAGES,  # type: ignore[arg-type]
-            stream=True,
-        )
-        for _ in chunks:
-            pass
-    else:
-        client.chat.completions.create(model="gpt-4o", messages=MESSAGES)  # type: ignore[arg-type]
-
-
-def _anthropic(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
-    client = anthropic.Anthropic(api_key="sk-ant-fake", base_url=fake.url, max_retries=0,
-                                 timeout=timeout)  # fmt: skip
-    kwargs: dict[str, Any] = {"model": "claude-opus-4-8", "max_tokens": 64, "messages": MESSAGES}
-    if stream:
-        for _ in client.messages.create(stream=True, **kwargs):
-            pass
-    else:
-        client.messages.create(**kwargs)
-
-
-def _google(fake: FakeProvider, stream: bool, timeout: float = 10) -> None:
-    options = genai_types.HttpOptions(base_url=fake.url, timeout=int(timeout * 1000))
-    client = genai.Client(api_key="fake", http_options=options)
-    if stream:
-        for _ in client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"):
-            pass
-    else:
-        client.models.generate_content(model="gemini-2.5-flash", contents="hi")
-
-
-CALLS: dict[str, Callable[..., None]] = {"openai": _openai, "anthropic": _anthropic,
-                                         "google": _google}  # fmt: skip
+# The calls' own timeout here is 10 s (a test that wants a hang to time out gives its own).
+CALLS: dict[str, Callable[..., list[Any]]] = {
+    "openai": partial(ask_openai, timeout=10),
+    "anthropic": partial(ask_anthropic, timeout=10),
+    "google": partial(ask_google, timeout=10),
+}
 
 
 # (sdk, fault, stream, code, retryable, retry_after_ms, status)
@@ -115,9 +84,6 @@ CASES = [
     ("google", Fault.drop(), False, "provider_connection_lost", True, None, None),
     ("google", Fault.cut_stream(), True, "provider_connection_lost", True, None, None),
 ]  # fmt: skip
-
-
-MODELS = {"openai": "gpt-4o", "anthropic": "claude-opus-4-8", "google": "gemini-2.5-flash"}
 
 
 @pytest.mark.parametrize(
@@ -189,7 +155,7 @@ def test_nothing_listening_is_unreachable(sdk: str) -> None:
 
 def test_the_request_id_and_upstream_type_reach_the_detail(fake: FakeProvider) -> None:
     fake.fail(Fault.overloaded())
-    detail = rc.classify(raised(lambda: _anthropic(fake, False)))
+    detail = rc.classify(raised(lambda: CALLS["anthropic"](fake, False)))
     assert detail.details["request_id"] == "req_fake_0001"
     assert detail.details["error_type"] == "overloaded_error"
 

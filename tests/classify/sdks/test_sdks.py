@@ -17,46 +17,24 @@ import litellm
 import openai
 import pydantic_ai.exceptions as pai
 import pytest
+from benchmarks._provider_errors import (
+    GEMINI_PER_DAY,
+    GEMINI_RETRY,
+    OPENAI_URL,
+    anthropic_status,
+    google_status,
+    openai_connect_error,
+    openai_status,
+)
 
 import recoverable as rc
 from recoverable.testing import Fault, sdk_error
-
-OPENAI_URL = "https://api.openai.com/v1/chat/completions"
-
-
-def _openai_status(
-    status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-) -> Exception:
-    return sdk_error("openai", Fault.status(status, {"error": body}, headers))
-
-
-def _anthropic_status(
-    status: int, kind: str, message: str, headers: dict[str, str] | None = None
-) -> Exception:
-    body = {"type": "error", "error": {"type": kind, "message": message}}
-    return sdk_error("anthropic", Fault.status(status, body, headers))
-
-
-def _google(status: int, name: str, message: str, *details: dict[str, Any]) -> Exception:
-    body = {"error": {"code": status, "status": name, "message": message, "details": list(details)}}
-    return sdk_error("google", Fault.status(status, body))
-
-
-def _openai_connect_error() -> Exception:
-    request = httpx2.Request("POST", OPENAI_URL)
-    try:
-        try:
-            raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
-        except httpx2.ConnectError as cause:
-            raise openai.APIConnectionError(request=request) from cause
-    except openai.APIConnectionError as error:
-        return error
 
 
 def _litellm_over_anthropic_529() -> Exception:
     try:
         try:
-            raise _anthropic_status(529, "overloaded_error", "Overloaded")
+            raise anthropic_status(529, "overloaded_error", "Overloaded")
         except anthropic.APIStatusError:
             raise litellm.InternalServerError(  # noqa: B904 -- litellm drops the cause too
                 message="AnthropicException - Overloaded", llm_provider="anthropic", model="claude"
@@ -71,11 +49,6 @@ def _httpx_status(url: str, status: int, body: bytes, cls: Any = httpx) -> Excep
     return cls.HTTPStatusError("failed", request=request, response=response)
 
 
-GEMINI_PER_DAY = {
-    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-    "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],
-}
-GEMINI_RETRY = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "38s"}
 GEMINI_KEY = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
               "domain": "googleapis.com"}  # fmt: skip
 
@@ -83,40 +56,40 @@ GEMINI_KEY = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "AP
 Case = tuple[str, Callable[[], BaseException], str, bool, int | None, int | None, str | None]
 CASES: list[Case] = [
     ("openai-429-retry-after-ms",
-     lambda: _openai_status(429, {"message": "Rate limit reached", "type": "requests",
+     lambda: openai_status(429, {"message": "Rate limit reached", "type": "requests",
                                   "code": "rate_limit_exceeded"}, {"retry-after-ms": "1500"}),
      "provider_rate_limited", True, 1500, 429, "openai"),
     ("openai-429-insufficient-quota",
-     lambda: _openai_status(429, {"message": "You exceeded your current quota",
+     lambda: openai_status(429, {"message": "You exceeded your current quota",
                                   "type": "insufficient_quota", "code": "insufficient_quota"},
                             {"retry-after": "20"}),
      "provider_quota_exceeded", False, None, 429, "openai"),
     ("openai-400-context",
-     lambda: _openai_status(400, {"message": "This model's maximum context length is 128000.",
+     lambda: openai_status(400, {"message": "This model's maximum context length is 128000.",
                                   "type": "invalid_request_error",
                                   "code": "context_length_exceeded"}),
      "provider_context_too_long", False, None, 400, "openai"),
     ("openai-400-content-policy",
-     lambda: _openai_status(400, {"message": "Your request was rejected as a result of our "
+     lambda: openai_status(400, {"message": "Your request was rejected as a result of our "
                                   "safety system.", "type": "invalid_request_error",
                                   "code": "content_policy_violation"}),
      "provider_content_filtered", False, None, 400, "openai"),
     ("openai-400-mentions-429",
-     lambda: _openai_status(400, {"message": "Invalid value at messages[429]: rate limit text",
+     lambda: openai_status(400, {"message": "Invalid value at messages[429]: rate limit text",
                                   "type": "invalid_request_error", "code": None}),
      "provider_invalid_request", False, None, 400, "openai"),
-    ("openai-401", lambda: _openai_status(401, {"message": "Incorrect API key provided: sk-x.",
+    ("openai-401", lambda: openai_status(401, {"message": "Incorrect API key provided: sk-x.",
                                                 "type": "invalid_request_error",
                                                 "code": "invalid_api_key"}),
      "provider_auth_failed", False, None, 401, "openai"),
     ("openai-404-model",
-     lambda: _openai_status(404, {"message": "The model `gpt-9` does not exist",
+     lambda: openai_status(404, {"message": "The model `gpt-9` does not exist",
                                   "type": "invalid_request_error", "code": "model_not_found"}),
      "provider_model_not_found", False, None, 404, "openai"),
-    ("openai-500", lambda: _openai_status(500, {"message": "The server had an error",
+    ("openai-500", lambda: openai_status(500, {"message": "The server had an error",
                                                 "type": "server_error", "code": None}),
      "provider_server_error", True, None, 500, "openai"),
-    ("openai-connect-refused", _openai_connect_error,
+    ("openai-connect-refused", openai_connect_error,
      "provider_unreachable", True, None, None, "openai"),
     ("openai-timeout",
      lambda: sdk_error("openai", Fault.hang()),
@@ -125,37 +98,38 @@ CASES: list[Case] = [
      lambda: openai.APIError("stream failed", httpx2.Request("POST", OPENAI_URL),
                              body={"message": "The server had an error", "type": "server_error"}),
      "provider_server_error", True, None, None, "openai"),
-    ("anthropic-529", lambda: _anthropic_status(529, "overloaded_error", "Overloaded"),
+    ("anthropic-529", lambda: anthropic_status(529, "overloaded_error", "Overloaded"),
      "provider_overloaded", True, None, 529, "anthropic"),
     ("anthropic-in-stream-200", lambda: sdk_error("anthropic", Fault.stream_overloaded(),
                                                   stream=True),
      "provider_overloaded", True, None, 200, "anthropic"),
     ("anthropic-credit-balance",
-     lambda: _anthropic_status(400, "invalid_request_error",
+     lambda: anthropic_status(400, "invalid_request_error",
                                "Your credit balance is too low to access the Anthropic API."),
      "provider_quota_exceeded", False, None, 400, "anthropic"),
     ("anthropic-prompt-too-long",
-     lambda: _anthropic_status(400, "invalid_request_error",
+     lambda: anthropic_status(400, "invalid_request_error",
                                "prompt is too long: 210000 tokens > 200000 maximum"),
      "provider_context_too_long", False, None, 400, "anthropic"),
     ("anthropic-429-retry-after",
-     lambda: _anthropic_status(429, "rate_limit_error", "Number of request tokens has exceeded",
+     lambda: anthropic_status(429, "rate_limit_error", "Number of request tokens has exceeded",
                                {"retry-after": "7", "request-id": "req_1"}),
      "provider_rate_limited", True, 7000, 429, "anthropic"),
     ("google-429-retry-info",
-     lambda: _google(429, "RESOURCE_EXHAUSTED", "Resource exhausted.", GEMINI_RETRY),
+     lambda: google_status(429, "RESOURCE_EXHAUSTED", "Resource exhausted.", GEMINI_RETRY),
      "provider_rate_limited", True, 38000, 429, "google"),
     ("google-429-per-day",
-     lambda: _google(429, "RESOURCE_EXHAUSTED", "Quota exceeded.", GEMINI_PER_DAY, GEMINI_RETRY),
+     lambda: google_status(429, "RESOURCE_EXHAUSTED", "Quota exceeded.", GEMINI_PER_DAY,
+                           GEMINI_RETRY),
      "provider_quota_exceeded", False, None, 429, "google"),
     ("google-400-api-key",
-     lambda: _google(400, "INVALID_ARGUMENT", "API key not valid.", GEMINI_KEY),
+     lambda: google_status(400, "INVALID_ARGUMENT", "API key not valid.", GEMINI_KEY),
      "provider_auth_failed", False, None, 400, "google"),
     ("google-400-context",
-     lambda: _google(400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the "
+     lambda: google_status(400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the "
                      "maximum number of tokens allowed (1048576)."),
      "provider_context_too_long", False, None, 400, "google"),
-    ("google-503", lambda: _google(503, "UNAVAILABLE", "The model is overloaded."),
+    ("google-503", lambda: google_status(503, "UNAVAILABLE", "The model is overloaded."),
      "provider_overloaded", True, None, 503, "google"),
     ("litellm-quota-as-rate-limit",
      lambda: litellm.RateLimitError(message="OpenAIException - You exceeded your current quota "
@@ -217,11 +191,11 @@ def test_sdk_exceptions(
 
 def test_request_id_and_upstream_type_are_kept() -> None:
     detail = rc.classify(
-        _anthropic_status(429, "rate_limit_error", "slow", {"request-id": "req_42"})
+        anthropic_status(429, "rate_limit_error", "slow", {"request-id": "req_42"})
     )
     assert detail.details["request_id"] == "req_42"
     assert detail.details["error_type"] == "rate_limit_error"
-    openai_error = _openai_status(
+    openai_error = openai_status(
         429,
         {"message": "m", "type": "requests", "code": "rate_limit_exceeded"},
         {"x-request-id": "req_7"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..._core.codes import Code, codes
+from ..._core.codes import CodeRow, codes
 from ..._core.detail import ErrorDetail, from_row, unvalidated
 from ..._core.untrusted import MAX_MESSAGE_CHARS, clean_text, is_clean, json_safe_dict
 from ..pipeline import error_message
@@ -136,7 +136,7 @@ def parsed_http(
     return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
 
 
-def decide(status: int | None, body: ProviderBody) -> Code:
+def decide(status: int | None, body: ProviderBody) -> CodeRow:
     """The table row for an LLM API's answer (`unknown` for a status no HTTP answer has):
     what the body names first, the status last. Quota (billing) and Google's
     RESOURCE_EXHAUSTED first (quota is never a rate limit), then Google's ErrorInfo reason,
@@ -177,7 +177,7 @@ def _is_status(status: object) -> bool:
 
 
 def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
-    row: Code,
+    row: CodeRow,
     status: int | None,
     body: ProviderBody,
     *,
