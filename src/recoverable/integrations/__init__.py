@@ -19,6 +19,7 @@ _FACE = Face(
     {
         "celery": "recoverable.integrations.celery",
         "dbos": "recoverable.integrations.dbos",
+        "mcp": "recoverable.integrations.mcp",
         "otel": "recoverable.integrations.otel",
         "temporal": "recoverable.integrations.temporal",
     },
@@ -27,6 +28,7 @@ _FACE = Face(
 if TYPE_CHECKING:
     from . import celery as celery
     from . import dbos as dbos
+    from . import mcp as mcp
     from . import otel as otel
     from . import temporal as temporal
 
