@@ -73,6 +73,7 @@ def build() -> MCPServer:
     @server.tool()
     async def slow(seconds: float) -> str:
         """Sleeps, then answers."""
+        _count(tool_calls, "slow")
         await asyncio.sleep(seconds)
         return "done"
 
