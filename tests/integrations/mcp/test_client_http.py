@@ -14,6 +14,10 @@ from fastmcp import Client as FastClient
 from fastmcp.client.transports import StreamableHttpTransport
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 
 import recoverable as rc
 from recoverable._classify.sdks.mcp import SERVER_UNAUTHENTICATED_FIX
@@ -112,3 +116,34 @@ async def test_connection_refused_with_both_clients() -> None:
         failed = exc
     assert isinstance(failed, RuntimeError)
     assert (rc.classify(failed).code, rc.classify(failed).retryable) == ("network_error", True)
+
+
+async def _status(request: Request) -> PlainTextResponse:
+    code = int(request.path_params["code"])
+    headers = {"Retry-After": "7"} if code == 429 else {}
+    return PlainTextResponse(f"no {mcp_server.SECRET}", status_code=code, headers=headers)
+
+
+_STATUS_APP = Starlette(
+    routes=[Route("/{code:int}/mcp", _status, methods=["GET", "POST", "DELETE"])]
+)
+
+
+@pytest.mark.parametrize(("tool", "code", "retryable", "wait", "status"), STATUSES)
+async def test_a_plain_app_answering_a_status_at_connect(
+    tool: str, code: str, retryable: bool, wait: int | None, status: int
+) -> None:
+    with mcp_server.serving(_STATUS_APP) as base:
+        http = rmcp.http_client()
+        with pytest.raises(BaseExceptionGroup) as raised:
+            async with Client(streamable_http_client(f"{base}/{status}/mcp", http_client=http)):
+                pass
+    assert rc.classify(raised.value).code == "unknown"  # the mcp client dropped the status
+    detail = rmcp.connect_failure(raised.value, http)
+    assert (detail.code, detail.retryable, detail.retry_after_ms, detail.status) == (
+        code,
+        retryable,
+        wait,
+        status,
+    )
+    assert mcp_server.SECRET not in repr(detail.to_dict())

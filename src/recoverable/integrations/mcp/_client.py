@@ -165,11 +165,46 @@ def _with_answer(
 
 def connect_failure(exc: BaseException, http: object = None) -> ErrorDetail:
     """What entering a client raised (nested exception groups, fastmcp's RuntimeError),
-    classified with the last error response `http` (`http_client()`, `HttpErrors`) saw."""
+    classified with the last error response `http` (`http_client()`, `HttpErrors`) saw when
+    an HTTP status is what failed it."""
     detail = classify(exc)
     errors = http_errors(http)
-    recovered = _with_answer(detail, errors.since(0) if errors is not None else None)
-    return recovered if recovered is not None else detail
+    answer = errors.since(0) if errors is not None else None
+    if answer is not None and any(_dropped_status(leaf) for leaf in _leaves(exc)):
+        recovered = from_http_status(answer[0], answer[1], HTTP_ERROR_RESPONSE)
+        if recovered is not None:
+            return recovered.with_cause(detail)
+    return detail
+
+
+_MAX_LEAVES = 64
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The errors an exception group holds, however nested, and the chain's causes: at most
+    _MAX_LEAVES, each visited once."""
+    found: list[BaseException] = []
+    seen: set[int] = set()
+    pending = [exc]
+    while pending and len(seen) < _MAX_LEAVES:
+        link = pending.pop()
+        if id(link) in seen:
+            continue
+        seen.add(id(link))
+        members = getattr(link, "exceptions", None)
+        if isinstance(members, tuple):
+            pending.extend(member for member in members if isinstance(member, BaseException))
+        else:
+            found.append(link)
+        if link.__cause__ is not None:
+            pending.append(link.__cause__)
+    return found
+
+
+def _dropped_status(exc: BaseException) -> bool:
+    """The mcp client's `MCPError(-32603, "Server returned an error response")`."""
+    detail = classify(exc)
+    return detail.details.get("mcp_code") == -32603 and HTTP_ERROR_RESPONSE in detail.message
 
 
 def call_failure(
