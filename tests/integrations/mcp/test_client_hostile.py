@@ -125,3 +125,21 @@ def test_a_success_and_a_non_result_are_none() -> None:
     assert rc.classify_response({"content": [], "isError": False}) is None
     # A Claude Code result line has `is_error` but no `content`: not an MCP result.
     assert rc.classify_response({"type": "result", "is_error": True, "result": "x"}) is None
+
+
+def test_connect_failure_walks_hostile_groups_within_bounds() -> None:
+    from mcp import MCPError
+
+    from recoverable.integrations import mcp as rmcp
+
+    errors = rmcp.HttpErrors()
+    dropped = MCPError(-32603, "Server returned an error response")
+    deep: BaseException = dropped
+    for _ in range(2000):
+        deep = ExceptionGroup("g", [deep])
+    wide = ExceptionGroup("g", [ValueError(str(n)) for n in range(10_000)] + [dropped])
+    for group in (deep, wide):
+        # Past the walk's bounds (64 members, 64 groups), the dropped status is not looked for.
+        assert rmcp.connect_failure(group, errors).code == "unknown"
+    near = ExceptionGroup("g", [ExceptionGroup("g", [dropped])])
+    assert rmcp.connect_failure(near, errors).code == "unknown"  # no error response seen

@@ -193,7 +193,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
         seen.add(id(link))
         members = getattr(link, "exceptions", None)
         if isinstance(members, tuple):
-            pending.extend(member for member in members if isinstance(member, BaseException))
+            pending.extend(m for m in members[:_MAX_LEAVES] if isinstance(m, BaseException))
         else:
             found.append(link)
         if link.__cause__ is not None:
