@@ -141,3 +141,24 @@ def test_a_recovered_http_status(
 
 def test_a_500_says_nothing_more() -> None:
     assert from_http_status(500, {}, "Server returned an error response") is None
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (MCPError(-32602, "Unknown tool: nope"), "tool_not_found"),
+        (MCPError(-32602, "Invalid arguments for add"), "tool_input_invalid"),
+        (MCPError(-32603, "tool crashed"), "tool_execution_failed"),
+        (MCPError(-32603, "Server returned an error response"), "unknown"),
+        (MCPError(-32001, "Request 'tools/call' timed out"), "timeout"),
+    ],
+)
+def test_what_a_tool_call_knows_beyond_its_exception(error: MCPError, code: str) -> None:
+    from recoverable.integrations.mcp._client import call_failure
+
+    detail = call_failure(error, "add", None)
+    assert (detail.code, detail.details["tool"], detail.details["mcp_code"]) == (
+        code,
+        "add",
+        error.code,
+    )

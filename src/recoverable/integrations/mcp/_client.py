@@ -22,9 +22,9 @@ only (a mark taken before the call), so a stale status never explains a later fa
 `ToolError` with the text only, and the structured content is lost). It returns the result of
 a call that succeeded, and raises a `RecoverableError` for everything else: an isError result
 (read by `rc.classify_response`), an `MCPError` (by its code, made precise by what the call
-knows: invalid params of a tool call are `tool_input_invalid`, an internal error of one is
-`tool_execution_failed`), a transport failure. The original is the `__cause__`, and the
-detail says which tool (`details["tool"]`).
+knows: invalid params of a tool call are `tool_input_invalid`, or `tool_not_found` for an
+unknown tool; an internal error of one is `tool_execution_failed`), a transport failure. The
+original is the `__cause__`, and the detail says which tool (`details["tool"]`).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..._classify import classify, classify_response
+from ..._classify.mcp_results import tool_failure_text
 from ..._classify.sdks.mcp import HTTP_ERROR_RESPONSE, from_http_status
 from ..._core.detail import ErrorDetail, copy_with
 from ..._core.error import RecoverableError
@@ -218,8 +219,12 @@ def call_failure(
     if recovered is not None:
         detail = recovered
     elif code == -32602 or (code == -32603 and not _says_http(detail)):
-        # Of a `tools/call`: its arguments were refused, or the tool itself failed.
-        kind: BuiltinCode = "tool_input_invalid" if code == -32602 else "tool_execution_failed"
+        # Of a `tools/call`: its arguments were refused (or the tool is unknown: SEP-2164 makes
+        # that invalid params too), or the tool itself failed.
+        kind: BuiltinCode = "tool_execution_failed"
+        if code == -32602:
+            unknown = tool_failure_text(detail.message).code == "tool_not_found"
+            kind = "tool_not_found" if unknown else "tool_input_invalid"
         detail = ErrorDetail.create(kind, detail.message, cause=detail, details={"mcp_code": code})
     return _naming(detail, tool)
 
