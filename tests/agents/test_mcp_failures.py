@@ -14,9 +14,12 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import recoverable as rc
 from recoverable._core.events import Error, Event, ToolEnd
-from recoverable.agents import _claude, _codex, _gemini
+from recoverable.agents import _claude, _codex, _gemini, _mcp_failures
 from recoverable.agents._parsing import ParseState
 
 
@@ -229,3 +232,32 @@ def test_codex_mcp_tool_call_items(line: str, code: str, wait: int | None) -> No
     assert end.success is False
     assert end.detail is not None
     assert (end.detail.code, end.detail.retry_after_ms) == (code, wait)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=40),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_json, text=st.text(max_size=300))
+def test_the_mcp_readers_never_raise(value: Any, text: str) -> None:
+    shaped = value if isinstance(value, dict) else {"result": value, "error": value}
+    for detail in (
+        _mcp_failures.mcp_text_failure(text, "claude"),
+        _mcp_failures.mcp_item_failure(shaped),
+        _mcp_failures.gemini_mcp_failure({"type": "mcp_tool_error", "message": text}),
+        _mcp_failures.gemini_mcp_failure(shaped),
+        *_mcp_failures.claude_mcp_servers(value),
+    ):
+        assert detail is None or detail.user_message == rc.codes.resolve(detail.code).user_message
+
+
+def test_a_gemini_message_nested_past_the_json_parser_is_a_plain_failure() -> None:
+    message = "MCP tool 'x' reported tool error for function call: {} with response: " + "[" * 5000
+    detail = _mcp_failures.gemini_mcp_failure({"type": "mcp_tool_error", "message": message})
+    assert detail is not None and detail.code == "tool_execution_failed"

@@ -137,7 +137,7 @@ def gemini_mcp_failure(error: Mapping[str, Any]) -> ErrorDetail | None:
     _, found, quoted = text.partition(_GEMINI_RESPONSE)
     try:
         parts = json.loads(quoted) if found else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         parts = None
     for part in parts[:8] if isinstance(parts, list) else ():
         response = part.get("functionResponse") if isinstance(part, dict) else None
