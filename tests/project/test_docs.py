@@ -115,6 +115,7 @@ REFERENCE = {
     "recoverable.integrations.langgraph": "integrations",
     "recoverable.integrations.openai_agents": "integrations",
     "recoverable.integrations.pydantic_ai": "integrations",
+    "recoverable.integrations.mcp": "integrations",
 }
 _HEADING = re.compile(r"<h[1-6][ >]")
 # A docstring's first paragraph, after the bases line a class may have.
@@ -201,6 +202,7 @@ NOT_RUN_HERE = {
     "integrations/temporal.md",  # run on the real dev server: test_engine_temporal_sandbox
     "integrations/celery.md",  # run on real workers: test_docs_celery
     "integrations/dbos.md",  # run on real DBOS with SQLite: test_docs_dbos
+    "integrations/mcp-client.md",  # against a real MCP server under uvicorn: test_docs_mcp_client
 }
 # The real CLIs an example runs (as a user's PATH has them).
 CLIS_RUN = {"testing.md": ("claude",), "integrations/ai-clis.md": agents.CLI_NAMES}

@@ -1,67 +1,190 @@
-"""The example MCP server (examples/mcp_server.py) run as the tests run it: every tool
-failure's exception text carries a credential, a path and an HTML marker (`HOSTILE`), so a
-test can assert that none of it reaches what a client sees.
+"""A small MCP tool server (mcp's `MCPServer`), for the client side's tests: run as a stdio
+subprocess (`python mcp_server.py`), or as a streamable-HTTP app under uvicorn (`http_app`),
+optionally behind a gateway that answers some tool calls with an HTTP error status.
 
-    python tests/support/mcp_server.py --stdio [--fastmcp] [--plain] [--mask]
-    python tests/support/mcp_server.py --http PORT ...
+Every failing tool carries a secret and an HTML marker in what it raises: the tests check
+that neither reaches what a client shows.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import functools
+import json
+import os
+import socket
 import sys
-from collections.abc import Callable
-from pathlib import Path
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-SECRET = "sk-proj-Zx81mQ2vLr7TnB4kYw9eHs3Jd6Fa0Pc5Ug"
-PATH = "/home/alice/.config/demo/credentials.json"
-MARKUP = "<script>alert(1)</script>"
-HOSTILE = f"{SECRET} {PATH} {MARKUP}"
-"""What every tool failure's text carries here."""
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+SECRET = "sk-proj-mcpSECRETtoken0123456789abcdef"
+MARKER = "<b>mcp-html-marker</b>"
+
+# Which gateway tool answers which HTTP status, and with which headers.
+GATEWAY_STATUSES: dict[str, tuple[int, list[tuple[bytes, bytes]]]] = {
+    "http401": (401, [(b"www-authenticate", b'Bearer realm="mcp"')]),
+    "http429": (429, [(b"retry-after", b"7")]),
+    "http503": (503, []),
+}
 
 
-def taint(exc: BaseException) -> None:
-    """`exc`, its text ending with HOSTILE wherever it can be read (`str`, `args`, an SDK's
-    `message`): its class is a subclass of the same module and name, so it classifies alike."""
-    cls = type(exc)
-    text = f"{exc} {HOSTILE}"
-    namespace = {"__str__": lambda self: text, "__module__": cls.__module__}
-    exc.__class__ = type(cls.__name__, (cls,), namespace)
-    exc.args = (*exc.args, HOSTILE)
-    if isinstance(getattr(exc, "message", None), str):
-        with contextlib.suppress(AttributeError):  # RecoverableError's is its detail's
-            exc.message = f"{exc.message} {HOSTILE}"  # type: ignore[attr-defined]
+def _count(calls: dict[str, int], name: str) -> int:
+    calls[name] = calls.get(name, 0) + 1
+    return calls[name]
 
 
-def hostile(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function`, whose failures (but a protocol error, the tool's own words) are tainted."""
+def _envelope_error(code: str, **fields: Any) -> dict[str, Any]:
+    """What a server of ours puts in `structured_content`: the envelope's error payload."""
+    from recoverable import ErrorDetail
+    from recoverable.tools import Envelope
 
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    detail = ErrorDetail.create(code, f"upstream said no {SECRET} {MARKER}", **fields)
+    error: dict[str, Any] = Envelope.failure(detail).to_dict()
+    return error
+
+
+def _failed(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True
+    )
+
+
+def build() -> MCPServer:
+    """A fresh server with the test tools (an HTTP app runs once per server)."""
+    server = MCPServer("recoverable-test")
+    tool_calls: dict[str, int] = {}
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool()
+    def boom() -> str:
+        """Always raises."""
+        raise ValueError(f"database password {SECRET} {MARKER}")
+
+    @server.tool()
+    async def slow(seconds: float) -> str:
+        """Sleeps, then answers."""
+        _count(tool_calls, "slow")
+        await asyncio.sleep(seconds)
+        return "done"
+
+    @server.tool()
+    def die() -> str:
+        """The server process dies mid-call."""
+        os._exit(3)
+
+    @server.tool()
+    def limited() -> CallToolResult:
+        """Rate limited on its first call (our envelope, retry after 1 s), then fine."""
+        if _count(tool_calls, "limited") == 1:
+            return _failed(
+                "Wait 1 s and call again.", _envelope_error("rate_limited", retry_after_ms=1000)
+            )
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    @server.tool()
+    def refused() -> CallToolResult:
+        """Invalid input, as our envelope's bare error payload says (never worth retrying)."""
+        payload = _envelope_error("tool_input_invalid")["error"]
+        return _failed("Change the input.", payload)
+
+    @server.tool()
+    def calls(name: str) -> str:
+        """How many times a tool was called in this process."""
+        return json.dumps(tool_calls.get(name, 0))
+
+    return server
+
+
+def http_app(gateway: bool = False) -> Any:
+    """The streamable-HTTP app (at /mcp); with `gateway`, calls of the tools named in
+    GATEWAY_STATUSES are answered with that status and a plain-text body instead."""
+    app = build().streamable_http_app()
+    return _Gateway(app) if gateway else app
+
+
+class _Gateway:
+    """An ASGI layer in front of the MCP app: a tool call it names gets an HTTP error."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.calls: dict[str, int] = {}
+        """Tool calls seen, by tool name (answered here or passed on)."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        status = self._status_for(body)
+        if status is not None:
+            code, headers = status
+            await send({"type": "http.response.start", "status": code,
+                        "headers": [(b"content-type", b"text/plain"), *headers]})  # fmt: skip
+            await send({"type": "http.response.body", "body": f"no {SECRET}".encode()})
+            return
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    def _status_for(self, body: bytes) -> tuple[int, list[tuple[bytes, bytes]]] | None:
         try:
-            return function(*args, **kwargs)
-        except Exception as exc:
-            if type(exc).__name__ != "MCPError":
-                taint(exc)
-            raise
+            message = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return None
+        name = (message.get("params") or {}).get("name")
+        _count(self.calls, str(name))
+        return GATEWAY_STATUSES.get(str(name))
 
-    return wrapper
 
-
-def main() -> None:
-    sys.path.insert(0, str(REPO))
-    from examples import mcp_server as example
-
-    args = example.arguments()
-    with example.FakeProvider() as fake:
-        server = example.build(
-            fake, fastmcp=args.fastmcp, plain=args.plain, mask=args.mask or None, decorate=hostile
-        )
-        example.serve(server, fastmcp=args.fastmcp, http_port=args.http)
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """Serve `app` under uvicorn on 127.0.0.1 (lifespan on: the MCP app's session manager
+    runs in it); yields its base URL; stops the server on exit."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    runner = uvicorn.Server(config)
+    thread = threading.Thread(target=runner.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not runner.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        runner.should_exit = True
+        thread.join(15)
+        sock.close()
+        assert not thread.is_alive(), "uvicorn did not stop"
 
 
 if __name__ == "__main__":
-    main()
+    build().run("stdio")
+    sys.exit(0)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, copy_with, mark_exhausted, unvalidated
 from .http.clients import client_status_error
-from .pipeline import Handler, always, error_message, resolve_exception
+from .pipeline import Handler, always, error_message, raised_by, resolve_exception
 
 if TYPE_CHECKING:
     from .._core.code_names import BuiltinCode
@@ -192,6 +192,26 @@ def _connection_error(exc: BaseException) -> ErrorDetail:
     return unvalidated("network_error", message)  # the message is clean: no checks again
 
 
+# The MCP clients spawn a stdio server themselves: its command missing is a program to install
+# or a path to correct (the fix names neither: the failure's own text names nothing we trust).
+_MCP_SPAWNERS = frozenset({"mcp", "fastmcp"})
+_MISSING_MCP_SERVER = (
+    "Install the MCP server's program, or correct the command its stdio parameters name"
+)
+
+
+def _file_not_found(exc: BaseException) -> ErrorDetail:
+    if raised_by(exc, _MCP_SPAWNERS) is None:
+        return unvalidated("not_found", error_message(exc))
+    return ErrorDetail.create(
+        "tool_not_found",
+        error_message(exc),
+        fix_required=_MISSING_MCP_SERVER,
+        source="mcp",
+        details={"errno": errno.ENOENT, "phase": "spawn"},
+    )
+
+
 HANDLERS: dict[tuple[str, str], Handler] = {
     # A cancel is never a failure to retry, whoever raised it.
     ("asyncio", "CancelledError"): always("run_cancelled"),
@@ -211,7 +231,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     # A certificate that does not verify will not verify on the next try either.
     ("ssl", "SSLCertVerificationError"): always("precondition_failed", phase="tls"),
     ("builtins", "PermissionError"): always("permission_denied"),
-    ("builtins", "FileNotFoundError"): always("not_found"),
+    ("builtins", "FileNotFoundError"): _file_not_found,
     ("builtins", "FileExistsError"): always("conflict"),
     ("builtins", "OSError"): _os_error,
     ("urllib", "URLError"): _url_error,

@@ -3,7 +3,7 @@
 `classify_response(obj)` reads the reasons each API gives for stopping (OpenAI Chat
 `finish_reason` and `refusal`, OpenAI Responses `status` / `incomplete_details` / refusal
 parts, Anthropic `stop_reason`, Gemini `finishReason` and `promptFeedback.blockReason`, Bedrock
-Converse `stopReason`) from
+Converse `stopReason`), and an MCP tool result with `is_error` (`mcp_results`), from
 the SDK's response object or its dict form (the JSON, or `model_dump()`), whichever it is
 given. The object's kind is matched by (package, class name), a dict's by its keys: no SDK
 is imported. A normal stop (`stop`, `end_turn`, `STOP`, a tool call) is None, and so is
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.detail import ErrorDetail, unvalidated
 from .._core.untrusted import clean_text
 from .http import from_http
+from .mcp_results import read_tool_result
 from .pipeline import package_of
 
 if TYPE_CHECKING:
@@ -213,6 +214,9 @@ _BY_CLASS: dict[tuple[str, str], _Reader] = {
     ("anthropic", "BetaRawMessageDeltaEvent"): _anthropic_delta,
     ("anthropic", "ParsedMessage"): _anthropic,
     ("google.genai", "GenerateContentResponse"): _gemini,
+    # An MCP tool call's result (mcp's, and fastmcp's parsed one): `mcp_results`.
+    ("mcp_types", "CallToolResult"): read_tool_result,
+    ("fastmcp", "CallToolResult"): read_tool_result,
     # The OpenAI-compatible SDKs' own chat classes (cerebras-cloud-sdk's package is `cerebras`).
     **{
         (package, name): partial(_openai_chat, source=package)
@@ -264,6 +268,8 @@ def _reader_for_dict(data: Mapping[str, Any]) -> _Reader | None:
     reader = _BY_TYPE.get(kind) if isinstance(kind, str) else None
     if reader is not None:
         return reader
+    if "content" in data and ("isError" in data or "is_error" in data):
+        return read_tool_result  # an MCP tool result's JSON, or its `model_dump()`
     return next((reader for key, reader in _BY_KEY if key in data), None)
 
 

@@ -90,9 +90,8 @@ class ClaudeState(ParseState):
         (None: deltas with no message open). At most _MAX_STREAMED_IDS and None."""
 
 
-# A message's whole `assistant` lines come right after its own deltas, so only the latest ids
-# are ever looked up: past this many the older ones are forgotten, so a CLI printing endless
-# messages cannot grow the set without bound.
+# A message's whole `assistant` lines come right after its own deltas: only the latest ids are
+# looked up, past this many the older are forgotten (endless messages cannot grow the set).
 _MAX_STREAMED_IDS = 256
 
 
@@ -216,6 +215,10 @@ def _system(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     subtype = data.get("subtype")
     if subtype == "init":
         state.session_id = as_str(data.get("session_id")) or state.session_id
+        if data.get("mcp_servers"):  # those that failed to connect: warnings
+            from ._mcp_failures import claude_mcp_warnings
+
+            return [*claude_mcp_warnings(data["mcp_servers"]), Raw(NAME, data)]
     elif subtype == "api_retry":
         return [Error(_retry_detail(data), severity="warning")]
     return [Raw(NAME, data)]
@@ -335,7 +338,10 @@ def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
     state.end_tool(tool_id, success)
     if success:
         return ToolEnd(tool_id, True, output=text)
-    return ToolEnd(tool_id, False, error=text, detail=tool_failure(_PHRASE_TABLE, NAME, text))
+    from ._mcp_failures import mcp_text_failure  # what an MCP server said, when one did
+
+    detail = mcp_text_failure(text, NAME) or tool_failure(_PHRASE_TABLE, NAME, text)
+    return ToolEnd(tool_id, False, error=text, detail=detail)
 
 
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
@@ -366,8 +372,7 @@ def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
 
 
 def _forget_streamed_ids(ids: set[str | None]) -> None:
-    """Forget the ids of messages whose lines are done (a new message starts), not whether
-    deltas came with no message open."""
+    """Forget the ids of messages done (a new one starts), not whether deltas had none."""
     anonymous = None in ids
     ids.clear()
     if anonymous:
@@ -377,11 +382,9 @@ def _forget_streamed_ids(ids: set[str | None]) -> None:
 def _close_abandoned_stream(
     state: ClaudeState, arriving_id: str | None, *, new_stream: bool
 ) -> None:
-    """Drop the text of a streamed message that never reached `message_stop`.
-
-    A cut stream makes Claude ask again (its non-streaming fallback): the cut attempt's text
-    leaves the answer. Its deltas were already sent and stay sent.
-    """
+    """Drop the text of a streamed message that never reached `message_stop`: a cut stream
+    makes Claude ask again (its non-streaming fallback), the cut attempt's text leaves the
+    answer. Its deltas were already sent and stay sent."""
     stream = state.open_message
     if stream is None:
         return
@@ -422,9 +425,8 @@ def _result(data: dict[str, Any], state: ClaudeState) -> list[Event]:
     return events
 
 
-# "API Error: 400 <the provider's message>": the status and the provider's own words, which
-# name the failure better than Claude's literal does (it says `authentication_failed` for a
-# 403, `invalid_request` for a content filter).
+# "API Error: 400 <the provider's message>": status and provider's words name the failure better
+# than Claude's literal (`authentication_failed` for a 403, `invalid_request` for a filter).
 _API_ERROR = re.compile(r"(?:^|\W)api error: ([1-5]\d\d)\b[ :-]*(.*)", re.IGNORECASE | re.DOTALL)
 
 
@@ -457,7 +459,6 @@ def _result_error(data: dict[str, Any], state: ClaudeState) -> ErrorDetail:
         or _WEAK_LITERALS.get(literal or "")
         or "unknown"
     )
-    # Classified on the CLI's own text; what the detail keeps of it is scrubbed and clipped.
     details: dict[str, Any] = {"subtype": clean_text(subtype)}
     for key, value in (("terminal_reason", reason), ("error", literal)):
         if value is not None:

@@ -287,7 +287,7 @@ def _tool_item(tool: _Tool) -> ItemReader:
                 events.append(ToolEnd(item_id, True, output))
             else:
                 # A failed command's own output says more than "failed, exit code 1".
-                detail = tool_failure(_PHRASE_TABLE, NAME, output or error)
+                detail = _mcp_failure(item) or tool_failure(_PHRASE_TABLE, NAME, output or error)
                 events.append(ToolEnd(item_id, False, output, error, detail))
         return events or [Raw(NAME, data)]  # an item started again: nothing is dropped
 
@@ -295,6 +295,16 @@ def _tool_item(tool: _Tool) -> ItemReader:
 
 
 # --- tool items ------------------------------------------------------------------------------
+
+
+def _mcp_failure(item: dict[str, Any]) -> ErrorDetail | None:
+    """A failed `mcp_tool_call`: what its server answered (`_mcp_failures`); else None."""
+    if item.get("type") != "mcp_tool_call":
+        return None
+    from ._mcp_failures import mcp_item_failure  # only a failed MCP call needs it
+
+    return mcp_item_failure(item)
+
 
 End = tuple[bool, str | None, str | None]  # success, output, error
 

@@ -291,8 +291,15 @@ def _tool_result(data: dict[str, Any], state: GeminiState) -> list[Event]:
         return [*events, ToolEnd(tool_id, True, output=output)]
     error = as_dict(data.get("error"))
     reason = as_str(error.get("message")) or as_str(error.get("type")) or "failed"
-    detail = tool_failure(_PHRASE_TABLE, NAME, reason)
+    detail = _mcp_failure(error) or tool_failure(_PHRASE_TABLE, NAME, reason)
     return [*events, ToolEnd(tool_id, False, output=output, error=reason, detail=detail)]
+
+
+def _mcp_failure(error: dict[str, Any]) -> ErrorDetail | None:
+    """A failed MCP call, or a tool Gemini does not have (`_mcp_failures`); else None."""
+    from ._mcp_failures import gemini_mcp_failure  # only a failed tool needs it
+
+    return gemini_mcp_failure(error)
 
 
 def _error(data: dict[str, Any], state: GeminiState) -> list[Event]:
@@ -349,7 +356,12 @@ _STDERR_RETRY_LINES = 20  # the message of one attempt, at most; past it the att
 
 
 def stderr_line(line: str, state: GeminiState) -> list[Event]:
-    """A retry Gemini makes on its own, from its stderr lines, as a warning; else nothing."""
+    """A retry Gemini makes on its own, from its stderr lines, as a warning; an MCP server
+    that failed to connect, as a warning too; else nothing."""
+    if line.startswith("MCP issues detected."):
+        from ._mcp_failures import gemini_mcp_issues  # only a run whose server failed
+
+        return [Error(gemini_mcp_issues(), severity="warning")]
     found = _STDERR_RETRY_STATUS.match(line)
     if found is not None:
         state.stderr_retry = None

@@ -1,4 +1,4 @@
-"""What a real MCP client sees of the example server's tools (tests/support/mcp_server.py),
+"""What a real MCP client sees of the example server's tools (tests/support/mcp_example.py),
 over stdio (a subprocess) or streamable HTTP (a subprocess under uvicorn), with the `mcp`
 client or fastmcp's: one session per server, every case called in turn."""
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.mcp_server import HOSTILE, MARKUP, PATH, SECRET
+from tests.support.mcp_example import HOSTILE, MARKUP, PATH, SECRET
 
 REPO = Path(__file__).resolve().parents[3]
-SERVER = "tests/support/mcp_server.py"
+SERVER = "tests/support/mcp_example.py"
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
 
 # name -> (tool, arguments): every FakeProvider fault inside `ask`, a failed subprocess, a

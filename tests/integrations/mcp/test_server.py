@@ -1,4 +1,4 @@
-"""The server side on real processes: the example server (tests/support/mcp_server.py, every
+"""The server side on real processes: the example server (tests/support/mcp_example.py, every
 tool failure's text tainted with a credential, a path and `<script>`) as a stdio subprocess
 and under uvicorn over streamable HTTP, MCPServer and FastMCP, read by the `mcp` client and
 by fastmcp's. Exact codes, waits and texts; nothing of the exception's text anywhere."""

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from tests.support.mcp_server import SECRET
+from tests.support.mcp_example import SECRET
 
 from .observe import CASES, Seen, observe_mcp, server_args, stdio_mcp
 

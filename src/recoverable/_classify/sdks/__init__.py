@@ -21,6 +21,7 @@ from .http_clients import AIOHTTP_CLASSES, HTTPX_CLASSES, REQUESTS_CLASSES
 from .huggingface import HUGGINGFACE_CLASSES
 from .langchain import LANGCHAIN_CLASSES, LANGGRAPH_CLASSES
 from .litellm import LITELLM_CLASSES
+from .mcp import FASTMCP_CLASSES, MCP_CLASSES
 from .mistral import MISTRAL_CLASSES
 from .ollama import OLLAMA_CLASSES
 from .openai import openai_family
@@ -49,6 +50,8 @@ _PACKAGES: dict[str, dict[str, Handler]] = {
     "pydantic_ai": PYDANTIC_AI_CLASSES,
     "claude_agent_sdk": CLAUDE_AGENT_SDK_CLASSES,
     "agents": AGENTS_CLASSES,  # the OpenAI Agents SDK
+    "mcp": MCP_CLASSES,  # the Model Context Protocol's SDK (`mcp.MCPError`)
+    "fastmcp": FASTMCP_CLASSES,
     "httpx": HTTPX_CLASSES,
     "httpx2": HTTPX_CLASSES,
     "requests": REQUESTS_CLASSES,
