@@ -28,7 +28,7 @@ CLIS = ("claude", "codex", "gemini")
 def child(kb: int) -> None:
     sys.path.insert(0, str(HERE))
     import bench_stream
-    from bench_parse import CHUNK
+    from _claude_stream import CHUNK
 
     plan = []
     for cli in CLIS:

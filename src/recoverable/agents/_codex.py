@@ -212,84 +212,92 @@ def _turn_failed(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [state.terminal_failure(_classify_message(message))]
 
 
-# An item line's reader: (the line, its item, the state, whether the item completed).
-ItemReader = Callable[[dict[str, Any], dict[str, Any], ParseState, bool], list[Event]]
+# An item line's reader: (the line, its item, the state) -> events; one per item type and phase.
+ItemReader = Callable[[dict[str, Any], dict[str, Any], ParseState], list[Event]]
 
 
-def _item_handler(phase: str) -> Callable[[dict[str, Any], ParseState], list[Event]]:
-    """The handler of `item.started`, `item.updated` or `item.completed`: the item's own
-    reader (`_ITEMS`, one lookup of its type); an item of a type we do not read is `Raw`."""
-    completed, updated = phase == "item.completed", phase == "item.updated"
+def _item_handler(
+    readers: dict[str, ItemReader],
+) -> Callable[[dict[str, Any], ParseState], list[Event]]:
+    """The handler of `item.started`, `item.updated` or `item.completed`: the reader of the
+    item's type in that phase (`readers`, one lookup); an item no reader reads is `Raw`."""
+    reader_for = readers.get
 
     def item_line(data: dict[str, Any], state: ParseState) -> list[Event]:
         item = data.get("item")
-        if not isinstance(item, dict):
-            return [Raw(NAME, data)]
-        kind: Any = item.get("type")
-        try:
-            read = _ITEMS.get(kind)
-        except TypeError:  # a type that is a list or an object
-            read = None
-        if read is None or (updated and read not in _EVERY_PHASE):
-            return [Raw(NAME, data)]
-        return read(data, item, state, completed)
+        if isinstance(item, dict):
+            kind: Any = item.get("type")
+            try:
+                read = reader_for(kind)
+            except TypeError:  # a type that is a list or an object
+                read = None
+            if read is not None:
+                return read(data, item, state)
+        return [Raw(NAME, data)]
 
     return item_line
 
 
-def _agent_message(
-    data: dict[str, Any], item: dict[str, Any], state: ParseState, completed: bool
-) -> list[Event]:
+def _agent_message(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
+    """A completed message: its whole text (its started and updated lines are `Raw`)."""
     text = item.get("text")
-    if not completed or not isinstance(text, str) or not text:  # the whole text comes then
+    if not isinstance(text, str) or not text:
         return [Raw(NAME, data)]
     state.text_parts.append(text)
     return [TextDelta(text)]
 
 
-def _reasoning(
-    data: dict[str, Any], item: dict[str, Any], state: ParseState, completed: bool
-) -> list[Event]:
+def _reasoning(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
     text = item.get("text")
-    if not completed or not isinstance(text, str) or not text:
+    if not isinstance(text, str) or not text:
         return [Raw(NAME, data)]
     return [ThinkingDelta(text)]
 
 
-def _error_item(
-    data: dict[str, Any], item: dict[str, Any], state: ParseState, completed: bool
-) -> list[Event]:
+def _error_item(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
     """Non-fatal, in any phase: model metadata, transport fallback."""
     message = as_str(item.get("message")) or ""
     return [Error(_classify_message(message), severity="warning")]
 
 
-def _tool_item(tool: _Tool) -> ItemReader:
-    """The reader of one tool item type (not of its `item.updated` lines: `Raw`)."""
+def _tool_started(tool: _Tool) -> ItemReader:
+    """The reader of one tool item type's `item.started` line: its `ToolStart`."""
 
-    def read(
-        data: dict[str, Any], item: dict[str, Any], state: ParseState, completed: bool
-    ) -> list[Event]:
+    def read(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
+        item_id = item.get("id")
+        if not isinstance(item_id, str):
+            item_id = ""
+        if item_id in state.tool_names:  # an item started again: nothing is dropped
+            return [Raw(NAME, data)]
+        name, given = tool.start(item)
+        state.start_tool(item_id, name)
+        return [ToolStart(item_id, name, given)]
+
+    return read
+
+
+def _tool_completed(tool: _Tool) -> ItemReader:
+    """The reader of one tool item type's `item.completed` line: its `ToolEnd` (after its
+    `ToolStart`, for an item that only completes: a declined command, a patch)."""
+
+    def read(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
         item_id = item.get("id")
         if not isinstance(item_id, str):
             item_id = ""
         events: list[Event] = []
-        if (
-            item_id not in state.tool_names
-        ):  # some items (a declined command, a patch) only complete
-            name = tool.name(item)
+        if item_id not in state.tool_names:
+            name, given = tool.start(item)
             state.start_tool(item_id, name)
-            events.append(ToolStart(item_id, name, tool.input(item)))
-        if completed:
-            success, output, error = tool.end(item)
-            state.end_tool(item_id, success)
-            if success:
-                events.append(ToolEnd(item_id, True, output))
-            else:
-                # A failed command's own output says more than "failed, exit code 1".
-                detail = _mcp_failure(item) or tool_failure(_PHRASE_TABLE, NAME, output or error)
-                events.append(ToolEnd(item_id, False, output, error, detail))
-        return events or [Raw(NAME, data)]  # an item started again: nothing is dropped
+            events.append(ToolStart(item_id, name, given))
+        success, output, error = tool.end(item)
+        state.end_tool(item_id, success)
+        if success:
+            events.append(ToolEnd(item_id, True, output))
+        else:
+            # A failed command's own output says more than "failed, exit code 1".
+            detail = _mcp_failure(item) or tool_failure(_PHRASE_TABLE, NAME, output or error)
+            events.append(ToolEnd(item_id, False, output, error, detail))
+        return events
 
     return read
 
@@ -310,10 +318,9 @@ End = tuple[bool, str | None, str | None]  # success, output, error
 
 
 class _Tool(NamedTuple):
-    """How one tool item type reads: its name, its input and how it ended."""
+    """How one tool item type reads: its name and input, and how it ended."""
 
-    name: Callable[[dict[str, Any]], str]
-    input: Callable[[dict[str, Any]], Any]
+    start: Callable[[dict[str, Any]], tuple[str, Any]]
     end: Callable[[dict[str, Any]], End]
 
 
@@ -359,32 +366,34 @@ def _mcp_name(item: dict[str, Any]) -> str:
 
 _TOOLS = {
     "command_execution": _Tool(
-        lambda item: "command_execution",
-        lambda item: {"command": item.get("command")},
-        _command_end,
+        lambda item: ("command_execution", {"command": item.get("command")}), _command_end
     ),
-    "mcp_tool_call": _Tool(_mcp_name, lambda item: item.get("arguments"), _mcp_end),
+    "mcp_tool_call": _Tool(lambda item: (_mcp_name(item), item.get("arguments")), _mcp_end),
     "file_change": _Tool(
-        lambda item: "file_change", lambda item: {"changes": item.get("changes")}, _status_end
+        lambda item: ("file_change", {"changes": item.get("changes")}), _status_end
     ),
-    "web_search": _Tool(
-        lambda item: "web_search", lambda item: {"query": item.get("query")}, _status_end
-    ),
+    "web_search": _Tool(lambda item: ("web_search", {"query": item.get("query")}), _status_end),
 }
 
-_ITEMS: dict[str, ItemReader] = {
+# Each phase's readers, by item type (a type or phase not here is `Raw`): a message's and a
+# reasoning's whole text comes when they complete; a tool's updates are `Raw`.
+_STARTED: dict[str, ItemReader] = {
+    "error": _error_item,
+    **{kind: _tool_started(tool) for kind, tool in _TOOLS.items()},
+}
+_UPDATED: dict[str, ItemReader] = {"error": _error_item}
+_COMPLETED: dict[str, ItemReader] = {
     "agent_message": _agent_message,
     "reasoning": _reasoning,
     "error": _error_item,
-    **{kind: _tool_item(tool) for kind, tool in _TOOLS.items()},
+    **{kind: _tool_completed(tool) for kind, tool in _TOOLS.items()},
 }
-_EVERY_PHASE = {_agent_message, _reasoning, _error_item}  # tools' updates are `Raw`
 
 _HANDLERS: Handlers[ParseState] = {
     "thread.started": _thread_started,
-    "item.started": _item_handler("item.started"),
-    "item.updated": _item_handler("item.updated"),
-    "item.completed": _item_handler("item.completed"),
+    "item.started": _item_handler(_STARTED),
+    "item.updated": _item_handler(_UPDATED),
+    "item.completed": _item_handler(_COMPLETED),
     "turn.completed": _turn_completed,
     "turn.failed": _turn_failed,
     "error": _top_level_error,

@@ -34,6 +34,7 @@ __all__ = [
     "HANDLERS",
     "KEPT_ERRORS",
     "KEPT_TOOLS",
+    "STANDARD_SCAN",
     "CliModule",
     "Handlers",
     "ParseState",
@@ -53,7 +54,6 @@ __all__ = [
     "phrase_code",
     "read_json",
     "signal_name",
-    "standard_object",
     "stderr_phrase",
     "tool_failure",
     "unexplained_exit",
@@ -183,6 +183,9 @@ def no_stderr_events(line: str, state: ParseState) -> list[Event]:
 
 
 _DECODER = json.JSONDecoder()
+STANDARD_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+"""The standard parser's scanner: `(text, index) -> (value, end)`, the one value at `index`
+(raises on anything else). `raw_decode` is this call behind a Python frame."""
 _LOOSE_LINE_CHARS = 2000
 _SAMPLE_CHARS = 203  # what bad_line quotes of a line: 200 characters and "..."
 
@@ -198,9 +201,10 @@ def _fast_decoder() -> Callable[[str | bytes], Any] | None:
 
 
 ACCELERATE_AFTER_BYTES = 1 << 20
-"""The JSON lines read with the standard parser before the accelerator is looked up: importing
-msgspec costs ~12 ms, what it saves on about 1 MB, so a short run (`recoverable run "Say
-hello"`) never pays for it and a process reading a long stream switches once, early."""
+"""The stdout lines (their bytes) read with the standard parser before the accelerator is
+looked up: importing msgspec costs ~12 ms, what it saves on about 1 MB, so a short run
+(`recoverable run "Say hello"`) never pays for it and a process reading a long stream switches
+once, early."""
 
 
 def json_accelerator(
@@ -253,16 +257,6 @@ def read_json(line: str) -> dict[str, Any] | None:
         return None
     if end != len(text) or not isinstance(data, dict):
         return None  # trailing garbage, or not an object
-    return data
-
-
-def standard_object(line: bytes) -> Any:
-    """A line that is exactly one JSON value, by the standard parser (raises on any other:
-    invalid UTF-8, trailing whitespace or garbage; the caller's general path then decides)."""
-    text = line.decode("utf-8")
-    data, end = _DECODER.raw_decode(text)  # raw_decode: see read_json
-    if end != len(text):
-        raise ValueError("not one JSON value")
     return data
 
 

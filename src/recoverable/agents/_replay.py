@@ -21,13 +21,13 @@ from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import (
     HANDLERS,
     KEPT_ERRORS,
+    STANDARD_SCAN,
     CliModule,
     StateT,
     accelerator_pending,
     bad_line,
     json_accelerator,
     killed,
-    standard_object,
 )
 
 __all__ = [
@@ -76,7 +76,7 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
     # The standard parser until the accelerator's byte budget is spent (then looked up once).
     pending = accelerator_pending()
     fast = None if pending else json_accelerator()
-    decode: Callable[[bytes], Any] = standard_object if fast is None else fast
+    scan = STANDARD_SCAN  # the standard parser's own C scanner: one call a line
     cli = module.NAME
 
     def general(line: bytes | int) -> list[Event]:
@@ -92,38 +92,60 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
         return parse_line(text, state)
 
     def read_lines(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
-        nonlocal decode, pending
+        nonlocal fast, pending
+        if handler_for is None:  # a module written by hand: every line as text
+            return read_texts(lines, limit)
         events: list[Event] = []
+        found: list[Event]
         for line in lines:
-            found = None
-            if handler_for is not None and type(line) is bytes and line[:1] == b"{":
-                if pending:  # ACCELERATE_AFTER_BYTES: counted, then looked up once
-                    found_fast = json_accelerator(len(line))
-                    if found_fast is not None:
-                        decode = found_fast
-                    pending = accelerator_pending()
-                try:  # most lines: one JSON object
-                    data = decode(line)
-                except Exception:  # refused (invalid UTF-8 too): the general path decides
-                    data = None
-                if type(data) is dict:
-                    # What `line_parser`'s parse_line does with the object, without its calls.
-                    kind: Any = data.get("type")
-                    try:
-                        handler = handler_for(kind)
-                    except TypeError:  # a `type` that is a list or an object: no handler's
-                        handler = None
-                    found = handler(data, state) if handler is not None else [Raw(cli, data)]
-            if found is None:
+            if pending:  # ACCELERATE_AFTER_BYTES: counted, then looked up once
+                fast = json_accelerator(len(line) if type(line) is bytes else 0)
+                pending = accelerator_pending()
+            # Most lines: one JSON object, read straight from the bytes. Whatever this
+            # refuses (an oversize line's size, invalid UTF-8, blank lines, a value that is
+            # not the whole line, whitespace around it, anything the accelerator refuses),
+            # the general path decides.
+            try:
+                if fast is None:
+                    text = line.decode("utf-8")  # type: ignore[union-attr]
+                    data, end = scan(text, 0)
+                    if end != len(text):
+                        data = None
+                else:
+                    data = fast(line)  # type: ignore[arg-type]
+            except Exception:
+                data = None
+            if type(data) is dict:
+                # What `line_parser`'s parse_line does with the object, without its calls.
+                kind: Any = data.get("type")
+                try:
+                    handler = handler_for(kind)
+                except TypeError:  # a `type` that is a list or an object: no handler's
+                    handler = None
+                found = handler(data, state) if handler is not None else [Raw(cli, data)]
+            else:
                 found = general(line)
             if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
-                first = next(i for i, event in enumerate(found) if type(event) is ToolEnd)
-                events += found[: first + 1]
-                return events, True
+                return stopped(events, found)
+            events += found
+        return events, False
+
+    def read_texts(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
+        events: list[Event] = []
+        for line in lines:
+            found = general(line)
+            if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
+                return stopped(events, found)
             events += found
         return events, False
 
     return read_lines
+
+
+def stopped(events: list[Event], found: list[Event]) -> tuple[list[Event], bool]:
+    """`events`, then a line's `found` up to its first `ToolEnd`: the guardrail stopped them."""
+    first = next(i for i, event in enumerate(found) if type(event) is ToolEnd)
+    return [*events, *found[: first + 1]], True
 
 
 def stderr_tail(text: str) -> str:
