@@ -7,26 +7,33 @@ discovery, `recoverable.testing`) is imported inside them.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeAlias
 
 from .. import agents
 from .._core.codes import codes
 from .._core.detail import ErrorDetail
 from ._output import Deadlines, Printer, describe_failure
 
-__all__ = ["cmd_doctor", "cmd_run"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    import types
+
+__all__ = ["Arguments", "cmd_doctor", "cmd_run"]
+
+Arguments: TypeAlias = "argparse.Namespace | types.SimpleNamespace"
+"""What a command reads: argparse's answer, or the same names read without it (`_plain`)."""
 
 # --- doctor ---------------------------------------------------------------------------------
 
 
-def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_doctor(args: Arguments, out: TextIO) -> int:
     from .._core.envelope import Envelope  # doctor's alone: `run` does not load it
 
     started = time.monotonic()
@@ -79,7 +86,7 @@ def _print_cli(info: agents.CliInfo, out: TextIO) -> None:
 
 @contextlib.contextmanager
 def _fake_setup(
-    cli: str | list[str], args: argparse.Namespace
+    cli: str | list[str], args: Arguments
 ) -> Iterator[tuple[str | list[str], dict[str, Any]]]:
     """An embedded FakeProvider failing as `args` ask (`--fake FAULT`, `--times`,
     `--retry-after`), a throwaway home, and the options pointing `cli` (one CLI or an order of
@@ -108,9 +115,7 @@ def _print_failure(error: ErrorDetail, err: TextIO) -> None:
         print(line, file=err)
 
 
-def _run(
-    args: argparse.Namespace, cli: str | list[str], options: dict[str, Any], out: TextIO
-) -> int:
+def _run(args: Arguments, cli: str | list[str], options: dict[str, Any], out: TextIO) -> int:
     result: agents.RunResult | None = None
     printer = None
     if not args.json:
@@ -133,7 +138,7 @@ def _run(
     return 0 if result.success or result.error is None else result.error.exit_code
 
 
-def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_run(args: Arguments, out: TextIO) -> int:
     options: dict[str, Any] = {}
     for name in ("model", "cwd", "timeout", "idle_timeout", "max_turns"):
         if getattr(args, name) is not None:
