@@ -193,13 +193,12 @@ def exec_command(request: ExecRequest, out: TextIO) -> int:
     attempts = _Attempts(argv, request.timeout)
     started = time.monotonic()
     stopped_by: int | None = None
+    recovery: Recovery[Envelope] | None = None  # stays None for a plain success
     try:
         with terminations_raise():  # a supervisor's stop: the command's group first, then us
             done = attempts.first()
-            if plain_success(done, argv):
-                duration_ms = round((time.monotonic() - started) * 1000)
-                return _plain_answer(attempts, request.json, duration_ms, out)
-            recovery = _recover(attempts, request)
+            if not plain_success(done, argv):
+                recovery = _recover(attempts, request)
     except KeyboardInterrupt:
         recovery = _stopped("the caller interrupted the command")
     except Terminated as end:
@@ -207,6 +206,9 @@ def exec_command(request: ExecRequest, out: TextIO) -> int:
 
         stopped_by, name = end.signum, signals.Signals(end.signum).name
         recovery = _stopped(f"{name} stopped the command", name)
+    if recovery is None:  # answered outside the handlers, as every answer is
+        duration_ms = round((time.monotonic() - started) * 1000)
+        return _plain_answer(attempts, request.json, duration_ms, out)
     from .._core.envelope import written
 
     envelope = _answer(recovery, attempts, round((time.monotonic() - started) * 1000))
