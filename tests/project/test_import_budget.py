@@ -128,6 +128,7 @@ def test_a_run_stays_within_its_module_budget(run_modules: list[str]) -> None:
 def test_json_lines_as_a_run_prints_them_load_no_more(tmp_path: Path) -> None:
     modules = _loaded(tmp_path, "run", "Say hello", "--cli", "claude", "--json")
     assert [name for name in NOT_ON_THE_RUN_PATH if name in modules] == []
+    assert "recoverable.command._output" not in modules  # what a person reads: not NDJSON
 
 
 def test_the_fake_provider_loads_only_with_fake(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Imported only when one of them runs. The run goes through the synchronous runner, so the
 command never imports asyncio (~40 ms); what only `doctor` or `--fake` needs (the envelope,
-discovery, `recoverable.testing`) is imported inside them.
+discovery, `recoverable.testing`), and what only a person reads (`_output`, not `--json`), is
+imported inside them.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from typing import Any, TextIO, TypeAlias
 from .. import agents
 from .._core.codes import codes
 from .._core.detail import ErrorDetail
-from ._output import Deadlines, Printer, describe_failure
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     import types
+
+    from ._output import Printer
 
 __all__ = ["Arguments", "cmd_doctor", "cmd_run"]
 
@@ -111,14 +113,18 @@ def _fake_setup(
 
 
 def _print_failure(error: ErrorDetail, err: TextIO) -> None:
+    from ._output import describe_failure
+
     for line in describe_failure(error):
         print(line, file=err)
 
 
 def _run(args: Arguments, cli: str | list[str], options: dict[str, Any], out: TextIO) -> int:
     result: agents.RunResult | None = None
-    printer = None
+    printer: Printer | None = None
     if not args.json:
+        from ._output import Deadlines, Printer  # for a person: `--json` does not load it
+
         name = cli if isinstance(cli, str) else "/".join(cli)
         idle = options.get("idle_timeout", agents.RunOptions().idle_timeout)
         deadlines = Deadlines(idle, options.get("timeout"))
