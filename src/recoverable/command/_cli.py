@@ -288,7 +288,7 @@ def _check_run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command through the full parser; returns the process exit code (`_main.main`,
-    the console script, sends here every command but a plain `exec`)."""
+    the console script, sends here every command but a plain `exec` or `run`)."""
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["fake-provider"]:  # its options are its own parser's (argparse would
         return _cmd_fake_provider(argparse.Namespace(rest=given[1:]), sys.stdout)  # eat them)
