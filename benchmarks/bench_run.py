@@ -1,7 +1,8 @@
-"""What `agents.run` and `recoverable run` add over running the bare CLI, side by side.
+"""What `agents.run` and `recoverable run` add over running the bare CLI, and `recoverable exec`
+over a bare Python start, side by side.
 
 Run: .venv/bin/python benchmarks/bench_run.py [--json] [--runs 10] [--stand-in-runs 10]
-                                              [--cli claude codex gemini]
+                                              [--exec-runs 20] [--cli claude codex gemini]
 
 For each CLI, against a FakeProvider on 127.0.0.1 answering `Reply.text` ("Hello from
 FakeProvider."), rounds of, interleaved:
@@ -21,30 +22,44 @@ share one fake served by a separate process, so that serving takes no time from 
 process. Prints a Markdown table per CLI: wall ms, ms added over (a), the CLI's peak RSS and
 the peak RSS of the Python process around it. Every process started is waited for and its
 process group killed, and no process may be left holding a run's home.
+
+Then `recoverable exec -- true` (an agent's tool call) in rounds with `python -c pass`: its CPU
+over a bare Python start. Last, where valgrind is installed, the instructions each Python
+process runs itself (callgrind, not its children): `python -c pass`, `recoverable exec -- true`,
+and `recoverable run` over the stand-in without and with `--fake`; those counts do not move with
+the machine's load, as wall and even CPU time do.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
-import resource
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from _run_counts import exec_rounds, instruction_counts, print_exec
+from _run_procs import (
+    REPLY,
+    TIMEOUT_S,
+    Sample,
+    Target,
+    cpu_ms,
+    fake_server,
+    python_env,
+    spawn,
+    stand_in,
+    throwaway_home,
+    vm_hwm_kb,
+)
 from recoverable import agents
 from recoverable.agents._cli_modules import module_for
 from recoverable.testing import cli_setup
@@ -53,11 +68,10 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = REPO / "node_modules" / ".bin"
 VENV_BIN = Path(sys.executable).parent
 PROMPT = "Say hello"
-REPLY = "Hello from FakeProvider."
 RUNS = 10
 STANDIN_RUNS = 10
 RSS_RUNS = 2  # fresh Python hosts of (b), for its RSS (VmHWM varies by < 0.1 MB)
-TIMEOUT_S = 90.0
+EXEC_RUNS = 20
 # Issue 15, goal 3: over the bare CLI, less a bare Python start (the same interpreter,
 # environment and cwd): `recoverable run` <= +30 ms and <= +20 MB, `--fake` <= +60 ms.
 TARGET_RUN_MS = 30.0
@@ -81,179 +95,12 @@ print(json.dumps({"ok": r.success and r.text == o["reply"], "self_kb": hwm,
 """
 
 
-@dataclass
-class Sample:
-    wall_ms: float
-    cli_rss_mb: float | None = None  # largest single process of the CLI's tree (wait4)
-    python_rss_mb: float | None = None  # peak RSS of the Python process around the CLI
-    cpu_ms: float | None = None  # user + sys of the process and all it waited for: load-proof
-
-
-def _cpu_ms(usage: resource.struct_rusage) -> float:
-    """CPU time, user + sys, in ms: what the work costs whatever else runs on the machine
-    (wall time grows with the load, CPU time barely)."""
-    return (usage.ru_utime + usage.ru_stime) * 1000
-
-
-# -- processes ------------------------------------------------------------------------------
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _leftovers(marker: str) -> list[int]:
-    """Pids whose environment names `marker` (a run's home): kill them, return them."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
-                if marker.encode() in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
-    for pid in found:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return found
-
-
-def _vm_hwm_kb(pid: int) -> int | None:
-    """The peak RSS the kernel has seen for `pid` so far (VmHWM), or None once it is gone."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    for line in status.splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return None
-
-
-def spawn(
-    argv: list[str], env: dict[str, str], cwd: str, *, watch_hwm: bool = False
-) -> tuple[float, int, resource.struct_rusage, int | None, str]:
-    """Run `argv` in its own session, wait with wait4: (ms, exit code, rusage, hwm kb, stdout).
-
-    `watch_hwm` samples the process's own VmHWM every 2 ms from a thread (the main thread
-    blocks in wait4, so the exit is seen at once and the timing is not quantised).
-    """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        process = subprocess.Popen(
-            argv,
-            env=env,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-        )
-        done = threading.Event()
-        peak = [0]
-
-        def sample() -> None:
-            while not done.wait(0.002):
-                kb = _vm_hwm_kb(process.pid)
-                if kb is not None:
-                    peak[0] = max(peak[0], kb)
-
-        sampler = threading.Thread(target=sample, daemon=True) if watch_hwm else None
-        if sampler is not None:
-            sampler.start()
-        watchdog = threading.Timer(TIMEOUT_S, _kill_group, (process.pid,))
-        watchdog.start()
-        try:
-            _, status, usage = os.wait4(process.pid, 0)
-        finally:
-            wall_ms = (time.perf_counter() - start) * 1000
-            watchdog.cancel()
-            done.set()
-            _kill_group(process.pid)  # anything it left in its group
-        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        if sampler is not None:
-            sampler.join()
-        out.seek(0)
-        stdout = out.read().decode("utf-8", "replace")
-        if process.returncode != 0:
-            err.seek(0)
-            tail = err.read().decode("utf-8", "replace")[-2000:]
-            raise RuntimeError(f"{argv[:3]} exited {process.returncode}: {tail}")
-    return wall_ms, process.returncode, usage, (peak[0] or None) if watch_hwm else None, stdout
-
-
-@contextlib.contextmanager
-def fake_server() -> Iterator[types.SimpleNamespace]:
-    """A FakeProvider in its own process (`python -m recoverable fake-provider`)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "recoverable", "fake-provider", "--reply", REPLY],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        if not url.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"the fake provider did not start: {url!r}")
-        yield types.SimpleNamespace(url=url, openai_url=url + "/v1")
-    finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        _kill_group(process.pid)
-
-
-@contextlib.contextmanager
-def throwaway_home(root: str) -> Iterator[str]:
-    home = tempfile.mkdtemp(prefix="home-", dir=root)
-    try:
-        yield home
-    finally:
-        left = _leftovers(home)
-        shutil.rmtree(home, ignore_errors=True)
-        if left:
-            raise RuntimeError(f"processes left behind by a run: {left}")
-
-
 # -- the things timed ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """A CLI to run: the real one, or a stand-in that prints its captured output."""
-
-    cli: str
-    bin_dir: Path  # holds an executable named `cli`; first on PATH for (c)
-    real: bool
-
-    @property
-    def executable(self) -> str:
-        return str(self.bin_dir / self.cli)
-
-
-def stand_in(cli: str, root: str) -> Target:
-    """`cli` as a shell script that prints tests/data/cli/<cli>/text.stdout: no Node start."""
-    bin_dir = Path(root) / "stand-in"
-    bin_dir.mkdir(exist_ok=True)
-    script = bin_dir / cli
-    script.write_text(f"#!/bin/sh\nexec cat '{REPO / 'tests/data/cli' / cli / 'text.stdout'}'\n")
-    script.chmod(0o755)
-    return Target(cli, bin_dir, real=False)
-
-
-def python_env() -> dict[str, str]:
-    """This environment, but letting Python write .pyc files, as a user's machine has them."""
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run_python(root: str) -> Sample:
     wall, _, usage, _, _ = spawn([sys.executable, "-c", "pass"], python_env(), root)
-    return Sample(wall, cpu_ms=_cpu_ms(usage))
+    return Sample(wall, cpu_ms=cpu_ms(usage))
 
 
 def python_rss(root: str) -> float:
@@ -273,7 +120,7 @@ def run_bare(target: Target, fake: Any, root: str) -> Sample:
     if agents.replay(target.cli, stdout).text != REPLY:  # checked after the clock stopped
         raise RuntimeError(f"bare {target.cli}: no reply in its output: {stdout[-500:]!r}")
     return Sample(
-        wall, cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None, cpu_ms=_cpu_ms(usage)
+        wall, cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None, cpu_ms=cpu_ms(usage)
     )
 
 
@@ -313,7 +160,7 @@ def run_recoverable(target: Target, root: str) -> Sample:
         wall,
         cli_rss_mb=usage.ru_maxrss / 1024 if target.real else None,
         python_rss_mb=hwm / 1024 if hwm else None,
-        cpu_ms=_cpu_ms(usage),
+        cpu_ms=cpu_ms(usage),
     )
 
 
@@ -328,7 +175,7 @@ def run_recoverable_plain(target: Target, root: str) -> Sample:
         wall, _, usage, hwm, stdout = spawn(argv, env, cwd, watch_hwm=True)
     if REPLY not in stdout:
         raise RuntimeError(f"recoverable run --cli {target.cli}: no reply: {stdout[-500:]!r}")
-    return Sample(wall, python_rss_mb=hwm / 1024 if hwm else None, cpu_ms=_cpu_ms(usage))
+    return Sample(wall, python_rss_mb=hwm / 1024 if hwm else None, cpu_ms=cpu_ms(usage))
 
 
 def host_rss(target: Target, fake: Any, root: str) -> tuple[float, float]:
@@ -410,7 +257,9 @@ def rounds(target: Target, fake: Any, root: str, runs: int) -> dict[str, Any]:
     return {"runs": runs, **out}
 
 
-def bench_cli(cli: str, runs: int, standin_runs: int, root: str) -> dict[str, Any]:
+def bench_cli(
+    cli: str, runs: int, standin_runs: int, root: str, *, counts: bool = True
+) -> dict[str, Any]:
     real = Target(cli, BIN, real=True)
     with fake_server() as fake:
         out = {"real": rounds(real, fake, root, runs)}
@@ -418,6 +267,10 @@ def bench_cli(cli: str, runs: int, standin_runs: int, root: str) -> dict[str, An
         bare_python = [python_rss(root) for _ in range(RSS_RUNS)]
         if standin_runs:
             out["stand_in"] = rounds(stand_in(cli, root), fake, root, standin_runs)
+    if counts:
+        out["instructions"] = instruction_counts(
+            stand_in(cli, root).bin_dir if standin_runs else None, cli, root
+        )
     out["rss"] = {
         "runs": RSS_RUNS,
         "bare_python_mb": statistics.median(bare_python),
@@ -521,6 +374,15 @@ def print_tables(results: dict[str, dict[str, Any]], runs: int, standin_runs: in
                     )
         plain = r.get("stand_in", {}).get("recoverable_plain", {}).get("python_rss_mb")
         d_mb = None if plain is None else plain - rss["bare_python_mb"]
+        counts = r.get("instructions", {})
+        if counts.get("python"):
+            base = counts["python"]
+            over = ", ".join(
+                f"{name} {(count - base) / 1e6:+.1f}M"
+                for name, count in counts.items()
+                if name != "python" and count
+            )
+            print(f"\nInstructions over `python -c pass` ({base / 1e6:.1f}M): {over}.")
         print(
             "\nGoal 3, each over (a) less that round's bare Python start (`python -c pass`: the "
             "same interpreter, environment and cwd), median of the rounds; CPU is user + sys "
@@ -528,7 +390,12 @@ def print_tables(results: dict[str, dict[str, Any]], runs: int, standin_runs: in
             f"over a bare Python {_num(d_mb)} MB {_verdict(d_mb, TARGET_MB)} "
             f"(<= +{TARGET_MB:.0f} MB); (b) in-process over a bare Python {b_mb:.1f} MB.\n"
         )
-    own = _vm_hwm_kb(os.getpid())
+    own = vm_hwm_kb(os.getpid())
+    print(
+        "*Instructions*: callgrind's count of the Python process alone (not the CLI it runs), "
+        "after a warm run: the same to well under 1% on a loaded machine, where wall and CPU "
+        "time grow with the load.\n"
+    )
     print(
         "What the numbers are. *Wall*: from spawn (or the call) to the exit being reaped; "
         "median. *Added ms*: the median over rounds of (this path - (a)) within the same "
@@ -569,6 +436,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"rounds with the stand-in ({STANDIN_RUNS}; 0: none)",
     )
     parser.add_argument(
+        "--no-counts", action="store_true", help="no instruction counts (callgrind: ~1 min)"
+    )
+    parser.add_argument(
+        "--exec-runs", type=int, default=EXEC_RUNS, help=f"rounds of exec ({EXEC_RUNS})"
+    )
+    parser.add_argument(
         "--cli", nargs="+", default=list(agents.CLI_NAMES), choices=agents.CLI_NAMES
     )
     args = parser.parse_args(argv)
@@ -578,7 +451,10 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-run-") as root:
         for cli in args.cli:
-            results[cli] = bench_cli(cli, args.runs, args.stand_in_runs, root)
+            results[cli] = bench_cli(
+                cli, args.runs, args.stand_in_runs, root, counts=not args.no_counts
+            )
+        exec_data = exec_rounds(root, args.exec_runs)
     if args.json:
         payload = {
             cli: {**r, "rows": [asdict(row) for row in rows(cli, r)]} for cli, r in results.items()
@@ -590,12 +466,14 @@ def main(argv: list[str] | None = None) -> int:
                     "runs": args.runs,
                     "stand_in_runs": args.stand_in_runs,
                     "results": payload,
+                    "exec": exec_data,
                 },
                 indent=2,
             )
         )
     else:
         print_tables(results, args.runs, args.stand_in_runs)
+        print_exec(exec_data)
     return 0
 
 

@@ -35,8 +35,8 @@ import httpx
 
 import recoverable as rc
 from _provider_errors import openai_status
+from _run_procs import fake_server, stand_in
 from bench_parse import CHUNK, build_stream
-from bench_run import fake_server, stand_in
 from recoverable import agents
 from recoverable._core.detail import MAX_CAUSE_DEPTH
 from recoverable.agents._cli_modules import module_for

@@ -354,7 +354,8 @@ _W = {"cli": "claude", "started": _START, "last_event": _START + 2}
     ],
 )
 def test_what_a_silent_run_waits_for(waiting: dict[str, Any], line: str, status: str) -> None:
-    from recoverable.command._output import Deadlines, RetryWait, Waiting
+    from recoverable.command._output import Deadlines
+    from recoverable.command._waiting import RetryWait, Waiting
 
     retry = waiting.pop("retry", None)
     deadlines = Deadlines(*waiting.pop("deadlines"))

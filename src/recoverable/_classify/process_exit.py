@@ -33,6 +33,7 @@ from .._core.config import CONFIG
 from .._core.detail import ErrorDetail, copy_with, unvalidated
 from .._core.envelope import MAX_ENVELOPE_CHARS, Envelope, load_json_object, looks_like_envelope
 from .._core.events import ErrorEvent, Raw
+from .._core.processes import AI_CLIS, STDERR_TAIL_CHARS
 from .._core.untrusted import clean_text, safe_str
 
 if TYPE_CHECKING:
@@ -50,9 +51,6 @@ __all__ = [
     "timed_out",
 ]
 
-AI_CLIS = frozenset({"claude", "codex", "gemini"})
-STDERR_TAIL_CHARS = 8192
-"""The end of stderr that is read (phrases, AI CLIs)."""
 _DETAIL_TAIL_CHARS = 2000  # the end of stderr a detail keeps
 _MAX_ARGS = 32
 _MAX_ARG_CHARS = 200

@@ -6,10 +6,10 @@ TYPE_CHECKING = False
 
 __all__ = ["main"]
 
-_FACE = Face(__name__, {"main": "recoverable.command._cli"})
+_FACE = Face(__name__, {"main": "recoverable.command._main"})
 
 if TYPE_CHECKING:
-    from ._cli import main
+    from ._main import main
 
 
 def __getattr__(name: str) -> object:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 from typing import NoReturn
 
 from .._core.codes import FixCommandRejected, validate_fix_command
+from ._plain import read_clis, read_seconds, read_whole_number
 
 __all__ = [
     "UsageParser",
@@ -30,11 +30,8 @@ class UsageParser(argparse.ArgumentParser):
 def whole_number(text: str, minimum: int = 0) -> int:
     """A whole number >= `minimum`; the error names that bound (argparse shows it as a
     usage message)."""
-    try:
-        count = int(text)
-    except ValueError:
-        count = minimum - 1
-    if count < minimum:
+    count = read_whole_number(text, minimum)
+    if count is None:
         raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {text!r}")
     return count
 
@@ -54,11 +51,8 @@ def fix_command_argument(text: str) -> str:
 
 def seconds_argument(text: str) -> float:
     """A number of seconds > 0; argparse shows the error as a usage message."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < float("inf"):
+    seconds = read_seconds(text)
+    if seconds is None:
         raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
     return seconds
 
@@ -67,8 +61,7 @@ def cli_argument(text: str) -> str:
     """`auto`, one CLI, or an order of them (`claude,codex`): the CLIs a run may use."""
     from ..agents._cli_modules import CLI_NAMES
 
-    names = [name.strip() for name in text.split(",")]
-    if text == "auto" or (names and all(name in CLI_NAMES for name in names)):
+    if read_clis(text) is not None:
         return text
     raise argparse.ArgumentTypeError(
         f"expected auto, {', '.join(CLI_NAMES)} or an order such as claude,codex; got {text!r}"
@@ -81,6 +74,8 @@ def fault_argument(text: str) -> str:
     from ..testing._faults import FAULT_NAMES
 
     if text and text not in FAULT_NAMES:
+        import shlex
+
         short = text.isprintable() and len(text) <= _SHOWN_CHARS  # the reason stays one line
         shown = repr(text) if short else f"of {len(text)} characters"
         example = shlex.quote(text) if short else "PROMPT"

@@ -9,9 +9,11 @@ recoverable doctor [--json]                 which AI CLIs are installed and usab
 recoverable exec [--json] [--retries N] [--fix] [--allow-fix CMD]... -- CMD ARGS...
                                             any command under the recovery ladder
 
-`codes` lives in `_codes`, `classify` in `_classify`, the argument types in `_arguments`; `run`
-and `doctor` in `_run`, `exec` in `recoverable.tools._exec`, `fake-provider` in
-`_fake_provider`, each of the last three imported only when it runs.
+This is the full parser; the console script (`_main.main`) sends `exec` and `run` with plain
+options past it (`_plain`), and everything else here. `codes` lives in `_codes`, `classify` in
+`_classify`, the argument types in `_arguments`; `run` and `doctor` in `_run`, `exec` in
+`recoverable.tools._exec`, `fake-provider` in `_fake_provider`, each of the last three imported
+only when it runs.
 
 The one declared exception to "the library never imports `recoverable.testing`": this command
 (here, in `_arguments`, `_codes`, `_run` and `_fake_provider`) imports it for `fake-provider` and
@@ -23,8 +25,6 @@ imported only so), so no other command and no `import recoverable` loads it. A t
 from __future__ import annotations
 
 import argparse
-import copy
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
@@ -38,6 +38,7 @@ from ._arguments import (
     positive_count,
     seconds_argument,
 )
+from ._stdout import answered
 
 __all__ = ["main"]
 
@@ -131,7 +132,7 @@ def _add_exec_command(sub: Any) -> None:
     p_exec.add_argument(
         "--retries",
         type=count_argument,
-        default=3,
+        default=3,  # tools._exec.DEFAULT_RETRIES (not imported: `run` does not load exec)
         metavar="N",
         help="reissue transient failures at most N times in all (default 3; the ladder also "
         "stops after 3 in a row of one code)",
@@ -167,6 +168,8 @@ class _RunHelp(argparse.HelpFormatter):
 
     def _format_action(self, action: argparse.Action) -> str:
         if action.dest == "fake" and action.help:
+            import copy
+
             from ..testing._faults import FAULT_NAMES
 
             action = copy.copy(action)
@@ -284,7 +287,8 @@ def _check_run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; returns the process exit code."""
+    """Run the command through the full parser; returns the process exit code (`_main.main`,
+    the console script, sends here every command but a plain `exec` or `run`)."""
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["fake-provider"]:  # its options are its own parser's (argparse would
         return _cmd_fake_provider(argparse.Namespace(rest=given[1:]), sys.stdout)  # eat them)
@@ -296,13 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mistaken.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "run":
         _check_run(args.subparser, args)
-    try:
-        code: int = args.run(args, sys.stdout)
-    except BrokenPipeError:  # `recoverable codes | head`: the reader left; not our failure
-        # Point stdout at /dev/null so the interpreter's final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    return code
+    return answered(lambda out: int(args.run(args, out)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,31 +2,40 @@
 
 Imported only when one of them runs. The run goes through the synchronous runner, so the
 command never imports asyncio (~40 ms); what only `doctor` or `--fake` needs (the envelope,
-discovery, `recoverable.testing`) is imported inside them.
+discovery, `recoverable.testing`), and what only a person reads (`_output`, not `--json`), is
+imported inside them.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeAlias
 
 from .. import agents
 from .._core.codes import codes
 from .._core.detail import ErrorDetail
-from ._output import Deadlines, Printer, describe_failure
 
-__all__ = ["cmd_doctor", "cmd_run"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    import types
+
+    from ._output import Printer
+
+__all__ = ["Arguments", "cmd_doctor", "cmd_run"]
+
+Arguments: TypeAlias = "argparse.Namespace | types.SimpleNamespace"
+"""What a command reads: argparse's answer, or the same names read without it (`_plain`)."""
 
 # --- doctor ---------------------------------------------------------------------------------
 
 
-def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_doctor(args: Arguments, out: TextIO) -> int:
     from .._core.envelope import Envelope  # doctor's alone: `run` does not load it
 
     started = time.monotonic()
@@ -79,7 +88,7 @@ def _print_cli(info: agents.CliInfo, out: TextIO) -> None:
 
 @contextlib.contextmanager
 def _fake_setup(
-    cli: str | list[str], args: argparse.Namespace
+    cli: str | list[str], args: Arguments
 ) -> Iterator[tuple[str | list[str], dict[str, Any]]]:
     """An embedded FakeProvider failing as `args` ask (`--fake FAULT`, `--times`,
     `--retry-after`), a throwaway home, and the options pointing `cli` (one CLI or an order of
@@ -104,16 +113,18 @@ def _fake_setup(
 
 
 def _print_failure(error: ErrorDetail, err: TextIO) -> None:
+    from ._output import describe_failure
+
     for line in describe_failure(error):
         print(line, file=err)
 
 
-def _run(
-    args: argparse.Namespace, cli: str | list[str], options: dict[str, Any], out: TextIO
-) -> int:
+def _run(args: Arguments, cli: str | list[str], options: dict[str, Any], out: TextIO) -> int:
     result: agents.RunResult | None = None
-    printer = None
+    printer: Printer | None = None
     if not args.json:
+        from ._output import Deadlines, Printer  # for a person: `--json` does not load it
+
         name = cli if isinstance(cli, str) else "/".join(cli)
         idle = options.get("idle_timeout", agents.RunOptions().idle_timeout)
         deadlines = Deadlines(idle, options.get("timeout"))
@@ -133,7 +144,7 @@ def _run(
     return 0 if result.success or result.error is None else result.error.exit_code
 
 
-def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_run(args: Arguments, out: TextIO) -> int:
     options: dict[str, Any] = {}
     for name in ("model", "cwd", "timeout", "idle_timeout", "max_turns"):
         if getattr(args, name) is not None:

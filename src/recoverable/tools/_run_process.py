@@ -19,11 +19,15 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import IO
 
-from .._classify.process_exit import STDERR_TAIL_CHARS
+from .._core.processes import STDERR_TAIL_CHARS
+
+# Not `typing.TYPE_CHECKING`: this module is on the path of `recoverable exec`, which imports
+# neither typing nor dataclasses (~10 ms of a ~25 ms command) unless a command fails.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import IO
 
 __all__ = ["TERMINATING", "Finished", "Terminated", "run_bounded", "terminations_raise"]
 
@@ -37,23 +41,48 @@ _GRACE_S = 2.0  # between SIGTERM and SIGKILL
 _DRAIN_S = 2.0  # reading on after the command exited, while something it started holds a pipe
 
 
-@dataclass(frozen=True, slots=True)
 class Finished:
-    """How a command ended, and what it printed (bounded)."""
+    """How a command ended, and what it printed (bounded). A plain slotted class, read-only by
+    convention, not a dataclass: it is on the path of `recoverable exec`."""
 
-    returncode: int | None
-    """As `subprocess` reports it (minus the signal for a signal death); None when we stopped
-    it at its deadline."""
-    stdout: bytes
-    """The start of its stdout (at most `max_stdout` bytes)."""
-    stdout_dropped: int
-    """How many bytes of stdout were printed past `max_stdout` and not kept."""
-    stderr_tail: str
-    """The end of its stderr (the last STDERR_TAIL_CHARS characters)."""
-    duration_ms: int
-    """From the spawn to the end, in ms."""
-    timed_out: bool = False
-    """Whether it was stopped at its deadline."""
+    __slots__ = (
+        "duration_ms",
+        "returncode",
+        "stderr_tail",
+        "stdout",
+        "stdout_dropped",
+        "timed_out",
+    )
+
+    def __init__(  # noqa: PLR0913, PLR0917 -- one per field, positional as before
+        self,
+        returncode: int | None,
+        stdout: bytes,
+        stdout_dropped: int,
+        stderr_tail: str,
+        duration_ms: int,
+        timed_out: bool = False,
+    ) -> None:
+        self.returncode = returncode
+        """As `subprocess` reports it (minus the signal for a signal death); None when we
+        stopped it at its deadline."""
+        self.stdout = stdout
+        """The start of its stdout (at most `max_stdout` bytes)."""
+        self.stdout_dropped = stdout_dropped
+        """How many bytes of stdout were printed past `max_stdout` and not kept."""
+        self.stderr_tail = stderr_tail
+        """The end of its stderr (the last STDERR_TAIL_CHARS characters)."""
+        self.duration_ms = duration_ms
+        """From the spawn to the end, in ms."""
+        self.timed_out = timed_out
+        """Whether it was stopped at its deadline."""
+
+    def __repr__(self) -> str:
+        return (
+            f"Finished(returncode={self.returncode!r}, stdout=<{len(self.stdout)} bytes>, "
+            f"stdout_dropped={self.stdout_dropped}, duration_ms={self.duration_ms}, "
+            f"timed_out={self.timed_out})"
+        )
 
 
 class Terminated(BaseException):
