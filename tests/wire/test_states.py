@@ -477,6 +477,7 @@ def test_a_slow_first_event_still_streams_after_the_wait() -> None:
 
 
 def _page_examples() -> list[str]:
+    """The page's sessions, keyed-sessions and retry examples, in the page's order."""
     page = Path(__file__).resolve().parents[2] / "docs" / "integrations" / "wire.md"
     return re.findall(r"```py\n(.*?)```", page.read_text(), re.DOTALL)
 
@@ -489,7 +490,7 @@ def _example_app(code: str, monkeypatch: pytest.MonkeyPatch, source: Any) -> Any
 
 
 def test_the_pages_sessions_example(monkeypatch: pytest.MonkeyPatch) -> None:
-    sessions_code, _ = _page_examples()
+    sessions_code, _, _ = _page_examples()
     gate = threading.Event()
 
     async def run(prompt: str, cli: str) -> Any:
@@ -512,8 +513,31 @@ def test_the_pages_sessions_example(monkeypatch: pytest.MonkeyPatch) -> None:
         _typed(client.get("/chat/other/stream"), 404, "state_session_not_found")
 
 
+def test_the_pages_keyed_sessions_example(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, keyed_code, _ = _page_examples()
+    runs: list[str] = []
+
+    async def run(prompt: str, cli: str) -> Any:
+        runs.append(prompt)
+        yield agents.TextDelta(prompt)
+        yield agents.Done(agents.RunResult(True, prompt))
+
+    app = _example_app(keyed_code, monkeypatch, run)
+    key = {"Idempotency-Key": "send-1"}
+    with serving(app) as url, httpx.Client(base_url=url, timeout=10) as client:
+        first = client.post("/chat/s", json={"prompt": "hi"}, headers=key)
+        again = client.post("/chat/s", json={"prompt": "hi"}, headers=key)
+        expected = [agents.TextDelta("hi"), agents.Done(agents.RunResult(True, "hi"))]
+        assert wire.read_sse(first.text) == wire.read_sse(again.text) == expected
+        other = client.post("/chat/s", json={"prompt": "other"}, headers=key)
+        _typed(other, 409, "state_request_key_conflict")
+        bad = client.post("/chat/s", json={"prompt": "hi"}, headers={"Idempotency-Key": "a b"})
+        _typed(bad, 400, "invalid_input")
+    assert runs == ["hi"]  # the same send again got its run, not a second one
+
+
 def test_the_pages_retry_example(monkeypatch: pytest.MonkeyPatch) -> None:
-    _, retry_code = _page_examples()
+    _, _, retry_code = _page_examples()
     calls: list[int] = []
 
     async def run(prompt: str, cli: str) -> Any:
