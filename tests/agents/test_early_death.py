@@ -5,6 +5,8 @@ at word boundaries anywhere in a line, before `cli_crashed` or `unknown` is chos
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -371,3 +373,35 @@ def test_the_plain_word_rule_never_raises(stderr: str) -> None:
     for cli in agents.CLI_NAMES:
         result = agents.replay(cli, STARTS[cli] + "\n", stderr, exit_code=1)
         assert result.error is not None
+
+
+def _dying_cli(folder: Path, cli: str, stderr: str) -> Path:
+    """A real process standing in for `cli`: its session start on stdout, `stderr`, exit 1."""
+    script = folder / f"{cli}-stand-in"
+    body = f"import sys\nprint({STARTS[cli]!r}, flush=True)\nsys.stderr.write({stderr!r})\n"
+    script.write_text(f"#!{sys.executable}\n{body}sys.exit(1)\n")
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize(("stderr", "code", "clis"), PLAIN_WORD_DEATHS)
+def test_a_real_process_dying_in_plain_words_is_read_alike(
+    tmp_path: Path, stderr: str, code: str, clis: tuple[str, ...]
+) -> None:
+    for cli in agents.CLI_NAMES:
+        result = agents.run_sync("hi", cli, executable=str(_dying_cli(tmp_path, cli, stderr)))
+        assert result.error is not None
+        expected = code if cli in clis else "cli_crashed"
+        assert (cli, result.error.code, result.exit_code) == (cli, expected, 1)
+
+
+def test_a_real_crashed_process_s_error_carries_its_stderr_tail(tmp_path: Path) -> None:
+    key = "sk-proj-" + "Q" * 40
+    stderr = "x" * 5000 + f"\nfatal: OPENAI_API_KEY={key} made the worker die"
+    result = agents.run_sync("hi", "claude", executable=str(_dying_cli(tmp_path, "claude", stderr)))
+    with pytest.raises(rc.RecoverableError) as raised:
+        result.raise_for_error()
+    tail = raised.value.details["stderr_tail"]
+    assert raised.value.code == "cli_crashed"
+    assert tail.endswith("made the worker die") and len(tail) <= 2000
+    assert key not in tail
