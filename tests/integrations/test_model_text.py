@@ -36,7 +36,8 @@ def _forged(code: str, retryable: Any, hint: Any, text: str) -> rc.ErrorDetail:
     said = f"{MARK}{text}"
     detail = copy.copy(rc.ErrorDetail.create("unknown"))
     fields = {"code": code, "retryable": retryable, "retry_after_ms": hint, "details": {"x": said}}
-    for name in ("message", "category", "fix_required", "user_message", "source", "suggestion"):
+    names = ("message", "category", "fix_required", "fix_command", "user_message", "source")
+    for name in (*names, "suggestion"):
         fields[name] = said
     for name, value in fields.items():
         object.__setattr__(detail, name, value)
@@ -182,3 +183,39 @@ def test_the_agents_tool_formatter_keeps_the_sdks_approval_text() -> None:
     )
     assert missing is not None
     assert json.loads(missing)["error"]["code"] == "tool_not_found"
+
+
+REGISTERED = sorted({command for row in rc.codes for command in row.fix_commands.values()})
+
+
+@SETTINGS
+@given(
+    code=st.sampled_from([row.code for row in rc.codes]),
+    retryable=st.booleans(),
+    wait=st.none() | st.integers(min_value=0, max_value=10**6),
+    command=st.none() | st.sampled_from(REGISTERED) | texts,
+)
+def test_a_command_is_named_only_when_registered_for_its_code(
+    code: str, retryable: bool, wait: int | None, command: str | None
+) -> None:
+    from recoverable.integrations import mcp as rc_mcp
+
+    detail = rc.ErrorDetail.from_dict(
+        {
+            "code": code,
+            "message": "x",
+            "retryable": retryable,
+            "retry_after_ms": wait,
+            "fix_required": "do it",
+            "fix_command": command,
+        }
+    )
+    step = mt.model_step(detail)
+    named = mt.model_error(detail)["fix_command"]
+    if step.kind == "run_fix":
+        assert named in rc.codes[code].fix_commands.values()
+        assert step.sentence == mt.RUN_FIX_STEP.format(command=named)
+    else:
+        assert named is None
+        assert "`" not in step.sentence  # only a registered fix is named, in backquotes
+    assert rc_mcp.tool_failure(detail).text == mt.model_sentence(detail)
