@@ -50,11 +50,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APPLY_FIX_STEP",
+    "ARGUMENTS_STEP",
     "CALL_FIXES",
     "MODEL_FIXABLE",
     "RETRY_STEP",
     "RUN_FIX_STEP",
     "STOP_STEP",
+    "TOOL_NAME_STEP",
     "ModelStep",
     "StepKind",
     "model_can_fix",
