@@ -248,7 +248,8 @@ async def test_bad_arguments_tell_the_model_to_correct_its_call(fake: FakeProvid
             "retryable": False,
             "retry_after_ms": None,
             "fix_required": "Correct the tool input",
-            "next_step": "Correct the arguments and call the tool again.",
+            "fix_command": None,
+            "next_step": "Correct the arguments, then call this tool again.",
         },
     }
 
@@ -266,8 +267,9 @@ async def test_a_provider_error_in_a_tool_tells_the_model_to_stop(fake: FakeProv
             "retry_after_ms": None,
             "fix_required": "Add credit or raise the quota of the provider account, or use "
             "another provider",
-            "next_step": "Do not call this tool again for this request; tell the user what "
-            "happened.",
+            "fix_command": None,
+            "next_step": "Do not call this tool again until this is done; tell the user: Add "
+            "credit or raise the quota of the provider account, or use another provider.",
         },
     }
 

@@ -222,7 +222,7 @@ async def test_bad_arguments_tell_the_model_to_correct_its_call(fake: FakeProvid
     assert await _outcome(_with_tools(ours(fake.openai_url))) == "done"
     assert json.loads(_tool_output(fake)) == {
         "error": "tool_input_invalid: A tool was called with input it does not accept. "
-        "Correct the arguments and call the tool again."
+        "Correct the arguments, then call this tool again."
     }
 
 
@@ -231,7 +231,8 @@ async def test_a_provider_error_in_a_tool_tells_the_model_to_stop(fake: FakeProv
     assert await _outcome(_with_tools(ours(fake.openai_url))) == "done"
     assert json.loads(_tool_output(fake)) == {
         "error": "provider_quota_exceeded: The AI service account has run out of credit or "
-        "quota. Do not call this tool again for this request; tell the user what happened."
+        "quota. Do not call this tool again until this is done; tell the user: Add credit or "
+        "raise the quota of the provider account, or use another provider."
     }
 
 

@@ -15,12 +15,8 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable.integrations import mcp as rc_mcp
-from recoverable.integrations.mcp._results import (
-    MAX_ARGUMENT_NAMES,
-    argument_names,
-    input_invalid,
-    public_detail,
-)
+from recoverable.integrations._model_text import model_sentence, public_detail
+from recoverable.integrations.mcp._results import MAX_ARGUMENT_NAMES, argument_names, input_invalid
 
 SECRET = "sk-proj-Qw3rTy8uIo9pAs2dFg7hJk4lZx6cVb1nM0"
 MARKUP = "<script>alert(1)</script>"
@@ -89,9 +85,11 @@ def test_a_fix_command_is_shown_only_when_this_process_registered_it() -> None:
     assert registered.fix_command == "npm install -g @openai/codex"
     failure = rc_mcp.tool_failure(registered)
     assert failure.structured_content["error"]["fix_command"] == "npm install -g @openai/codex"
-    assert "To fix it, run: npm install -g @openai/codex. Then call this tool again once." in (
-        failure.text
+    assert failure.text == (
+        f"cli_not_found: {rc.codes['cli_not_found'].user_message} Run "
+        "`npm install -g @openai/codex`, then call this tool again once."
     )
+    assert failure.text == model_sentence(registered)  # what every framework's model reads
     # a command that arrived in a payload, not registered here for the code: never shown
     arrived = rc.ErrorDetail.from_dict(
         {"code": "precondition_failed", "message": "x", "fix_command": "uv sync"}
@@ -108,7 +106,9 @@ def test_a_peers_code_is_unknown_and_stops() -> None:
     assert (detail.code, detail.retryable, detail.fix_required) == ("unknown", False, None)
     text = rc_mcp.tool_failure(peer).text
     assert text.startswith("unknown: ")
-    assert text.endswith("Calling this tool again will not help: stop and report this failure.")
+    assert text.endswith(
+        "Do not call this tool again for this request; tell the user what happened."
+    )
     assert "evil" not in text
 
 
@@ -126,7 +126,9 @@ def test_bad_arguments_name_only_the_tools_own_parameters() -> None:
     assert len(argument_names(many, [f"p{i}" for i in range(50)])) == MAX_ARGUMENT_NAMES
     assert argument_names(None, ["a"]) == ()
     failure = input_invalid(names)
-    assert failure.text.endswith("Correct the tool input. Arguments to correct: fault, question.")
+    assert failure.text.endswith(
+        "Correct the arguments, then call this tool again. Arguments to correct: fault, question."
+    )
     assert failure.structured_content["error"]["code"] == "TOOL_INPUT_INVALID"
 
 

@@ -24,7 +24,7 @@ from .observe import (
 
 REBUILD = "python examples/mcp_server.py --rebuild-index"
 AGAIN = "call this tool again"
-STOP = "Calling this tool again will not help: stop and report this failure."
+STOP = "Do not call this tool again for this request; tell the user what happened."
 
 
 def _retry(code: str, seconds: int) -> str:
@@ -32,10 +32,11 @@ def _retry(code: str, seconds: int) -> str:
     return f"{code}: {sentence} Wait {seconds} s, then {AGAIN} with the same arguments."
 
 
-def _fix(code: str, arguments: str = "") -> str:
+def _fix(code: str) -> str:
     row = rc.codes[code]
     return (
-        f"{code}: {row.user_message} Before calling this tool again: {row.fix_required}.{arguments}"
+        f"{code}: {row.user_message} Do not call this tool again until this is done; tell the "
+        f"user: {row.fix_required}."
     )
 
 
@@ -72,12 +73,13 @@ EXPECTED: dict[str, tuple[str, bool, int | None, str | None, str | None, str]] =
     ),
     "registered_fix": (
         "mcp_demo_index_stale", False, None, "Rebuild the notes index", REBUILD,
-        f"mcp_demo_index_stale: The notes index is out of date. To fix it, run: {REBUILD}. "
-        f"Then {AGAIN} once.",
+        f"mcp_demo_index_stale: The notes index is out of date. Run `{REBUILD}`, then {AGAIN} "
+        "once.",
     ),
     "bad_arguments": (
         "tool_input_invalid", False, None, "Correct the tool input", None,
-        _fix("tool_input_invalid", " Arguments to correct: fault, question."),
+        f"tool_input_invalid: {rc.codes['tool_input_invalid'].user_message} Correct the "
+        f"arguments, then {AGAIN}. Arguments to correct: fault, question.",
     ),
 }  # fmt: skip
 
