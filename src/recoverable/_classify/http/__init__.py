@@ -8,8 +8,9 @@ status. Quota is never a rate limit.
 
 The modules, each importing only those above it: `raw` (a body as text and JSON), `messages`
 (the phrases), `compatible` (what the services behind the openai SDK's `base_url` add),
-`bodies` (`ProviderBody`), `retry_after`, `answers` (the tables and `from_http`), `ours` (our
-own answers read back), `clients` (HTTP client libraries' status errors).
+`bodies` (`ProviderBody`), `retry_after`, `answers` (the tables and `from_http`), `remembered`
+(a decision kept per status and body), `ours` (our own answers read back), `clients` (HTTP
+client libraries' status errors).
 """
 
 from .answers import (
