@@ -24,7 +24,14 @@ from .answers import (
 from .bodies import ProviderBody
 from .messages import MESSAGE_PHRASES, message_code
 from .raw import parse_body
-from .retry_after import header_value, hint_ms, httpx_header_map, latin1, retry_after_ms
+from .retry_after import (
+    header_value,
+    hint_ms,
+    httpx_header_map,
+    httpx_lacks,
+    latin1,
+    retry_after_ms,
+)
 
 __all__ = [
     "MESSAGE_PHRASES",
@@ -35,6 +42,7 @@ __all__ = [
     "header_value",
     "hint_ms",
     "httpx_header_map",
+    "httpx_lacks",
     "latin1",
     "message_code",
     "parse_body",

@@ -4,24 +4,23 @@ and filled in on each call with that call's own facts (its request id, its wait)
 An SDK's error carries the same few bodies again and again (the same rate limit, the same
 context window): reading one (`ProviderBody.read`), deciding it (`decide`) and checking what
 the upstream wrote for credentials (`answer_facts`) cost most of classifying it. The key is
-the body's content, so a body changed after a first call is a new key: the status (a plain
-int), and the members of what `ProviderBody.read` reads, each value a plain `str` or None (a
-subclass may lie in `==`, and the reading reads it as no text; a nested value is read only
-by the full reading). For a body whose `error` member is an object, that object's members and
-the body's `request_id`, which is all the reading reads of it; for any other body, all of its
-members. A member's name needs no check: the reading finds it by the same `==` and hash as
-the key does. Anything else, an answer whose upstream text holds what the scrubber cleans, or
-a request id it would clean, takes the full path, each time: what is remembered is what the
-full path decides (tests/classify/http/test_remembered.py holds them equal, hostile bodies
-too).
+the status (a plain int) and the body's content written out by `marshal`, which writes only
+values of the exact built-in types (a subclass may lie in `==`, and the reading reads a str
+subclass as no text: marshal refuses it) and writes them faithfully (the same bytes are the
+same values, of the same types, in the same order). So a body changed after a first call is
+a new key, and a key met again is a body the full path would read the same. A body with any
+other value, an answer whose upstream text holds what the scrubber cleans, or a request id it
+would clean, takes the full path, each time: what is remembered is what the full path decides
+(tests/classify/http/test_remembered.py holds them equal, hostile bodies too).
 
 The decisions are forgotten with the scrubber's memo (a pattern added, `forget`): the message
-kept was scrubbed by the patterns of its time. Bounded twice: keys of short texts only, and
-emptied when full.
+kept was scrubbed by the patterns of its time. Bounded twice: short bodies only, and emptied
+when full.
 """
 
 from __future__ import annotations
 
+import marshal
 from typing import Any, NamedTuple
 
 from ..._core.secrets import ScrubbedMemo
@@ -31,10 +30,10 @@ from .bodies import ProviderBody
 __all__ = ["Decision", "answer_key", "remembered"]
 
 _ENTRIES = 1024
-_KEY_CHARS = 4096  # the texts of one key, at most
-_KEY_MEMBERS = 32
-_PLAIN = frozenset((str, type(None)))
-_FLAT = object()  # stands for the request id in the key of a body with no `error` object
+_KEY_BYTES = 4096  # a key's body written out, at most
+# Version 2 writes each value whole (later versions write a value met twice as a reference, by
+# its reference count): the same content is the same bytes, whoever else holds its parts.
+_MARSHAL_VERSION = 2
 _UNKNOWN = object()  # not met yet (None is remembered too: the full path, each time)
 
 
@@ -56,21 +55,15 @@ class Decision(NamedTuple):
 _memo = ScrubbedMemo(_ENTRIES)
 
 
-def answer_key(status: int, body: object) -> tuple[object, ...] | None:
-    """The key of a plain int status and a body, or None when they are not remembered."""
+def answer_key(status: int, body: object) -> tuple[int, bytes] | None:
+    """The key of a plain int status and a body (a dict), or None when they are not
+    remembered: the body holds a value of any other type, or is nested past marshal's limit."""
     if type(body) is not dict:
         return None
-    error = body.get("error")
-    if type(error) is dict:
-        request_id = body.get("request_id")
-        if request_id is not None and type(request_id) is not str:
-            return None
-        members: dict[Any, Any] = error
-    else:
-        request_id, members = _FLAT, body
-    if _PLAIN.issuperset(map(type, members.values())):
-        return (status, request_id, *members.items())
-    return None
+    try:
+        return (status, marshal.dumps(body, _MARSHAL_VERSION))
+    except ValueError:  # a subclass, an object of a class of its own, too deep
+        return None
 
 
 def remembered(status: int, body: object) -> Decision | None:
@@ -83,16 +76,9 @@ def remembered(status: int, body: object) -> Decision | None:
     decision = _memo.entries().get(key, _UNKNOWN)
     if decision is _UNKNOWN:
         decision = _decided(status, body)
-        if len(key) <= _KEY_MEMBERS and _chars(key) <= _KEY_CHARS:
+        if len(key[1]) <= _KEY_BYTES:
             _memo.keep(key, decision)
     return decision  # type: ignore[return-value]
-
-
-def _chars(key: tuple[Any, ...]) -> int:
-    """How many characters the texts of a key hold (its values: plain texts or None)."""
-    request_id = key[1]
-    chars = len(request_id) if type(request_id) is str else 0
-    return chars + sum(len(member[1] or "") for member in key[2:])
 
 
 def _decided(status: int, raw: object) -> Decision | None:

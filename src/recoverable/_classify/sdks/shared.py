@@ -13,6 +13,7 @@ from ..http import (
     header_value,
     hint_ms,
     httpx_header_map,
+    httpx_lacks,
     latin1,
     provider_detail,
 )
@@ -91,6 +92,8 @@ def _call_facts(
     # The headers are read only when needed: for a wait hint, or a request id that neither the
     # SDK nor the body has (groq, together, ...); httpx's in one pass over its own list.
     headers = headers_of(exc)
+    if not retryable and (headers is None or httpx_lacks(headers, b"x-request-id")):
+        return None, None  # only a request id was wanted, and the headers hold none
     found = httpx_header_map(headers)
     hint = hint_ms(headers, body, None, found) if retryable else None
     if request_id is None and headers is not None:
