@@ -12,10 +12,19 @@ import _thread
 from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .._core.codes import codes
 from .._core.config import CONFIG, Stages
-from .._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, PayloadError, rewrapped, unvalidated
+from .._core.detail import (
+    MAX_CAUSE_DEPTH,
+    ErrorDetail,
+    PayloadError,
+    copied,
+    from_row,
+    rewrapped,
+    unvalidated,
+)
 from .._core.error import foreign_detail
-from .._core.secrets import scrub
+from .._core.secrets import ScrubbedMemo, scrub
 from .._core.untrusted import MAX_MESSAGE_CHARS, clean_text, clip, safe_str
 
 if TYPE_CHECKING:
@@ -26,6 +35,7 @@ __all__ = [
     "Stage",
     "add_classifier",
     "always",
+    "by_class_and_text",
     "cause_chain",
     "classify",
     "classify_by_class",
@@ -127,10 +137,20 @@ def always(code: BuiltinCode, *, source: str | None = None, **details: Any) -> H
     fixed = dict(details) if details else None
 
     def handler(exc: BaseException) -> ErrorDetail:
-        return unvalidated(
-            code, error_message(exc), source=source, details=dict(fixed) if fixed else None
-        )
+        row = codes[code]  # as registered now
+        return from_row(row, error_message(exc), None, None, source, details=dict(fixed or ()))
 
+    return by_class_and_text(handler)
+
+
+_BY_CLASS_AND_TEXT: set[Handler] = set()
+
+
+def by_class_and_text(handler: Handler) -> Handler:
+    """Mark a handler that always answers, from the classes and texts of the error's chain
+    alone (it reads no other attribute): classify remembers what a chain it met came to
+    (`_resolve_chain`). Returns the handler."""
+    _BY_CLASS_AND_TEXT.add(handler)
     return handler
 
 
@@ -141,6 +161,7 @@ class _Route(NamedTuple):
     own: bool  # carries our marker: read its detail before anything else
     handlers: tuple[Handler, ...]  # by-name handlers over the MRO, most derived first
     stages: tuple[Handler, ...]  # users' stages, then `handlers`, then the generic stages
+    by_text: bool  # the first stage answers `by_class_and_text`: a chain's answer is kept
 
 
 def _route_for(kind: type) -> _Route:
@@ -155,7 +176,9 @@ def _route_for(kind: type) -> _Route:
             if handler is not None:
                 handlers.append(handler)
         own = getattr(kind, "__recoverable_error__", None) is not None
-        route = _Route(own, tuple(handlers), (*stages.users, *handlers, *stages.generic))
+        all_stages = (*stages.users, *handlers, *stages.generic)
+        by_text = not own and bool(all_stages) and all_stages[0] in _BY_CLASS_AND_TEXT
+        route = _Route(own, tuple(handlers), all_stages, by_text)
         if len(_routes) >= _CACHE_LIMIT:  # dynamically made classes must not grow it forever
             _routes.clear()
         _routes[kind] = route
@@ -277,8 +300,26 @@ def _as_cause(links: list[BaseException]) -> ErrorDetail | str:
     if own is not None:
         return own
     if len(links) == 1:  # the usual chain: one error wrapped once
-        return f"{_type_name(type(links[0]))}: {error_message(links[0])}"
-    return clip(" <- ".join([f"{_type_name(type(link))}: {error_message(link)}" for link in links]))
+        return _link_text(links[0])
+    return clip(" <- ".join([_link_text(link) for link in links]))
+
+
+_link_texts = ScrubbedMemo(_CACHE_LIMIT)  # (class, its one text) -> "Type: message"
+
+
+def _link_text(link: BaseException) -> str:
+    """A link of a chain as evidence, "Type: message": remembered for the usual error, one
+    plain text as its argument (the same timeout, the same refused connection, again)."""
+    args = link.args
+    if type(link).__str__ is not _BASE_STR or len(args) != 1 or type(args[0]) is not str:
+        return f"{_type_name(type(link))}: {error_message(link)}"
+    key = (type(link), args[0])
+    text = _link_texts.entries().get(key)
+    if text is None:
+        text = f"{_type_name(type(link))}: {error_message(link)}"
+        if len(args[0]) <= MAX_MESSAGE_CHARS:
+            _link_texts.keep(key, text)
+    return text  # type: ignore[return-value]
 
 
 def resolve_exception(exc: BaseException) -> ErrorDetail | None:
@@ -288,7 +329,62 @@ def resolve_exception(exc: BaseException) -> ErrorDetail | None:
     return _resolve_chain(exc)
 
 
+# What chains of usual errors came to, when their first link's first stage answers from
+# classes and texts alone: (class, text, class, text, ...) -> (the route, the detail). The
+# same timeout wrapped around the same transport error recurs; its answer is a copy.
+_chains = ScrubbedMemo(_CACHE_LIMIT)
+_MEMO_LINKS = 4
+
+
+def _chain_key(exc: BaseException) -> tuple[object, ...] | None:
+    """(class, text, ...) of each link of a short chain of usual errors (one plain text as
+    argument, the base `__str__`); None for any other chain, and for a cycle (it never ends
+    within _MEMO_LINKS)."""
+    key: list[object] = []
+    link = exc
+    for _ in _LINKS:
+        args = link.args
+        if type(link).__str__ is not _BASE_STR or len(args) != 1 or type(args[0]) is not str:
+            return None
+        key += (type(link), args[0])
+        cause = link.__cause__
+        if cause is None:
+            if link.__suppress_context__:
+                return tuple(key)
+            cause = link.__context__
+            if cause is None:
+                return tuple(key)
+        link = cause
+    return None
+
+
+_LINKS = range(_MEMO_LINKS)
+
+
 def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
+    kind = type(exc)
+    route = _routes.get(kind) or _route_for(kind)
+    key = _chain_key(exc) if route.by_text else None
+    if key is None:
+        return _resolve_links(exc)
+    found = _chains.entries().get(key)
+    if found is not None and found[0] is route:  # type: ignore[index]
+        return copied(found[1])  # type: ignore[index]
+    detail = _resolve_links(exc)
+    if detail is not None and _rememberable(key):
+        _chains.keep(key, (route, copied(detail)))
+    return detail
+
+
+def _rememberable(key: tuple[object, ...]) -> bool:
+    """Short texts only, and no link of ours (its detail is its own, not its text's)."""
+    return all(
+        len(part) <= MAX_MESSAGE_CHARS if type(part) is str else not _route_for(part).own  # type: ignore[arg-type]
+        for part in key
+    )
+
+
+def _resolve_links(exc: BaseException) -> ErrorDetail | None:
     links = cause_chain(exc)
     for index, link in enumerate(links):
         detail = _classify_link(link)
@@ -361,17 +457,7 @@ def classify(obj: object) -> ErrorDetail:
     """Turn any object (an exception, a payload dict, a string, None) into an ErrorDetail."""
     try:
         if isinstance(obj, BaseException):
-            # The common case: `_known`, `resolve_exception` and `_classify_link` written out
-            # here. Their three calls would cost 2.3% of the SDK mix and 6.7% of a bare
-            # TimeoutError (benchmarks/callgrind_classify.py).
-            if obj.__cause__ is None and (obj.__context__ is None or obj.__suppress_context__):
-                kind = type(obj)  # one route lookup, one loop
-                route = _routes.get(kind) or _route_for(kind)
-                detail = foreign_detail(obj) if route.own else None
-                if detail is None:
-                    detail = _first_answer(route.stages, obj)
-            else:
-                detail = _resolve_chain(obj)
+            detail = resolve_exception(obj)
             if detail is None:
                 detail = CONFIG.stages.text(error_message(obj))
             return detail if detail is not None else _unknown(obj)

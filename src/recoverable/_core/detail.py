@@ -55,6 +55,7 @@ __all__ = [
     "MAX_CAUSE_DEPTH",
     "ErrorDetail",
     "PayloadError",
+    "copied",
     "copy_with",
     "from_another_copy",
     "from_row",
@@ -427,7 +428,16 @@ if TYPE_CHECKING:  # what the generated builders below take (mypy reads no gener
         """`copy_with(detail, message=message).with_cause(cause)`, without the checks: classify
         runs it on every error recognised behind a wrapper."""
 
+    def copied(detail: ErrorDetail) -> ErrorDetail:
+        """The same detail again, with a `details` of its own: what a memo hands out."""
+
 else:
+    copied = generate(
+        "copied",
+        "def copied(detail):\n    'The same detail again, with a `details` of its own.'\n"
+        + _made({"details": "dict(detail.details)"}, each="detail.{}"),
+        _NAMESPACE,
+    )
     from_row = generate(
         "from_row",
         "def from_row(row, message, retry_after_ms, status, source, *, details):\n"

@@ -1,11 +1,13 @@
-"""Generated code: the library's one speed mechanism, compiled once and visible in tracebacks.
+"""Generated code: a speed mechanism of the library, compiled once and visible in tracebacks.
 
 A few hot paths are written out from the data they follow rather than by hand: a detail is
-built on every classification by plain slot stores, one per field of `ErrorDetail`, written
-from `dataclasses.fields` (`detail`); the scrubber is one function of plain `if`s written from
-its table (`secrets`). Both are Python source, compiled here (as attrs compiles its
-`__init__`s) under a file name of their own, `<recoverable generated NAME>`, whose text is put
-in `linecache`: a traceback through a generated function shows its lines, and
+built (or copied, from a memo) on every classification by plain slot stores, one per field of
+`ErrorDetail`, written from `dataclasses.fields` (`detail`); the scrubber is one function of
+plain `if`s written from its table (`secrets`). (The other speed mechanism: memos of what
+texts and bodies decide, `secrets.ScrubbedMemo`, forgotten with the scrubber's own memo.)
+Both are Python source, compiled here (as attrs compiles its `__init__`s) under a file name of
+their own, `<recoverable generated NAME>`, whose text is put in `linecache`: a traceback
+through a generated function shows its lines, and
 `inspect.getsource` finds them.
 """
 

@@ -18,7 +18,14 @@ from collections.abc import Callable
 from .config import CONFIG
 from .generated import generate
 
-__all__ = ["REDACTED", "add_secret_pattern", "entry_name", "names_credential", "scrub"]
+__all__ = [
+    "REDACTED",
+    "ScrubbedMemo",
+    "add_secret_pattern",
+    "entry_name",
+    "names_credential",
+    "scrub",
+]
 
 REDACTED = "[REDACTED]"
 """What a credential is replaced with (after the part of it that names what it was)."""
@@ -252,6 +259,32 @@ def entry_name(name: str) -> tuple[str, bool]:
             remembered.clear()
         remembered[name] = found
     return found
+
+
+class ScrubbedMemo:
+    """A memo of what was worked out from scrubbed text (a decision, a chain's text): forgotten
+    with the scrubber's own memo, when a pattern is added or `forget` runs, since what it
+    keeps was scrubbed by the patterns of its time. Bounded: emptied when full."""
+
+    __slots__ = ("_entries", "_limit", "_under")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._entries: dict[object, object] = {}
+        self._under = CONFIG.scrubbed
+
+    def entries(self) -> dict[object, object]:
+        """The entries, as of the scrubber's current memo (read them; `keep` adds)."""
+        if self._under is not CONFIG.scrubbed:
+            self._entries, self._under = {}, CONFIG.scrubbed
+        return self._entries
+
+    def keep(self, key: object, value: object) -> None:
+        """Remember `value` under `key` (a hashable key of exact, plain types)."""
+        entries = self.entries()
+        if len(entries) >= self._limit:
+            entries.clear()
+        entries[key] = value
 
 
 def _redact(match: re.Match[str]) -> str:

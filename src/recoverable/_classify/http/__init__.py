@@ -8,8 +8,9 @@ status. Quota is never a rate limit.
 
 The modules, each importing only those above it: `raw` (a body as text and JSON), `messages`
 (the phrases), `compatible` (what the services behind the openai SDK's `base_url` add),
-`bodies` (`ProviderBody`), `retry_after`, `answers` (the tables and `from_http`), `ours` (our
-own answers read back), `clients` (HTTP client libraries' status errors).
+`bodies` (`ProviderBody`), `retry_after`, `answers` (the tables and `from_http`), `remembered`
+(a decision kept per status and body), `ours` (our own answers read back), `clients` (HTTP
+client libraries' status errors).
 """
 
 from .answers import (
@@ -23,7 +24,14 @@ from .answers import (
 from .bodies import ProviderBody
 from .messages import MESSAGE_PHRASES, message_code
 from .raw import parse_body
-from .retry_after import header_value, hint_ms, httpx_header_map, latin1, retry_after_ms
+from .retry_after import (
+    header_value,
+    hint_ms,
+    httpx_header_map,
+    httpx_lacks,
+    latin1,
+    retry_after_ms,
+)
 
 __all__ = [
     "MESSAGE_PHRASES",
@@ -34,6 +42,7 @@ __all__ = [
     "header_value",
     "hint_ms",
     "httpx_header_map",
+    "httpx_lacks",
     "latin1",
     "message_code",
     "parse_body",

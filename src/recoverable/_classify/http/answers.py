@@ -186,10 +186,24 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     request_id: str | None,
 ) -> ErrorDetail:
     """The detail of a decided answer, keeping the upstream's own names for it."""
+    message, status, details, clean = answer_facts(status, body)
+    if request_id is not None:
+        details = {"request_id": request_id, **details}
+        # Checked on its own: it changes with every answer, the rest recurs (and the
+        # scrubber remembers the texts it saw lately).
+        clean = clean and is_clean(request_id)
+    if not clean:
+        message, details = clean_text(message), json_safe_dict(details)
+    return from_row(row, message, hint, status, source, details=details)
+
+
+def answer_facts(
+    status: int | None, body: ProviderBody
+) -> tuple[str, int | None, dict[str, Any], bool]:
+    """What a detail keeps of an answer but its request id: (the message, the status, the
+    upstream's names for it, whether all the upstream wrote is clean as it is)."""
     message, code, kind, google_status, reason, quota_ids, _, _, _ = body  # one read each
     details: dict[str, Any] = {}
-    if request_id is not None:
-        details["request_id"] = request_id
     if kind is not None:
         details["error_type"] = kind
     if code is not None:
@@ -210,16 +224,12 @@ def provider_detail(  # noqa: PLR0913 -- the facts of one decided answer
     elif not message:
         message = f"HTTP {status}" if status is not None else "no status"
     # The upstream wrote all of these: one check, and a cleaning only when it finds something.
-    # The request id is checked on its own: it changes with every answer, the rest recurs
-    # (and the scrubber remembers the texts it saw lately).
     if len(message) > 4 * MAX_MESSAGE_CHARS:  # cut as clean_text cuts it, before it is copied
         message = message[: 4 * MAX_MESSAGE_CHARS - 3] + "..."
     upstream = f"{message}\n{kind}\n{code}\n{google_status}\n{reason}"
     if quota_ids:
         upstream += "\n" + "\n".join(quota_ids)
-    if not is_clean(upstream) or (request_id is not None and not is_clean(request_id)):
-        message, details = clean_text(message), json_safe_dict(details)
-    return from_row(row, message, hint, status, source, details=details)
+    return message, status, details, is_clean(upstream)
 
 
 # --- statuses with no provider behind them ----------------------------------------------------

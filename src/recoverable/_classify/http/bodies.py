@@ -11,17 +11,11 @@ from .raw import MAX_BODY_CHARS, body_text, parse_body
 
 # --- error bodies ------------------------------------------------------------------------
 
-# `ProviderBody(...)` runs the NamedTuple's generated `__new__` (a Python frame, nine
-# defaults): building the tuple directly saves 3.4% of classify's SDK mix, 4.4% of an
-# openai 400 (benchmarks/callgrind_classify.py).
-_new_tuple = tuple.__new__
-
 
 class ProviderBody(NamedTuple):
     """The machine-readable fields of an LLM API error body, whichever provider wrote it."""
 
-    # A NamedTuple, not a frozen dataclass: it is built on every classification of an HTTP
-    # error, and a tuple costs a fifth as much to build.
+    # A NamedTuple, not a frozen dataclass: it is read whole in one unpacking (`decide`).
     message: str | None = None
     code: str | None = None  # OpenAI `code`, Anthropic `error_code`
     type: str | None = None  # OpenAI / Anthropic `type`
@@ -69,19 +63,16 @@ class ProviderBody(NamedTuple):
                         if relayed is not None:
                             return relayed
         request_id = data.get("request_id")
-        return _new_tuple(  # see `_new_tuple`
-            cls,
-            (
-                message if type(message) is str else None,
-                code,
-                kind if type(kind) is str else None,
-                status if type(status) is str else None,
-                reason,
-                quota_ids,
-                retry_delay,
-                request_id if type(request_id) is str else None,
-                bool(error),
-            ),
+        return cls(
+            message if type(message) is str else None,
+            code,
+            kind if type(kind) is str else None,
+            status if type(status) is str else None,
+            reason,
+            quota_ids,
+            retry_delay,
+            request_id if type(request_id) is str else None,
+            bool(error),
         )
 
 

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 from ..._core.detail import ErrorDetail, unvalidated
 from ..credentials import missing_key
-from ..http import ProviderBody
 from ..pipeline import Handler, error_message
-from .shared import sdk_status_detail
+from .shared import sdk_answer_detail
 
 if TYPE_CHECKING:
     from ..._core.code_names import BuiltinCode
@@ -26,8 +25,7 @@ def _cohere_api_error(exc: BaseException) -> ErrorDetail | None:
     own = _COHERE_STATUS.get(status)
     if own is not None:
         return unvalidated(own, error_message(exc), status=status, source="cohere")
-    body = ProviderBody.read(getattr(exc, "body", None))
-    return sdk_status_detail(exc, status, body, "cohere")
+    return sdk_answer_detail(exc, status, getattr(exc, "body", None), "cohere")
 
 
 COHERE_CLASSES: dict[str, Handler] = {"ApiError": _cohere_api_error}

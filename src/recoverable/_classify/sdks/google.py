@@ -10,7 +10,7 @@ from ..._core.detail import ErrorDetail, copy_with, unvalidated
 from ..http import ProviderBody, parse_body
 from ..pipeline import Handler, always, error_message, package_of
 from .grpc import RPC_CODES, RPC_STATUS, rpc_error
-from .shared import sdk_status_detail
+from .shared import sdk_answer_detail, sdk_status_detail
 
 __all__ = ["API_CORE_CLASSES", "GENAI_CLASSES"]
 
@@ -30,7 +30,7 @@ def _google_api_error(exc: BaseException) -> ErrorDetail | None:
                 "message": getattr(exc, "message", None),
             }
         }
-    return sdk_status_detail(exc, status, ProviderBody.read(body), "google")
+    return sdk_answer_detail(exc, status, body, "google")
 
 
 GENAI_CLASSES: dict[str, Handler] = {

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..._core.detail import ErrorDetail, unvalidated
 from ..http import ProviderBody, parsed_http
-from ..pipeline import Handler, always, error_message
+from ..pipeline import Handler, always, by_class_and_text, error_message
 from .shared import phase_of, status_error
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def _connection_error(source: str) -> Handler:
             code, error_message(exc), source=source, details={"phase": phase} if phase else None
         )
 
-    return handler
+    return by_class_and_text(handler)  # the phase is the chain's classes
 
 
 def openai_family(source: str) -> dict[str, Handler]:

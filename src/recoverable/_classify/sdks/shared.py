@@ -4,16 +4,20 @@ through."""
 
 from __future__ import annotations
 
-from ..._core.detail import MAX_CAUSE_DEPTH, ErrorDetail
+from ..._core.codes import codes
+from ..._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, from_row
+from ..._core.untrusted import is_clean
 from ..http import (
     ProviderBody,
     decide,
     header_value,
     hint_ms,
     httpx_header_map,
+    httpx_lacks,
     latin1,
     provider_detail,
 )
+from ..http.remembered import remembered
 from ..pipeline import Handler, raised_by
 
 __all__ = [
@@ -21,6 +25,7 @@ __all__ = [
     "SDK_SOURCES",
     "headers_of",
     "phase_of",
+    "sdk_answer_detail",
     "sdk_source",
     "sdk_status_detail",
     "status_error",
@@ -74,33 +79,56 @@ def headers_of(exc: BaseException) -> object:
     return getattr(exc, "headers", None) if headers is None else headers
 
 
-def sdk_status_detail(
-    exc: BaseException, status: int, body: ProviderBody, source: str
-) -> ErrorDetail:
-    """An SDK's HTTP error: the shared decision, with the SDK's own request id."""
-    row = decide(status, body)
+def _call_facts(
+    exc: BaseException, retryable: bool, body: ProviderBody
+) -> tuple[int | None, str | None]:
+    """What an SDK's HTTP error says of its own call: (the wait hint when the row is
+    retryable, the request id: the SDK's, else the body's, else the headers')."""
     request_id = getattr(exc, "request_id", None)  # the SDK's, from the headers
     if type(request_id) is not str:
         request_id = body.request_id or None
+    if not retryable and request_id is not None:
+        return None, request_id
     # The headers are read only when needed: for a wait hint, or a request id that neither the
     # SDK nor the body has (groq, together, ...); httpx's in one pass over its own list.
-    if row.retryable or request_id is None:
-        # `headers_of`, written out: its call costs 0.8% of classify's SDK mix alone, 2.3%
-        # with `provider_detail`'s `is_clean` call (benchmarks/callgrind_classify.py).
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-        if headers is None:
-            headers = getattr(exc, "headers", None)
-        found = httpx_header_map(headers)
-        hint = hint_ms(headers, body, None, found) if row.retryable else None
-        if request_id is None and headers is not None:
-            request_id = (
-                header_value(headers, "x-request-id")
-                if found is None
-                else latin1(found.get(b"x-request-id"))
-            )
-    else:
-        hint = None
+    headers = headers_of(exc)
+    if not retryable and (headers is None or httpx_lacks(headers, b"x-request-id")):
+        return None, None  # only a request id was wanted, and the headers hold none
+    found = httpx_header_map(headers)
+    hint = hint_ms(headers, body, None, found) if retryable else None
+    if request_id is None and headers is not None:
+        request_id = (
+            header_value(headers, "x-request-id")
+            if found is None
+            else latin1(found.get(b"x-request-id"))
+        )
+    return hint, request_id
+
+
+def sdk_status_detail(
+    exc: BaseException, status: int, body: ProviderBody, source: str
+) -> ErrorDetail:
+    """An SDK's HTTP error, its body read: the shared decision, with the SDK's own request id."""
+    row = decide(status, body)
+    hint, request_id = _call_facts(exc, row.retryable, body)
     return provider_detail(row, status, body, source=source, hint=hint, request_id=request_id)
+
+
+def sdk_answer_detail(exc: BaseException, status: int, raw: object, source: str) -> ErrorDetail:
+    """An SDK's HTTP error from its status and raw body: the decision remembered for them
+    (`http.remembered`), filled in with this error's request id and wait; else the full path."""
+    decision = remembered(status, raw) if type(status) is int else None
+    if decision is None:
+        return sdk_status_detail(exc, status, ProviderBody.read(raw), source)
+    row = codes[decision.code]
+    hint, request_id = _call_facts(exc, row.retryable, decision.body)
+    if request_id is None:
+        details = dict(decision.details)
+    elif is_clean(request_id):
+        details = {"request_id": request_id, **decision.details}
+    else:  # the full path cleans the message and the details with it
+        return sdk_status_detail(exc, status, decision.body, source)
+    return from_row(row, decision.message, hint, decision.status, source, details=details)
 
 
 def status_error(source: str) -> Handler:
@@ -110,7 +138,7 @@ def status_error(source: str) -> Handler:
         status = getattr(exc, "status_code", None)
         if not isinstance(status, int):
             return None
-        return sdk_status_detail(exc, status, ProviderBody.read(getattr(exc, "body", None)), source)
+        return sdk_answer_detail(exc, status, getattr(exc, "body", None), source)
 
     return handler
 
