@@ -78,6 +78,7 @@ def table(n):  # a data table: displays of constants and names (and calls of the
         ast.Call: lambda: [*n.args, *(k.value for k in n.keywords)],
         ast.Dict: lambda: [*n.values, *filter(None, n.keys)],
         ast.BinOp: lambda: [n.left, n.right],
+        ast.UnaryOp: lambda: [n.operand],  # -32600
     }
     if isinstance(n, (ast.Constant, ast.Name, ast.Attribute)):
         return True
