@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
 import openai
@@ -25,30 +25,17 @@ from langgraph.types import RetryPolicy
 import recoverable as rc
 from recoverable.integrations import langgraph as rcl
 from recoverable.testing import FakeProvider, Fault, Reply, sdk_error
+from tests.support import frameworks
+from tests.support.frameworks import BAD_ARGUMENTS, KEY, MALFORMED, QUOTA_IN_A_TOOL, tool_output
 from tests.support.providers import free_port
 
-KEY = "sk-test-abcdef123456"
 MSGS: Any = [{"role": "user", "content": "hi"}]
 FAST = rc.RetryPolicy(attempts=3)
-MALFORMED = Fault.status(
-    400,
-    {"error": {"message": "Unrecognized request argument: foo", "type": "invalid_request_error"}},
-)
 
 
 class State(TypedDict):
     answer: str | None
     error: dict[str, Any] | None
-
-
-@pytest.fixture
-def no_waits() -> Iterator[None]:
-    """recoverable's own waits off, where the wait itself is not under test."""
-    rc.testing.set_testing(True)
-    try:
-        yield
-    finally:
-        rc.testing.set_testing(False)
 
 
 def _ask(client: openai.OpenAI, model: str) -> str:
@@ -268,16 +255,8 @@ class Chat(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-
-
-@tool
-def summarize(text: str) -> str:
-    """Summarize a text with another model."""
-    raise sdk_error("openai", Fault.insufficient_quota())
+add = tool(frameworks.add)
+summarize = tool(frameworks.summarize)
 
 
 def _agent(fake: FakeProvider, tools_node: ToolNode) -> None:
@@ -292,51 +271,18 @@ def _agent(fake: FakeProvider, tools_node: ToolNode) -> None:
     graph.compile().invoke({"messages": [HumanMessage("go")]})
 
 
-def _tool_output(fake: FakeProvider) -> Any:
-    """The tool's output as the model read it: the last message of the next request."""
-    sent = fake.requests[-1].json
-    assert sent is not None
-    last = sent["messages"][-1]
-    assert last["role"] == "tool"
-    return last["content"]
-
-
 def test_bad_arguments_tell_the_model_to_correct_its_call(fake: FakeProvider) -> None:
     fake.reply(Reply.tool_call("add", {"a": "secret-x", "b": 2}, then="done"))
     _agent(fake, rcl.tool_node([add, summarize]))
-    assert json.loads(_tool_output(fake)) == {
-        "ok": False,
-        "error": {
-            "code": "tool_input_invalid",
-            "message": "A tool was called with input it does not accept.",
-            "retryable": False,
-            "retry_after_ms": None,
-            "fix_required": "Correct the tool input",
-            "fix_command": None,
-            "next_step": "Correct the arguments, then call this tool again.",
-        },
-    }
+    assert json.loads(tool_output(fake)) == BAD_ARGUMENTS
     assert len(fake.requests) == 2
 
 
 def test_a_provider_error_in_a_tool_tells_the_model_to_stop(fake: FakeProvider) -> None:
     fake.reply(Reply.tool_call("summarize", {"text": "t"}, then="done"))
     _agent(fake, rcl.tool_node([add, summarize]))
-    assert json.loads(_tool_output(fake)) == {
-        "ok": False,
-        "error": {
-            "code": "provider_quota_exceeded",
-            "message": "The AI service account has run out of credit or quota.",
-            "retryable": False,
-            "retry_after_ms": None,
-            "fix_required": "Add credit or raise the quota of the provider account, or use "
-            "another provider",
-            "fix_command": None,
-            "next_step": "Do not call this tool again until this is done; tell the user: Add "
-            "credit or raise the quota of the provider account, or use another provider.",
-        },
-    }
-    assert "insufficient_quota" not in _tool_output(fake)  # no exception text
+    assert json.loads(tool_output(fake)) == QUOTA_IN_A_TOOL
+    assert "insufficient_quota" not in tool_output(fake)  # no exception text
 
 
 def test_the_tool_message_artifact_carries_the_classification(fake: FakeProvider) -> None:
@@ -359,7 +305,7 @@ def test_the_tool_message_artifact_carries_the_classification(fake: FakeProvider
 def test_handle_tool_errors_gets_the_same_text(fake: FakeProvider) -> None:
     fake.reply(Reply.tool_call("summarize", {"text": "t"}, then="done"))
     _agent(fake, ToolNode([add, summarize], handle_tool_errors=rcl.tool_error_text))
-    assert json.loads(_tool_output(fake))["error"]["code"] == "provider_quota_exceeded"
+    assert json.loads(tool_output(fake))["error"]["code"] == "provider_quota_exceeded"
 
 
 def test_default_tool_node_shows_the_arguments_and_raises_provider_errors(
@@ -367,7 +313,7 @@ def test_default_tool_node_shows_the_arguments_and_raises_provider_errors(
 ) -> None:
     fake.reply(Reply.tool_call("add", {"a": "secret-x", "b": 2}, then="done"))
     _agent(fake, ToolNode([add, summarize]))
-    assert _tool_output(fake).startswith(
+    assert tool_output(fake).startswith(
         "Error invoking tool 'add' with kwargs {'a': 'secret-x', 'b': 2} with error:\n"
     )
     fake.reset()
@@ -407,7 +353,7 @@ async def test_an_async_graph_waits_and_its_tools_answer_alike(fake: FakeProvide
     result = await graph.compile().ainvoke({"messages": [HumanMessage("go")]})
     assert result["messages"][-1].content == "done"
     assert [r.fault for r in fake.requests] == ["overloaded", None, None]
-    assert json.loads(_tool_output(fake))["error"]["code"] == "provider_quota_exceeded"
+    assert json.loads(tool_output(fake))["error"]["code"] == "provider_quota_exceeded"
 
 
 @pytest.mark.usefixtures("no_waits")

@@ -17,14 +17,18 @@ import recoverable as rc
 from agents import retry_policies
 from recoverable.integrations import openai_agents as rco
 from recoverable.testing import FakeProvider, Fault, Reply, sdk_error
-from tests.support.providers import free_port
-
-KEY = "sk-test-abcdef123456"
-HELLO = "Hello from FakeProvider."
-MALFORMED = Fault.status(
-    400,
-    {"error": {"message": "Unrecognized request argument: foo", "type": "invalid_request_error"}},
+from tests.support import frameworks
+from tests.support.frameworks import (
+    BAD_ARGUMENTS,
+    HELLO,
+    KEY,
+    MALFORMED,
+    QUOTA_IN_A_TOOL,
+    add,
+    summarize,
+    tool_output,
 )
+from tests.support.providers import free_port
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -32,16 +36,6 @@ def _no_tracing() -> Iterator[None]:
     oa.set_tracing_disabled(True)  # its exporter would send traces to the real service
     yield
     oa.set_tracing_disabled(False)
-
-
-@pytest.fixture
-def no_waits() -> Iterator[None]:
-    """recoverable's own waits off, where the wait itself is not under test."""
-    rc.testing.set_testing(True)
-    try:
-        yield
-    finally:
-        rc.testing.set_testing(False)
 
 
 def _model(url: str, name: str = "gpt-a", max_retries: int = 0) -> oa.OpenAIChatCompletionsModel:
@@ -70,20 +64,13 @@ async def _outcome(agent: oa.Agent[Any], **options: Any) -> Any:
 
 
 async def test_429_retry_after_2_waits_the_server_then_answers(fake: FakeProvider) -> None:
-    fake.fail(Fault.rate_limited(retry_after=2))
-    started = time.monotonic()
-    assert await _outcome(ours(fake.openai_url)) == HELLO
-    assert [r.fault for r in fake.requests] == ["rate_limited", None]
-    assert time.monotonic() - started >= 2.0
+    await frameworks.waits_retry_after_then_answers(fake, ours, _outcome)
 
 
 @pytest.mark.usefixtures("no_waits")
 async def test_quota_is_never_retried(fake: FakeProvider) -> None:
-    fake.fail(Fault.insufficient_quota(), times=None)
-    error = await _outcome(ours(fake.openai_url))
+    error = await frameworks.never_retries_quota(fake, ours, _outcome)
     assert isinstance(error, openai.RateLimitError)
-    assert rc.classify(error).code == "provider_quota_exceeded"
-    assert len(fake.requests) == 1
 
 
 @pytest.mark.usefixtures("no_waits")
@@ -93,32 +80,21 @@ async def test_quota_is_never_retried(fake: FakeProvider) -> None:
 async def test_terminal_faults_fall_back_once_never_retried(
     fake: FakeProvider, fault: Fault
 ) -> None:
-    fake.fail(fault)
-    assert await _outcome(ours(fake.openai_url, fallback_to="gpt-b")) == HELLO
-    assert [(r.model, r.fault) for r in fake.requests] == [("gpt-a", fault.name), ("gpt-b", None)]
+    await frameworks.falls_back_once(fake, ours, _outcome, fault)
 
 
 @pytest.mark.usefixtures("no_waits")
 async def test_malformed_400_is_neither_retried_nor_sent_to_the_next_model(
     fake: FakeProvider,
 ) -> None:
-    fake.fail(MALFORMED, times=None)
-    error = await _outcome(ours(fake.openai_url, fallback_to="gpt-b"))
+    error = await frameworks.stops_at_malformed(fake, ours, _outcome)
     assert isinstance(error, rc.RecoverableError)
     assert error.detail.code == "provider_invalid_request"
-    assert [r.model for r in fake.requests] == ["gpt-a"]
 
 
 @pytest.mark.usefixtures("no_waits")
 async def test_overloaded_is_retried(fake: FakeProvider) -> None:
-    fake.fail(Fault.overloaded())
-    assert await _outcome(ours(fake.openai_url)) == HELLO
-    assert [r.fault for r in fake.requests] == ["overloaded", None]
-    fake.reset()
-    fake.fail(Fault.overloaded(), times=None)
-    error = await _outcome(ours(fake.openai_url))
-    assert rc.classify(error).code == "provider_overloaded"
-    assert len(fake.requests) == 3  # 1 + max_retries
+    await frameworks.retries_overloaded(fake, ours, _outcome)  # 3 requests: 1 + max_retries
 
 
 @pytest.mark.usefixtures("no_waits")
@@ -212,26 +188,6 @@ async def test_default_429_once_is_the_clients_own_retry(fake: FakeProvider) -> 
 # --- tools: what the model reads -------------------------------------------------------
 
 
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-
-
-def summarize(text: str) -> str:
-    """Summarize a text with another model."""
-    raise sdk_error("openai", Fault.insufficient_quota())
-
-
-def _tool_output(fake: FakeProvider) -> str:
-    """The tool's output as the model read it: the last message of the next request."""
-    sent = fake.requests[-1].json
-    assert sent is not None
-    last = sent["messages"][-1]
-    assert last["role"] == "tool"
-    content: str = last["content"]
-    return content
-
-
 def _tools(**options: Any) -> list[oa.FunctionTool]:
     return [oa.function_tool(add, **options), oa.function_tool(summarize, **options)]
 
@@ -240,38 +196,14 @@ async def test_bad_arguments_tell_the_model_to_correct_its_call(fake: FakeProvid
     fake.reply(Reply.tool_call("add", {"a": "secret-x", "b": 2}, then="done"))
     tools = _tools(failure_error_function=rco.failure_error_function)
     assert await _outcome(ours(fake.openai_url, tools=tools)) == "done"
-    assert json.loads(_tool_output(fake)) == {
-        "ok": False,
-        "error": {
-            "code": "tool_input_invalid",
-            "message": "A tool was called with input it does not accept.",
-            "retryable": False,
-            "retry_after_ms": None,
-            "fix_required": "Correct the tool input",
-            "fix_command": None,
-            "next_step": "Correct the arguments, then call this tool again.",
-        },
-    }
+    assert json.loads(tool_output(fake)) == BAD_ARGUMENTS
 
 
 async def test_a_provider_error_in_a_tool_tells_the_model_to_stop(fake: FakeProvider) -> None:
     fake.reply(Reply.tool_call("summarize", {"text": "t"}, then="done"))
     config = oa.RunConfig(tool_error_formatter=rco.tool_error_formatter)
     assert await _outcome(ours(fake.openai_url, tools=_tools()), run_config=config) == "done"
-    assert json.loads(_tool_output(fake)) == {
-        "ok": False,
-        "error": {
-            "code": "provider_quota_exceeded",
-            "message": "The AI service account has run out of credit or quota.",
-            "retryable": False,
-            "retry_after_ms": None,
-            "fix_required": "Add credit or raise the quota of the provider account, or use "
-            "another provider",
-            "fix_command": None,
-            "next_step": "Do not call this tool again until this is done; tell the user: Add "
-            "credit or raise the quota of the provider account, or use another provider.",
-        },
-    }
+    assert json.loads(tool_output(fake)) == QUOTA_IN_A_TOOL
 
 
 @pytest.mark.parametrize(("name", "arguments"), [("add", {"a": "x", "b": 2}), ("summarize", {})])
@@ -281,7 +213,7 @@ async def test_default_tool_error_says_the_same_for_everything(
     fake.reply(Reply.tool_call(name, arguments, then="done"))
     agent = oa.Agent(name="a", model=_model(fake.openai_url), tools=_tools())
     assert await _outcome(agent) == "done"
-    assert _tool_output(fake) == "An error occurred while running the tool. Please try again."
+    assert tool_output(fake) == "An error occurred while running the tool. Please try again."
 
 
 async def test_max_turns_and_guardrails_are_classified(fake: FakeProvider) -> None:

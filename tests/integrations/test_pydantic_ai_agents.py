@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,24 +22,9 @@ from pydantic_ai.providers.openai import OpenAIProvider
 import recoverable as rc
 from recoverable.integrations import pydantic_ai as rcp
 from recoverable.testing import FakeProvider, Fault, Reply, sdk_error
+from tests.support import frameworks
+from tests.support.frameworks import HELLO, KEY, MALFORMED, add, summarize, tool_output
 from tests.support.providers import free_port
-
-KEY = "sk-test-abcdef123456"
-HELLO = "Hello from FakeProvider."
-MALFORMED = Fault.status(
-    400,
-    {"error": {"message": "Unrecognized request argument: foo", "type": "invalid_request_error"}},
-)
-
-
-@pytest.fixture
-def no_waits() -> Iterator[None]:
-    """recoverable's own waits off, where the wait itself is not under test."""
-    rc.testing.set_testing(True)
-    try:
-        yield
-    finally:
-        rc.testing.set_testing(False)
 
 
 def _model(url: str, name: str = "gpt-a", **settings: Any) -> OpenAIChatModel:
@@ -78,20 +62,13 @@ async def _outcome(agent: Agent[None, str]) -> Any:
 
 
 async def test_429_retry_after_2_waits_the_server_then_answers(fake: FakeProvider) -> None:
-    fake.fail(Fault.rate_limited(retry_after=2))
-    started = time.monotonic()
-    assert await _outcome(ours(fake.openai_url)) == HELLO
-    assert [r.fault for r in fake.requests] == ["rate_limited", None]
-    assert time.monotonic() - started >= 2.0
+    await frameworks.waits_retry_after_then_answers(fake, ours, _outcome)
 
 
 @pytest.mark.usefixtures("no_waits")
 async def test_quota_is_never_retried(fake: FakeProvider) -> None:
-    fake.fail(Fault.insufficient_quota(), times=None)
-    error = await _outcome(ours(fake.openai_url))
+    error = await frameworks.never_retries_quota(fake, ours, _outcome)
     assert isinstance(error, ModelQuotaExceededError)
-    assert rc.classify(error).code == "provider_quota_exceeded"
-    assert len(fake.requests) == 1
 
 
 @pytest.mark.usefixtures("no_waits")
@@ -101,31 +78,19 @@ async def test_quota_is_never_retried(fake: FakeProvider) -> None:
 async def test_terminal_faults_fall_back_once_never_retried(
     fake: FakeProvider, fault: Fault
 ) -> None:
-    fake.fail(fault)
-    assert await _outcome(ours(fake.openai_url, fallback_to="gpt-b")) == HELLO
-    assert [(r.model, r.fault) for r in fake.requests] == [("gpt-a", fault.name), ("gpt-b", None)]
+    await frameworks.falls_back_once(fake, ours, _outcome, fault)
 
 
 @pytest.mark.usefixtures("no_waits")
 async def test_malformed_400_is_neither_retried_nor_sent_to_the_next_model(
     fake: FakeProvider,
 ) -> None:
-    fake.fail(MALFORMED, times=None)
-    error = await _outcome(ours(fake.openai_url, fallback_to="gpt-b"))
-    assert rc.classify(error).code == "provider_invalid_request"
-    assert [r.model for r in fake.requests] == ["gpt-a"]
+    await frameworks.stops_at_malformed(fake, ours, _outcome)
 
 
 @pytest.mark.usefixtures("no_waits")
 async def test_overloaded_is_retried(fake: FakeProvider) -> None:
-    fake.fail(Fault.overloaded())
-    assert await _outcome(ours(fake.openai_url)) == HELLO
-    assert [r.fault for r in fake.requests] == ["overloaded", None]
-    fake.reset()
-    fake.fail(Fault.overloaded(), times=None)
-    error = await _outcome(ours(fake.openai_url))
-    assert rc.classify(error).code == "provider_overloaded"
-    assert len(fake.requests) == 3  # the policy's 3 attempts
+    await frameworks.retries_overloaded(fake, ours, _outcome)  # 3 requests: the policy's 3 attempts
 
 
 @pytest.mark.usefixtures("no_waits")
@@ -195,32 +160,15 @@ async def test_default_quota_without_fallback_costs_three(fake: FakeProvider) ->
 
 
 def _with_tools(agent: Agent[None, str]) -> Agent[None, str]:
-    @agent.tool_plain
-    def add(a: int, b: int) -> int:
-        """Add two numbers."""
-        return a + b
-
-    @agent.tool_plain
-    def summarize(text: str) -> str:
-        """Summarize a text with another model."""
-        raise sdk_error("openai", Fault.insufficient_quota())
-
+    agent.tool_plain(add)
+    agent.tool_plain(summarize)
     return agent
-
-
-def _tool_output(fake: FakeProvider) -> Any:
-    """The tool's output as the model read it: the last message of the next request."""
-    sent = fake.requests[-1].json
-    assert sent is not None
-    last = sent["messages"][-1]
-    assert last["role"] == "tool"
-    return last["content"]
 
 
 async def test_bad_arguments_tell_the_model_to_correct_its_call(fake: FakeProvider) -> None:
     fake.reply(Reply.tool_call("add", {"a": "secret-x", "b": 2}, then="done"))
     assert await _outcome(_with_tools(ours(fake.openai_url))) == "done"
-    assert json.loads(_tool_output(fake)) == {
+    assert json.loads(tool_output(fake)) == {
         "error": "tool_input_invalid: A tool was called with input it does not accept. "
         "Correct the arguments, then call this tool again."
     }
@@ -229,7 +177,7 @@ async def test_bad_arguments_tell_the_model_to_correct_its_call(fake: FakeProvid
 async def test_a_provider_error_in_a_tool_tells_the_model_to_stop(fake: FakeProvider) -> None:
     fake.reply(Reply.tool_call("summarize", {"text": "t"}, then="done"))
     assert await _outcome(_with_tools(ours(fake.openai_url))) == "done"
-    assert json.loads(_tool_output(fake)) == {
+    assert json.loads(tool_output(fake)) == {
         "error": "provider_quota_exceeded: The AI service account has run out of credit or "
         "quota. Do not call this tool again until this is done; tell the user: Add credit or "
         "raise the quota of the provider account, or use another provider."
@@ -241,7 +189,7 @@ async def test_default_shows_the_validation_errors_and_ends_the_run_on_a_provide
 ) -> None:
     fake.reply(Reply.tool_call("add", {"a": "secret-x", "b": 2}, then="done"))
     assert await _outcome(_with_tools(default(fake.openai_url))) == "done"
-    assert "secret-x" in _tool_output(fake)  # the input echoed in pydantic's own text
+    assert "secret-x" in tool_output(fake)  # the input echoed in pydantic's own text
     fake.reset()
     fake.reply(Reply.tool_call("summarize", {"text": "t"}, then="done"))
     error = await _outcome(_with_tools(default(fake.openai_url)))

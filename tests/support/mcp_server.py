@@ -1,6 +1,7 @@
 """A small MCP tool server (mcp's `MCPServer`), for the client side's tests: run as a stdio
-subprocess (`python mcp_server.py`), or as a streamable-HTTP app under uvicorn (`http_app`),
-optionally behind a gateway that answers some tool calls with an HTTP error status.
+subprocess (`python mcp_server.py`), or as a streamable-HTTP app (`http_app`, served by
+`tests.support.wire_server.serving` with lifespan on), optionally behind a gateway that answers
+some tool calls with an HTTP error status.
 
 Every failing tool carries a secret and an HTML marker in what it raises: the tests check
 that neither reaches what a client shows.
@@ -9,17 +10,11 @@ that neither reaches what a client shows.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import socket
 import sys
-import threading
-import time
-from collections.abc import Iterator
 from typing import Any
 
-import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
@@ -159,30 +154,6 @@ class _Gateway:
         name = (message.get("params") or {}).get("name")
         _count(self.calls, str(name))
         return GATEWAY_STATUSES.get(str(name))
-
-
-@contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Serve `app` under uvicorn on 127.0.0.1 (lifespan on: the MCP app's session manager
-    runs in it); yields its base URL; stops the server on exit."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-    runner = uvicorn.Server(config)
-    thread = threading.Thread(target=runner.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not runner.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        runner.should_exit = True
-        thread.join(15)
-        sock.close()
-        assert not thread.is_alive(), "uvicorn did not stop"
 
 
 if __name__ == "__main__":

@@ -3,14 +3,14 @@ broker and result backend): Debian's binary, a free port, no persistence, always
 
 from __future__ import annotations
 
+import functools
 import shutil
 import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .processes import server_process
 from .providers import free_port
 
 
@@ -20,29 +20,19 @@ def redis_server(folder: Path) -> Iterator[str]:
     exe = shutil.which("redis-server")
     assert exe is not None, "redis-server is missing: scripts/test installs it (apt)"
     port = free_port()
-    proc = subprocess.Popen(
-        [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
-         "--dir", str(folder), "--protected-mode", "yes"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(64).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None, "redis-server exited at start"
-            assert time.monotonic() < deadline, "redis-server did not answer within 10 s"
-            time.sleep(0.02)
+    argv = [exe, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
+            "--dir", str(folder), "--protected-mode", "yes"]  # fmt: skip
+    with server_process(
+        argv, functools.partial(_pongs, port), "redis-server", start_s=10, stop_s=10, poll_s=0.02
+    ):
         yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+
+
+def _pongs(port: int) -> bool:
+    """Whether a redis-server on `port` answers PING now."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False

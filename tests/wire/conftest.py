@@ -4,6 +4,7 @@ served by a real uvicorn server once a module, and a fresh view of it for each t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -33,7 +34,7 @@ def app(served: tuple[AppState, str]) -> AppState:
 
 
 @pytest.fixture
-def client(served: tuple[AppState, str]) -> Iterator[httpx.Client]:
-    """An httpx client on the served app."""
+def client(served: tuple[Any, str]) -> Iterator[httpx.Client]:
+    """An httpx client on the served app (a module's own `served`, where it has one)."""
     with httpx.Client(base_url=served[1], timeout=60) as client:
         yield client

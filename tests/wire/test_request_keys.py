@@ -76,6 +76,7 @@ def build(runs: Runs) -> FastAPI:
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[Runs, str]]:
+    """This module's app in place of conftest's: conftest's `client` then talks to it."""
     runs = Runs()
     with serving(build(runs)) as url:
         yield runs, url
@@ -86,12 +87,6 @@ def runs(served: tuple[Runs, str]) -> Runs:
     served[0].started.clear()
     served[0].ended.clear()
     return served[0]
-
-
-@pytest.fixture
-def client(served: tuple[Runs, str]) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=served[1], timeout=10) as http:
-        yield http
 
 
 def _send(client: httpx.Client, session: str, body: dict[str, Any], key: str | None) -> Any:

@@ -5,18 +5,18 @@ client or fastmcp's: one session per server, every case called in turn."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tests.support.mcp_example import HOSTILE, MARKUP, PATH, SECRET
+from tests.support.processes import listening, server_process
+from tests.support.providers import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 SERVER = "tests/support/mcp_example.py"
@@ -79,40 +79,22 @@ def server_args(*, fastmcp: bool, plain: bool = False, mask: bool = False) -> li
     ]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @contextlib.contextmanager
 def http_server(flags: list[str]) -> Iterator[str]:
     """The server under uvicorn in a subprocess on 127.0.0.1; yields its MCP URL; killed."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, SERVER, "--http", str(port), *flags],
+    port = free_port()
+    argv = [sys.executable, SERVER, "--http", str(port), *flags]
+    with server_process(
+        argv,
+        functools.partial(listening, port),
+        "the MCP server",
+        start_s=60,
+        stop_s=15,
+        poll_s=0.1,
         cwd=REPO,
         env=ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the MCP server did not start")
-            time.sleep(0.1)
+    ):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
 
 
 def _seen_result(result: Any) -> Seen:

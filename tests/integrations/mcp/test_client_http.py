@@ -23,6 +23,7 @@ import recoverable as rc
 from recoverable._classify.sdks.mcp import SERVER_UNAUTHENTICATED_FIX
 from recoverable.integrations import mcp as rmcp
 from tests.support import mcp_server
+from tests.support.wire_server import serving
 
 # tool -> (code, retryable, retry_after_ms, status)
 STATUSES: list[tuple[str, str, bool, int | None, int]] = [
@@ -34,7 +35,7 @@ STATUSES: list[tuple[str, str, bool, int | None, int]] = [
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    with mcp_server.serving(mcp_server.http_app(gateway=True)) as base:
+    with serving(mcp_server.http_app(gateway=True), lifespan="on") as base:
         yield base + "/mcp"
 
 
@@ -133,7 +134,7 @@ _STATUS_APP = Starlette(
 async def test_a_plain_app_answering_a_status_at_connect(
     tool: str, code: str, retryable: bool, wait: int | None, status: int
 ) -> None:
-    with mcp_server.serving(_STATUS_APP) as base:
+    with serving(_STATUS_APP, lifespan="on") as base:
         http = rmcp.http_client()
         with pytest.raises(BaseExceptionGroup) as raised:
             async with Client(streamable_http_client(f"{base}/{status}/mcp", http_client=http)):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support import mcp_server
+from tests.support.wire_server import serving
 
 from . import test_client_http, test_client_stdio
 
@@ -77,7 +78,7 @@ async def test_the_examples_run() -> None:
     blocks = _blocks()
     assert len(blocks) == 3
     namespace: dict[str, Any] = {"__name__": "docs"}
-    with mcp_server.serving(mcp_server.http_app()) as base:
+    with serving(mcp_server.http_app(), lifespan="on") as base:
         for index, block in enumerate(blocks):
             code = block.replace("http://127.0.0.1:8000/mcp", base + "/mcp")
             compiled = compile(
