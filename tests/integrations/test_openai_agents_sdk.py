@@ -105,6 +105,25 @@ async def test_connection_refused_is_retried() -> None:
     assert rc.classify(error).code == "provider_unreachable"
 
 
+@pytest.mark.usefixtures("no_waits")
+@pytest.mark.parametrize(("recipe", "attempts"), [("default", 3), ("ours", 3)])
+async def test_connection_refused_attempts_counted(recipe: str, attempts: int) -> None:
+    http, sent = frameworks.counting_client()
+    retries = 2 if recipe == "default" else 0  # ours: the client's retries off, the runner's on
+    client = openai.AsyncOpenAI(
+        api_key=KEY,
+        base_url=f"http://127.0.0.1:{free_port()}/v1",
+        max_retries=retries,
+        timeout=5,
+        http_client=http,
+    )
+    model = oa.OpenAIChatCompletionsModel(model="gpt-a", openai_client=client)
+    settings = rco.model_settings(2) if recipe == "ours" else oa.ModelSettings()
+    error = await _outcome(oa.Agent(name="a", model=model, model_settings=settings))
+    assert rc.classify(error).code == "provider_unreachable"
+    assert len(sent) == attempts  # the client's 1 + 2, or the runner's 1 + 2: one layer
+
+
 async def test_sdk_retries_left_on_make_the_sdk_the_only_layer(fake: FakeProvider) -> None:
     fake.fail(Fault.overloaded(), times=None)
     model = _model(fake.openai_url, max_retries=2)

@@ -8,6 +8,7 @@ import json
 import time
 from typing import Any
 
+import openai
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ModelFallback
@@ -98,6 +99,24 @@ async def test_connection_refused_is_retried_then_raised() -> None:
     error = await _outcome(ours(f"http://127.0.0.1:{free_port()}/v1"))
     assert isinstance(error, ModelConnectionError)
     assert rc.classify(error).code == "provider_unreachable"
+
+
+@pytest.mark.usefixtures("no_waits")
+@pytest.mark.parametrize(("recipe", "attempts"), [("default", 3), ("ours", 3)])
+async def test_connection_refused_attempts_counted(recipe: str, attempts: int) -> None:
+    http, sent = frameworks.counting_client()
+    client = openai.AsyncOpenAI(
+        api_key=KEY,
+        base_url=f"http://127.0.0.1:{free_port()}/v1",
+        max_retries=2 if recipe == "default" else 0,  # ours: the SDK's retries off
+        timeout=5,
+        http_client=http,
+    )
+    model = OpenAIChatModel("gpt-a", provider=OpenAIProvider(openai_client=client))
+    capabilities = [rcp.ClassifiedRetries()] if recipe == "ours" else []
+    error = await _outcome(Agent(model, capabilities=capabilities))
+    assert rc.classify(error).code == "provider_unreachable"
+    assert len(sent) == attempts  # the SDK's 1 + 2, or the policy's 3: one layer
 
 
 async def test_sdk_retries_left_on_make_the_sdk_the_only_layer(fake: FakeProvider) -> None:

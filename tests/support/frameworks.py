@@ -119,3 +119,16 @@ def tool_output(fake: FakeProvider) -> Any:
     last = sent["messages"][-1]
     assert last["role"] == "tool"
     return last["content"]
+
+
+def counting_client() -> tuple[Any, list[str]]:
+    """An openai async HTTP client that counts every request it sends, and the count: the
+    attempts at an address nothing listens on, which no server can count."""
+    import openai
+
+    sent: list[str] = []
+
+    async def count(request: Any) -> None:
+        sent.append(str(request.url))
+
+    return openai.DefaultAsyncHttpxClient(event_hooks={"request": [count]}), sent
