@@ -112,7 +112,8 @@ def read_tool_result(obj: object) -> ErrorDetail | None:
         structured = _get(obj, "structured_content", "structuredContent")
         if isinstance(structured, Mapping):
             detail = _from_structured(structured)
-            if detail is not None:
+            # Not an envelope after all (a tool's own output with a `code`): the text decides.
+            if detail is not None and "malformed" not in detail.details:
                 return detail
         return tool_failure_text(_first_text(_get(obj, "content")))
     except Exception:  # a hostile object: it failed, and nothing more can be said

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.types import CallToolResult, TextContent
@@ -115,6 +116,17 @@ def test_a_valid_fix_command_from_a_peer_is_shown_never_runnable() -> None:
     detail = rc.classify_response({"content": [], "isError": True, "structuredContent": payload})
     assert detail is not None and detail.code == "tool_input_invalid"
     _check(detail)
+
+
+@pytest.mark.parametrize("structured", [{"code": 404, "why": "x"}, {"code": "E_NOPE"}])
+def test_a_tools_own_structured_code_does_not_override_the_text(structured: dict[str, Any]) -> None:
+    result = {
+        "isError": True,
+        "content": [{"type": "text", "text": "Unknown tool: zz"}],
+        "structuredContent": structured,
+    }
+    detail = rc.classify_response(result)
+    assert detail is not None and detail.code == "tool_not_found"
 
 
 def test_a_success_and_a_non_result_are_none() -> None:

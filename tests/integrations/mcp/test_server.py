@@ -109,7 +109,7 @@ def check(seen: dict[str, Seen]) -> None:
     for name in EXPECTED:
         _check_failure(name, seen[name])
     assert seen["unknown_tool"] == Seen(
-        error_code=-32602, error_message="Unknown tool: no_such_tool"
+        error_code=-32602, error_message="Unknown tool: this server lists no tool by that name."
     )
     assert seen["own_mcp_error"] == Seen(
         error_code=-32005,

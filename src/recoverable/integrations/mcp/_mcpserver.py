@@ -41,7 +41,7 @@ __all__ = ["INSTALLED", "install_mcpserver", "to_call_tool_result", "unknown_too
 
 INSTALLED = "__recoverable_mcp__"
 """The attribute that marks a server `install` has wrapped (installing twice is once)."""
-_UNKNOWN = "Unknown tool: "
+_UNKNOWN = "Unknown tool: this server lists no tool by that name."
 logger = logging.getLogger("recoverable.integrations.mcp")
 
 
@@ -57,14 +57,13 @@ def to_call_tool_result(failure: ToolFailure) -> CallToolResult:
 
 
 def unknown_tool_error(name: object) -> Exception:
-    """The protocol error for a tool this server does not have: JSON-RPC -32602."""
+    """The protocol error for a tool this server does not have: JSON-RPC -32602, in our words
+    only. The name the caller sent is not repeated: it is any text a peer chose."""
     from mcp import MCPError
     from mcp_types import INVALID_PARAMS
 
-    from ..._core.untrusted import clean_text, safe_str
-
-    shown = clean_text(name if isinstance(name, str) else safe_str(name), 100)
-    return MCPError(INVALID_PARAMS, f"{_UNKNOWN}{shown}")
+    del name  # said once, in the caller's own request
+    return MCPError(INVALID_PARAMS, _UNKNOWN)
 
 
 def _elapsed_ms(started: float) -> int:
