@@ -368,11 +368,13 @@ def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
     if key is None:
         return _resolve_links(exc)
     found = _chains.entries().get(key)
-    if found is not None and found[0] is route:  # type: ignore[index]
+    # A hit holds while its route and its code's row are the ones it was decided under (a
+    # code registered anew, `replace=True`, is read anew, as the full path would).
+    if found is not None and found[0] is route and codes.get(found[1].code) is found[2]:  # type: ignore[index]
         return copied(found[1])  # type: ignore[index]
     detail = _resolve_links(exc)
     if detail is not None and _rememberable(key):
-        _chains.keep(key, (route, copied(detail)))
+        _chains.keep(key, (route, copied(detail), codes.get(detail.code)))
     return detail
 
 
