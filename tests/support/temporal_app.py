@@ -33,8 +33,8 @@ SECRET = "sk-proj-" + "Abc123" * 8
 
 # (attempt, monotonic time) of every run of the activity, in this process (the worker's).
 ATTEMPTS: list[tuple[int, float]] = []
-# (workflow id, activity id) of every run of the activity, for the request keys made of them.
-IDS: list[tuple[str | None, str]] = []
+# (workflow id, run id, activity id) of every run of the activity, for the request keys.
+IDS: list[tuple[str | None, str | None, str]] = []
 
 
 def temporal_binary() -> str:
@@ -50,7 +50,8 @@ async def call_model(base_url: str, mode: str) -> str:
     """Ask the fake provider through the real openai client: its own retries off, or at
     the SDK's default (`max_retries=2`) in mode "sdk_default"."""
     ATTEMPTS.append((activity.info().attempt, time.monotonic()))
-    IDS.append((activity.info().workflow_id, activity.info().activity_id))
+    info = activity.info()
+    IDS.append((info.workflow_id, info.workflow_run_id, info.activity_id))
     client = openai.AsyncOpenAI(api_key="sk-test", base_url=base_url)
     if mode != "sdk_default":
         client = rc.without_sdk_retries(client)

@@ -149,7 +149,7 @@ def keyed(key: str | None = None) -> Iterator[None]:
 
 
 def engine_key(engine: str, *ids: object) -> str:
-    """The key of an engine's step from the engine's own ids (Temporal's workflow and activity
+    """The key of an engine's step from the engine's own ids (Temporal's workflow, run and activity
     ids, Celery's task id, DBOS's workflow and step ids): the same on every retry the engine
     makes, in any process. Hashed, so any id (of any length or characters) gives a valid key
     and two different id lists never give the same one."""

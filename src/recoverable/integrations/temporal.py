@@ -285,12 +285,16 @@ def _attempts(detail: ErrorDetail) -> int:
 
 
 def _request_key() -> str | None:
-    """The activity's request key (`rc.request_key()` inside it): from its workflow's id and
-    its own, which Temporal keeps on every attempt; None outside an activity."""
+    """The activity's request key (`rc.request_key()` inside it): from its workflow's id, its
+    run's id and its own, which Temporal keeps on every attempt; None outside an activity.
+    The run id, since activity ids restart with each run: a workflow id reused, continued as
+    new or run by a schedule must not send its first activity under the last run's key."""
     if not activity.in_activity():
         return None
     info = activity.info()
-    return engine_key("temporal", info.workflow_id or "", info.activity_id)
+    return engine_key(
+        "temporal", info.workflow_id or "", info.workflow_run_id or "", info.activity_id
+    )
 
 
 def _application_error(exc: Exception) -> Exception:
