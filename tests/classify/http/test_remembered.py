@@ -6,7 +6,6 @@ pattern added after a first call. And a remembered chain equals the chain walked
 from __future__ import annotations
 
 import itertools
-import marshal
 import math
 from types import SimpleNamespace
 from typing import Any
@@ -294,30 +293,6 @@ def test_an_answers_nested_details_are_its_own() -> None:
     again = sdk_answer_detail(exc, 429, _PER_DAY, "google")
     assert again.details["quota_ids"] == ["GenerateRequestsPerDayPerProjectPerModel"]
     _same(again, sdk_status_detail(exc, 429, ProviderBody.read(_PER_DAY), "google"))
-
-
-def test_a_body_too_long_to_keep_is_not_written_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    from recoverable._classify.http import remembered as module
-
-    written: list[object] = []
-
-    def dumps(value: object, version: int) -> bytes:
-        written.append(value)
-        return marshal.dumps(value, version)
-
-    monkeypatch.setattr(module, "marshal", SimpleNamespace(dumps=dumps))
-    for body in (
-        {"code": "server_error", "message": "m" * 100_000},
-        {"error": {"code": "server_error", "message": "m" * 5_000}},
-        {"code": "server_error", "items": list(range(5_000))},
-    ):
-        assert answer_key(500, body) is None
-        _same(sdk_answer_detail(_Answer(None, None), 500, body, "openai"),
-              _full(_Answer(None, None), 500, body))  # fmt: skip
-    assert written == []
-    small = {"code": "server_error", "message": "m" * 100}
-    assert answer_key(500, small) is not None
-    assert written == [small]
 
 
 def test_a_decision_made_while_a_pattern_is_added_is_not_kept_under_it(

@@ -20,7 +20,6 @@ when full.
 
 from __future__ import annotations
 
-import copy
 import marshal
 from typing import Any, NamedTuple
 
@@ -50,17 +49,10 @@ class Decision(NamedTuple):
     status: int | None
     """The status, as the full path keeps it."""
     details: dict[str, Any]
-    """The upstream's names for it (`error_type`, `error_code`, ...): read through `fresh`."""
-    nested: bool
-    """Whether a value of `details` is a list or a dict (Google's `quota_ids`)."""
-
-    def fresh(self, request_id: str | None) -> dict[str, Any]:
-        """`details` for one answer (its request id first, when it has one), a copy down to
-        its nested values: a caller changing one answer's details changes no other's."""
-        details = copy.deepcopy(self.details) if self.nested else self.details
-        if request_id is None:
-            return dict(details) if details is self.details else details
-        return {"request_id": request_id, **details}
+    """The upstream's names for it (`error_type`, `error_code`, ...): copied on each use."""
+    lists: tuple[str, ...]
+    """The names in `details` whose values are lists (Google's `quota_ids`, a list of texts):
+    each answer copies them too, so a caller changing one answer's changes no other's."""
 
 
 _memo = ScrubbedMemo(_ENTRIES)
@@ -68,9 +60,8 @@ _memo = ScrubbedMemo(_ENTRIES)
 
 def answer_key(status: int, body: object) -> tuple[int, bytes] | None:
     """The key of a plain int status and a body (a dict), or None when they are not
-    remembered: the body holds a value of any other type, is nested past marshal's limit, or
-    is too long to keep (told before it is written out: a huge body is not copied for it)."""
-    if type(body) is not dict or _written_at_least(body) > _KEY_BYTES:
+    remembered: the body holds a value of any other type, or is nested past marshal's limit."""
+    if type(body) is not dict:
         return None
     try:
         return (status, marshal.dumps(body, _MARSHAL_VERSION))
@@ -94,26 +85,6 @@ def remembered(status: int, body: object) -> Decision | None:
     return decision  # type: ignore[return-value]
 
 
-def _written_at_least(body: dict[object, object]) -> int:
-    """At least how many bytes `marshal` writes `body` in, counted over its texts and the
-    texts and entries of the lists and dicts it holds (deeper values add nothing: a count too
-    low only means the written key is measured, as before)."""
-    total = 0
-    for name, value in body.items():
-        total += len(name) if type(name) is str else 1
-        kind = type(value)
-        if kind is str:
-            total += len(value)  # type: ignore[arg-type]
-        elif kind is dict:
-            for inner, leaf in value.items():  # type: ignore[attr-defined]
-                total += (len(inner) if type(inner) is str else 1) + (
-                    len(leaf) if type(leaf) is str else 1
-                )
-        elif kind is list:
-            total += len(value)  # type: ignore[arg-type]
-    return total
-
-
 def _decided(status: int, raw: object) -> Decision | None:
     """The full path's decision, made once; None when the upstream's text must be cleaned
     (the full path runs for it each time)."""
@@ -121,5 +92,5 @@ def _decided(status: int, raw: object) -> Decision | None:
     message, kept_status, details, clean = answer_facts(status, body)
     if not clean:
         return None
-    nested = any(type(value) in (list, dict) for value in details.values())
-    return Decision(decide(status, body).code, body, message, kept_status, details, nested)
+    lists = tuple(name for name, value in details.items() if type(value) is list)
+    return Decision(decide(status, body).code, body, message, kept_status, details, lists)

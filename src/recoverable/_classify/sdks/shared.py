@@ -122,10 +122,15 @@ def sdk_answer_detail(exc: BaseException, status: int, raw: object, source: str)
         return sdk_status_detail(exc, status, ProviderBody.read(raw), source)
     row = codes[decision.code]
     hint, request_id = _call_facts(exc, row.retryable, decision.body)
-    if request_id is not None and not is_clean(request_id):
-        # The full path cleans the message and the details with it.
+    if request_id is None:
+        details = dict(decision.details)
+    elif is_clean(request_id):
+        details = {"request_id": request_id, **decision.details}
+    else:  # the full path cleans the message and the details with it
         return sdk_status_detail(exc, status, decision.body, source)
-    details = decision.fresh(request_id)
+    if decision.lists:  # lists of texts (Google's quota_ids): a list of its own each
+        for name in decision.lists:
+            details[name] = list(details[name])
     return from_row(row, decision.message, hint, decision.status, source, details=details)
 
 
