@@ -314,11 +314,12 @@ def _link_text(link: BaseException) -> str:
     if type(link).__str__ is not _BASE_STR or len(args) != 1 or type(args[0]) is not str:
         return f"{_type_name(type(link))}: {error_message(link)}"
     key = (type(link), args[0])
-    text = _link_texts.entries().get(key)
+    entries = _link_texts.entries()
+    text = entries.get(key)
     if text is None:
         text = f"{_type_name(type(link))}: {error_message(link)}"
         if len(args[0]) <= MAX_MESSAGE_CHARS:
-            _link_texts.keep(key, text)
+            _link_texts.keep(entries, key, text)
     return text  # type: ignore[return-value]
 
 
@@ -367,14 +368,15 @@ def _resolve_chain(exc: BaseException) -> ErrorDetail | None:
     key = _chain_key(exc) if route.by_text else None
     if key is None:
         return _resolve_links(exc)
-    found = _chains.entries().get(key)
+    entries = _chains.entries()
+    found = entries.get(key)
     # A hit holds while its route and its code's row are the ones it was decided under (a
     # code registered anew, `replace=True`, is read anew, as the full path would).
     if found is not None and found[0] is route and codes.get(found[1].code) is found[2]:  # type: ignore[index]
         return copied(found[1])  # type: ignore[index]
     detail = _resolve_links(exc)
     if detail is not None and _rememberable(key):
-        _chains.keep(key, (route, copied(detail), codes.get(detail.code)))
+        _chains.keep(entries, key, (route, copied(detail), codes.get(detail.code)))
     return detail
 
 

@@ -279,12 +279,14 @@ class ScrubbedMemo:
             self._entries, self._under = {}, CONFIG.scrubbed
         return self._entries
 
-    def keep(self, key: object, value: object) -> None:
-        """Remember `value` under `key` (a hashable key of exact, plain types)."""
-        entries = self.entries()
-        if len(entries) >= self._limit:
-            entries.clear()
-        entries[key] = value
+    def keep(self, into: dict[object, object], key: object, value: object) -> None:
+        """Remember `value` under `key` (a hashable key of exact, plain types) in `into`, the
+        entries read before `value` was worked out: when the scrubber's memo was replaced in
+        between (another thread added a pattern), they are already forgotten, and `value`,
+        scrubbed under the old patterns, is forgotten with them."""
+        if len(into) >= self._limit:
+            into.clear()
+        into[key] = value
 
 
 def _redact(match: re.Match[str]) -> str:

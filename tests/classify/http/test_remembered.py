@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import openai
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -177,7 +178,8 @@ def test_a_pattern_added_after_a_first_call_scrubs_what_was_remembered() -> None
 
 
 def test_huge_bodies_are_decided_but_not_kept() -> None:
-    body = {"code": "server_error", "message": "m", **{f"extra{n}": "y" * 900 for n in range(9)}}
+    # Its long text lies deeper than the count before writing reads: written, then measured.
+    body = {"code": "server_error", "message": "m", "extra": {"deeper": {"y": "y" * 5000}}}
     exc = _Answer(None, None)
     _same(sdk_answer_detail(exc, 500, body, "openai"), _full(exc, 500, body))
     key = answer_key(500, body)
@@ -262,3 +264,96 @@ def test_a_cycle_or_a_long_chain_is_walked_each_time() -> None:
         outer.__cause__ = inner
     assert pipeline._chain_key(links[0]) is None
     assert rc.classify(links[0]).code == rc.classify(links[0]).code
+
+
+# --- what one answer hands out, and when a decision is kept -----------------------------------
+
+_PER_DAY = {
+    "error": {
+        "code": 429,
+        "status": "RESOURCE_EXHAUSTED",
+        "message": "Quota exceeded",
+        "details": [
+            {
+                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel"}],
+            }
+        ],
+    }
+}
+
+
+def test_an_answers_nested_details_are_its_own() -> None:
+    exc = _Answer(None, None)
+    first = sdk_answer_detail(exc, 429, _PER_DAY, "google")
+    assert first.details["quota_ids"] == ["GenerateRequestsPerDayPerProjectPerModel"]
+    first.details["quota_ids"].append("changed by a caller")
+    with_id = sdk_answer_detail(_Answer("req_1", None), 429, _PER_DAY, "google")
+    with_id.details["quota_ids"].clear()
+    again = sdk_answer_detail(exc, 429, _PER_DAY, "google")
+    assert again.details["quota_ids"] == ["GenerateRequestsPerDayPerProjectPerModel"]
+    _same(again, sdk_status_detail(exc, 429, ProviderBody.read(_PER_DAY), "google"))
+
+
+def test_a_decision_made_while_a_pattern_is_added_is_not_kept_under_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another thread adds a pattern while this one decides under the old ones: what it
+    decided goes with the old memo, and the next call decides under the new pattern."""
+    from recoverable._classify.http import remembered as module
+
+    body = {"code": "server_error", "message": "failure for tenant QZ-7781-race"}
+    decided = module._decided
+
+    def racing(status: int, raw: object) -> object:
+        decision = decided(status, raw)  # under the old patterns: clean
+        rc.secrets.add_secret_pattern(r"QZ-7781-race")  # meanwhile, in another thread
+        return decision
+
+    monkeypatch.setattr(module, "_decided", racing)
+    assert remembered(500, body) is not None
+    monkeypatch.setattr(module, "_decided", decided)
+    assert remembered(500, body) is None  # the upstream's text now holds what is scrubbed
+    got = sdk_answer_detail(_Answer(None, None), 500, body, "openai")
+    assert "QZ-7781" not in got.message
+
+
+@pytest.fixture
+def timeout_row_anew(monkeypatch: pytest.MonkeyPatch) -> rc.CodeRow:
+    """`provider_timeout` registered anew (another user message); the original rows come
+    back whole after the test (the very table, so no row is left a copy)."""
+    monkeypatch.setattr(rc.codes, "_rows", rc.codes._rows)  # restored on teardown
+    row = rc.codes["provider_timeout"]
+    return rc.codes.register(
+        "provider_timeout",
+        category=row.category,
+        retryable=row.retryable,
+        fallback=row.fallback,
+        exit_code=row.exit_code,
+        http_status=row.http_status,
+        user_message="The provider took too long (registered anew).",
+        when=row.when,
+        replace=True,
+    )
+
+
+def test_a_remembered_chain_reads_its_codes_row_anew(timeout_row_anew: rc.CodeRow) -> None:
+    original = rc.codes["provider_timeout"]
+    assert original is timeout_row_anew
+    error = _timeout("Request timed out.", "timed out, row test")
+    assert rc.classify(error).user_message == timeout_row_anew.user_message  # remembered now
+    newer = rc.codes.register(
+        "provider_timeout",
+        category=original.category,
+        retryable=original.retryable,
+        fallback=original.fallback,
+        exit_code=original.exit_code,
+        http_status=original.http_status,
+        user_message="Registered anew, twice.",
+        when=original.when,
+        replace=True,
+    )
+    again = rc.classify(error)
+    assert again.user_message == "Registered anew, twice."
+    assert again == pipeline._resolve_links(error)
+    assert rc.codes["provider_timeout"] is newer

@@ -50,6 +50,9 @@ class Decision(NamedTuple):
     """The status, as the full path keeps it."""
     details: dict[str, Any]
     """The upstream's names for it (`error_type`, `error_code`, ...): copied on each use."""
+    lists: tuple[str, ...]
+    """The names in `details` whose values are lists (Google's `quota_ids`, a list of texts):
+    each answer copies them too, so a caller changing one answer's changes no other's."""
 
 
 _memo = ScrubbedMemo(_ENTRIES)
@@ -73,11 +76,12 @@ def remembered(status: int, body: object) -> Decision | None:
     key = answer_key(status, body)
     if key is None:
         return None
-    decision = _memo.entries().get(key, _UNKNOWN)
+    entries = _memo.entries()  # read before the decision: `keep` writes to these
+    decision = entries.get(key, _UNKNOWN)
     if decision is _UNKNOWN:
         decision = _decided(status, body)
         if len(key[1]) <= _KEY_BYTES:
-            _memo.keep(key, decision)
+            _memo.keep(entries, key, decision)
     return decision  # type: ignore[return-value]
 
 
@@ -88,4 +92,5 @@ def _decided(status: int, raw: object) -> Decision | None:
     message, kept_status, details, clean = answer_facts(status, body)
     if not clean:
         return None
-    return Decision(decide(status, body).code, body, message, kept_status, details)
+    lists = tuple(name for name, value in details.items() if type(value) is list)
+    return Decision(decide(status, body).code, body, message, kept_status, details, lists)
