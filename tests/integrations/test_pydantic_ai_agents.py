@@ -132,6 +132,8 @@ def test_fallback_on_is_the_tables_column() -> None:
     assert rcp.fallback_on(sdk_error("openai", Fault.context_too_long())) is True
     assert rcp.fallback_on(sdk_error("openai", MALFORMED)) is False
     assert rcp.fallback_on(ValueError("x")) is False
+    for row in rc.codes:  # the column alone, a cancel included
+        assert rcp.fallback_on(rc.RecoverableError(row.code, "x")) is row.fallback, row.code
 
 
 # --- pydantic-ai's default, counted the same way ---------------------------------------

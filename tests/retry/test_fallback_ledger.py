@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -62,28 +62,22 @@ def test_a_shared_list_is_kept_not_copied() -> None:
     assert [d.code for d in shared] == ["provider_overloaded", "provider_quota_exceeded"]
 
 
-@pytest.fixture
-def cancel_that_falls_back() -> Iterator[None]:
-    """`run_cancelled` re-registered as if another provider could answer it."""
+def test_a_cancel_never_moves_on_the_table_refuses_a_cancel_that_falls_back() -> None:
+    """The ledger reads only the column; the table keeps a cancel's row from saying so."""
     row = rc.codes["run_cancelled"]
-    fields = {
-        "category": row.category,
-        "exit_code": row.exit_code,
-        "http_status": row.http_status,
-        "user_message": row.user_message,
-        "when": row.when,
-    }
-    rc.codes.register("run_cancelled", fallback=True, replace=True, **fields)
-    try:
-        yield
-    finally:
-        rc.codes.register("run_cancelled", fallback=row.fallback, replace=True, **fields)
+    for flag in ("fallback", "retryable"):
+        with pytest.raises(ValueError, match="a cancel \\(exit_code 130\\)"):
+            rc.codes.register(
+                "run_cancelled",
+                category=row.category,
+                exit_code=row.exit_code,
+                http_status=row.http_status,
+                user_message=row.user_message,
+                replace=True,
+                **{flag: True},
+            )
     assert rc.codes["run_cancelled"] == row
-
-
-def test_a_cancel_never_moves_on_whatever_its_row_says(cancel_that_falls_back: None) -> None:
     cancelled = _detail("run_cancelled", "claude")
-    assert cancelled.fallback  # the row says another provider could answer
     assert not FallbackLedger().moves_on(cancelled)
 
     def stop() -> str:

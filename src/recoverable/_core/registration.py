@@ -26,7 +26,9 @@ MAX_EXIT_CODE = 125
 """The highest exit code a failure may declare: cli-agent-spec leaves 126-255 to the shell
 (not executable, not found, 128+signal)."""
 CANCELLED_EXIT_CODE = 130
-"""The one exception: a caller's cancel exits as a shell reports Ctrl-C (128 + SIGINT)."""
+"""The one exception: a caller's cancel exits as a shell reports Ctrl-C (128 + SIGINT). A row
+that exits so is a cancel: the caller's decision, which neither a retry nor another provider
+overrides (its `retryable` and `fallback` are False)."""
 FIX_CONTRACTS = ("idempotent", "read_only")
 """What a registration says of its `fix_command` (`fix_contract=`): safe to run twice, or
 changing nothing but a login or a cache."""
@@ -61,6 +63,11 @@ def check_row(row: CodeRow, marks: Mapping[str, frozenset[str]]) -> None:
         raise ValueError(
             f"code {row.code!r}: exit_code must be 1..{MAX_EXIT_CODE} or "
             f"{CANCELLED_EXIT_CODE} (0 is success; 126-255 are the shell's)"
+        )
+    if row.exit_code == CANCELLED_EXIT_CODE and (row.retryable or row.fallback):
+        raise ValueError(
+            f"code {row.code!r}: a cancel (exit_code {CANCELLED_EXIT_CODE}) is the caller's "
+            "decision: neither retryable nor a fallback"
         )
     if not 100 <= row.http_status <= 599:
         raise ValueError(f"code {row.code!r}: http_status must be 100..599")

@@ -2,10 +2,11 @@
 in `fallback`, an AI CLI in `agents.run(cli=[...])`), and the failures it leaves behind.
 
 A run moves on only when the failure's code says another provider could succeed (the
-registry's `fallback` column, read through `ErrorDetail.fallback`, never a list kept here), it
-is no cancel (whatever its row says), and the failed candidate had no side effects yet (an AI
-CLI whose tool started may have changed something, and a second agent would start over on top
-of it). The failures are kept in order and read as one cause chain, the first one deepest.
+registry's `fallback` column, read through `ErrorDetail.fallback`, never a list kept here: a
+cancel's row cannot say so, `registration.check_row`), and the failed candidate had no side
+effects yet (an AI CLI whose tool started may have changed something, and a second agent
+would start over on top of it). The failures are kept in order and read as one cause chain,
+the first one deepest.
 
 Pure bookkeeping, light to import: the agents' runner loads it on a failed run only.
 """
@@ -29,8 +30,9 @@ class FallbackLedger:
 
     def moves_on(self, failure: ErrorDetail, *, side_effects: bool = False) -> bool:
         """Whether the run moves on after `failure` (recorded when it does): another provider
-        could succeed, it is no cancel, and the candidate changed nothing (`side_effects`)."""
-        if failure.fallback and failure.code != "run_cancelled" and not side_effects:
+        could succeed (the code's `fallback` column), and the candidate changed nothing
+        (`side_effects`)."""
+        if failure.fallback and not side_effects:
             self.failures.append(failure)
             return True
         return False

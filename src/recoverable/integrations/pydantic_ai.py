@@ -65,7 +65,7 @@ def fallback_on(exc: BaseException) -> bool:
     could succeed where this one failed, as the table's `fallback` column says for the
     failure's code (`ErrorDetail.fallback`). Never raises."""
     detail = classify(exc)
-    return detail.fallback and detail.code != "run_cancelled"
+    return detail.fallback  # a cancel's row never falls back (`registration.check_row`)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from mcp import MCPError, UrlElicitationRequiredError
 from mcp.types import ElicitRequestURLParams
 
 import recoverable as rc
-from recoverable._classify.sdks.mcp import from_http_status
+from recoverable._classify.sdks.mcp import MCP_CODES, from_http_status
 from recoverable._core.public import public_view
 
 _RECONNECT = "Open a new session to the MCP server: this session's connection is closed"
@@ -67,6 +67,13 @@ def test_the_url_elicitation_subclass_needs_the_user_and_its_url_is_not_the_fix(
     )
     assert "evil.example" not in (detail.fix_required or "")
     assert "evil.example" not in public_view(detail).user_message
+
+
+def test_the_json_rpc_table_states_only_what_differs_from_the_row() -> None:
+    for number, (code, retryable, fix) in MCP_CODES.items():
+        row = rc.codes[code]
+        assert retryable is None or retryable != row.retryable, number
+        assert fix is None or fix != row.fix_required, number
 
 
 def test_a_code_nobody_defined_is_unknown_never_guessed() -> None:

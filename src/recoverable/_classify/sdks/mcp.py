@@ -42,8 +42,9 @@ SERVER_UNAUTHENTICATED_FIX = (
 """What a 401 from a streamable-HTTP MCP server asks for."""
 
 # JSON-RPC code -> (code, retryable or None for the table's, fix_required or None for the
-# table's). Read with the protocol's constants (mcp_types) in mind: PARSE_ERROR -32700 is our
-# client's own message, unreadable; nothing says more, so it is left to `unknown`.
+# table's): a value only where it differs from the row (a dead session's `unavailable`). Read
+# with the protocol's constants (mcp_types) in mind: PARSE_ERROR -32700 is our client's own
+# message, unreadable; nothing says more, so it is left to `unknown`.
 MCP_CODES: dict[int, tuple[BuiltinCode, bool | None, str | None]] = {
     -32600: ("invalid_input", None, None),  # INVALID_REQUEST
     -32601: ("not_supported", None,
@@ -55,14 +56,14 @@ MCP_CODES: dict[int, tuple[BuiltinCode, bool | None, str | None]] = {
     -32001: ("timeout", None, None),
     # HEADER_MISMATCH (2026-07-28): the client's listing of the tool is stale. The mcp client
     # re-lists and resends once itself; a second one is raised.
-    -32020: ("conflict", False, "List the server's tools again, then call with the new schema"),
-    -32021: ("not_supported", False,  # MISSING_REQUIRED_CLIENT_CAPABILITY
+    -32020: ("conflict", None, "List the server's tools again, then call with the new schema"),
+    -32021: ("not_supported", None,  # MISSING_REQUIRED_CLIENT_CAPABILITY
              "Give the client the capability the server requires (a sampling, elicitation or "
              "roots callback), or call another server"),
-    -32022: ("not_supported", False,  # UNSUPPORTED_PROTOCOL_VERSION
+    -32022: ("not_supported", None,  # UNSUPPORTED_PROTOCOL_VERSION
              "Use an MCP client and server that share a protocol version"),
     # URL_ELICITATION_REQUIRED (2025-11-25): a person must open the server's page first.
-    -32042: ("precondition_failed", False,
+    -32042: ("precondition_failed", None,
              "Ask the user to complete the page the server asked them to open (its URL "
              "elicitation), then call again"),
 }  # fmt: skip
