@@ -28,6 +28,9 @@ import recoverable as rc
 from recoverable import agents, wire
 from recoverable._retry.keys import is_request_key
 from recoverable.wire import asgi
+from recoverable.wire._opening import Pump
+from recoverable.wire._publish import published
+from recoverable.wire._sessions import INPUT_NOT_DATA
 
 from ..support.wire_server import serving
 
@@ -65,6 +68,14 @@ def build(runs: Runs) -> FastAPI:
         )
         source = _run(session, int(body["words"]), bool(body.get("hang")), runs)
         return asgi.sse_response(source, log=log)
+
+    @app.post("/tagged/{session}")
+    async def tagged(session: str, request: Request) -> Response:
+        body = await request.json()
+        tags = set(body["tags"])  # the app compares tags as a set: not JSON data
+        key = wire.idempotency_key(request.headers)
+        log = runs.sessions.start(session, request_key=key, input={**body, "tags": tags})
+        return asgi.sse_response(_run(session, int(body["words"]), False, runs), log=log)
 
     @app.post("/gates/{session}")
     async def open_gate(session: str) -> dict[str, bool]:
@@ -250,15 +261,6 @@ def test_input_is_compared_as_data_not_as_its_spelling() -> None:
         sessions.start("s", request_key="t", input=b"text")  # bytes are not the same text
 
 
-def test_the_keys_kept_are_bounded() -> None:
-    sessions = wire.Sessions(max_sessions=3)
-    first = sessions.start("s", request_key="k0")
-    for index in range(1, 5):
-        sessions.start("s", request_key=f"k{index}")
-    assert sessions.start("s", request_key="k0") is not first  # forgotten: a new run
-    assert len(sessions._keys) == 3
-
-
 @given(
     st.recursive(
         st.none() | st.booleans() | st.floats() | st.text(max_size=8),
@@ -272,3 +274,158 @@ def test_any_json_input_keys_a_run_and_the_same_input_finds_it(value: Any) -> No
     sessions = wire.Sessions()
     log = sessions.start("s", request_key="k", input=value)  # NaN and infinities too
     assert sessions.start("s", request_key="k", input=value) is log
+
+
+# --- the bounds: runs that outlive their clients, the keys kept --------------------------------
+
+
+def _left(url: str, session: str, body: dict[str, Any], key: str) -> Any:
+    """A keyed send whose client reads the first chunk and goes away (its connection closed)."""
+    headers = {"Idempotency-Key": key}
+    with (
+        httpx.Client(base_url=url, timeout=10) as http,
+        http.stream("POST", f"/chat/{session}", json=body, headers=headers) as response,
+    ):
+        first = next(iter(wire.iter_chunks(response)))
+    return first.seq, first.event
+
+
+def test_keyed_runs_left_by_their_clients_are_capped_and_a_start_past_it_is_503() -> None:
+    runs = Runs(sessions=wire.Sessions(max_keyed_runs=2))
+    body = {"words": 1, "hang": True}
+    with serving(build(runs)) as url, httpx.Client(base_url=url, timeout=10) as client:
+        for index in range(2):
+            assert _left(url, f"c{index}", body, f"key-{index}")[0] == 1
+        _wait(lambda: runs.started == ["c0", "c1"])
+        refused = client.post("/chat/c2", json=body, headers={"Idempotency-Key": "key-2"})
+        assert _failure(refused, 503, "unavailable")["retryable"] is True
+        assert refused.headers["retry-after"] == "1"
+        assert "key-2" not in refused.text
+        assert runs.started == ["c0", "c1"]  # nothing started past the cap
+        # a send without a key is not counted (it stops with its client)
+        assert [seq for seq, _ in _send(client, "c3", {"words": 1}, None)] == [1, 2]
+        assert client.post("/gates/c0").status_code == 200
+        _wait(lambda: "c0" in runs.ended)
+        assert [seq for seq, _ in _send(client, "c0", body, "key-0")] == [1, 2]  # its replay
+        client.post("/gates/c2")
+        again = _send(client, "c2", body, "key-2")  # the refused send again, below the cap
+        assert [seq for seq, _ in again] == [1, 2]
+        client.post("/gates/c1")
+        _wait(lambda: sorted(runs.ended) == ["c0", "c1", "c2", "c3"])
+    assert runs.started == ["c0", "c1", "c3", "c2"]
+
+
+def test_a_live_runs_key_is_never_forgotten_so_its_resend_is_not_a_second_run() -> None:
+    runs = Runs(sessions=wire.Sessions(max_keys=1))
+    body = {"words": 1, "hang": True}
+    with serving(build(runs)) as url, httpx.Client(base_url=url, timeout=10) as client:
+        _left(url, "k1", body, "live-1")
+        _wait(lambda: runs.started == ["k1"])
+        _send(client, "k2", {"words": 1}, "other-1")  # past the bound while k1's run is live
+        _send(client, "k3", {"words": 1}, "other-2")
+        client.post("/gates/k1")
+        _wait(lambda: "k1" in runs.ended)
+        assert [seq for seq, _ in _send(client, "k1", body, "live-1")] == [1, 2]  # a replay
+        assert _send(client, "k2", {"words": 1}, "other-1") != []  # forgotten: a new run
+    assert runs.started == ["k1", "k2", "k3", "k2"]
+
+
+def test_the_keys_are_bounded_across_sessions_the_newest_kept() -> None:
+    sessions = wire.Sessions(max_keys=3)
+    first = sessions.start("s0", request_key="k")
+    for index in range(1, 4):
+        sessions.start(f"s{index}", request_key="k")
+    assert sessions.start("s0", request_key="k") is not first  # forgotten: a new run
+    assert sessions.start("s3", request_key="k").request_key == "k"
+    assert len(sessions._keys) == 3
+
+
+def test_two_sends_of_one_key_at_once_leave_one_writer_and_one_replay() -> None:
+    closed: list[str] = []
+    gate = asyncio.Event()
+
+    async def source(name: str) -> AsyncIterator[agents.Event]:
+        try:
+            yield agents.TextDelta(name)
+            await gate.wait()
+            yield agents.Done(agents.RunResult(True, name))
+        finally:
+            closed.append(name)
+
+    async def main() -> None:
+        sessions = wire.Sessions()
+        log = sessions.start("s", request_key="k", input=1)
+        assert sessions.start("s", request_key="k", input=1) is log
+        # both responses begin before either claims the log: the claim decides which writes
+        writer = Pump(published(source("first"), log=log), log)
+        replay = Pump(published(source("second"), log=log), log)
+        chunk = await writer.next()
+        assert chunk is not None and chunk.event == agents.TextDelta("first")
+        assert await replay.next() == chunk  # the second replays the first's run
+        await replay.stop()  # its client went away: a replay stops, it is not kept going
+        assert replay._task.done()
+        newer = sessions.start("s", supersede=True)
+        assert newer.claim() is None  # the writer's task is the one cancelled: it stops at once
+        last = await asyncio.wait_for(writer.next(), 10)
+        assert last is not None and isinstance(last.event, agents.ErrorEvent)
+        assert last.event.detail.code == "state_run_superseded"
+        assert closed == ["first"]  # its source closed off its gate; the replay's never started
+        await writer.stop()
+
+    asyncio.run(main())
+
+
+# --- input that is not JSON data ---------------------------------------------------------------
+
+
+def test_input_json_cannot_write_is_400_invalid_input_never_echoed(
+    runs: Runs, client: httpx.Client
+) -> None:
+    headers = {"Idempotency-Key": "tagged-1"}
+    body = {"words": 1, "tags": ["secret-tag-value"]}
+    response = client.post("/tagged/t1", json=body, headers=headers)
+    assert _failure(response, 400, "invalid_input")["retryable"] is False
+    assert "secret-tag-value" not in response.text and "set" not in response.text
+    assert runs.started == []
+
+
+def _deep(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cycle() -> list[Any]:
+    value: list[Any] = ["secret"]
+    value.append(value)
+    return value
+
+
+_HOSTILE = st.one_of(
+    st.sets(st.text(max_size=4), max_size=3),  # TypeError
+    st.builds(_cycle),  # ValueError: a circular reference
+    st.integers(20_000, 40_000).map(_deep),  # RecursionError
+    st.integers(4_400, 5_000).map(lambda digits: 10**digits),  # ValueError: int digits limit
+    st.builds(object),
+    st.binary(max_size=4).map(lambda data: [data]),
+    st.just({(1, 2): "secret"}),  # a key JSON cannot write
+    st.just({1: "secret", "b": 2}),  # keys that do not sort
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_HOSTILE, st.text(max_size=6), st.booleans())
+def test_hostile_input_is_invalid_input_with_our_sentence_only(
+    hostile: Any, prompt: str, in_list: bool
+) -> None:
+    sessions = wire.Sessions()
+    value = [prompt, hostile] if in_list else {"prompt": prompt, "extra": hostile}
+    with pytest.raises(rc.RecoverableError) as raised:
+        sessions.start("s", request_key="k", input=value)
+    detail = raised.value.detail
+    assert (detail.code, detail.http_status, detail.retryable) == ("invalid_input", 400, False)
+    assert detail.message == INPUT_NOT_DATA
+    assert not detail.details and detail.cause is None
+    assert len(sessions._keys) == 0 and sessions.get("s") is None
+    assert sessions.start("s", request_key="k", input={"prompt": prompt}).request_key == "k"

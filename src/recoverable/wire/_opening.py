@@ -54,12 +54,7 @@ class Pump:
         self._ended = False
         self._bug: Exception | None = None
         self._detached = False
-        # A keyed log's writer (a replay of it is not: `StreamLog.replays`) outlives its reader.
-        writes = log is not None and not log.replays
-        self._outlives = writes and log is not None and log.request_key is not None
-        self._task = asyncio.ensure_future(self._run())
-        if writes and log is not None:
-            log.cancel_on_supersede(self._task)
+        self._task = asyncio.ensure_future(self._run())  # it claims the log (`published`)
 
     async def _run(self) -> None:
         try:
@@ -104,12 +99,18 @@ class Pump:
     async def stop(self) -> None:
         """Stop publishing (cancelled: the source is closed) and wait until it has; a keyed
         log's writer is detached instead (`detach`)."""
-        if self._outlives and not self._task.done():
+        if self._outlives() and not self._task.done():
             self.detach()
             return
         self._task.cancel()
         with contextlib.suppress(BaseException):
             await self._task
+
+    def _outlives(self) -> bool:
+        """Whether this publisher goes on without its reader: it writes a keyed log (its claim
+        said so; a replay of the log does not)."""
+        log = self._log
+        return log is not None and log.request_key is not None and log.written_by(self._task)
 
     def detach(self) -> None:
         """The reader has gone: the publisher goes on into its log, to its end (a supersede

@@ -8,10 +8,11 @@ ended by exactly one error when it fails, and `run_cancelled` when the client go
   a chunk is passed on as it is, once its sequence number is checked (`checked_seq`);
   anything else the source yields (not an event, a chunk with a `seq` of text) is a failure
   of the source, answered as below;
-- a `log` is claimed first (`StreamLog.claim`): when it has another writer, or its session
-  another live run (`Sessions`), the one chunk is that refusal (not kept in the log) and the
-  source is not started; a keyed log that has a writer (`StreamLog.replays`: the same run
-  start sent again) is replayed from its first event instead, and the source not started;
+- a `log` is claimed first (`StreamLog.claim`, the publishing task its writer: a supersede
+  cancels it, which `Pump` answers): when it has another writer, or its session another live
+  run (`Sessions`), the one chunk is that refusal (not kept in the log) and the source is not
+  started; a keyed log that has a writer (`StreamLog.replays`: the same run start sent again)
+  is replayed from its first event instead, and the source not started;
 - an `Error` chunk is stamped with where and when it happened (`_error_context`: the agent,
   its kind, the timestamp, the step);
 - a retried source marks its attempts (`wire.Attempt`, `Retrying.stream`'s `on_attempt`):
@@ -180,14 +181,11 @@ async def _instead(source: AsyncIterable[Any], log: StreamLog) -> AsyncIterator[
     """None when `log` is this publisher's now (claimed); else what to send instead, the
     source closed unstarted: the refusal (the log is another's: nothing is written to it), or
     a keyed log's chunks from its first (the same send again), live while its run is."""
-    if log.replays:
-        await close_source(aiter(source))
-        return _replayed(log)
-    refusal = log.claim()
+    refusal = log.claim(writer=asyncio.current_task())  # the claim alone: write or replay
     if refusal is None:
         return None
     await close_source(aiter(source))
-    return _one(Chunk(ErrorEvent(refusal)))
+    return _replayed(log) if log.replays else _one(Chunk(ErrorEvent(refusal)))
 
 
 async def _replayed(log: StreamLog) -> AsyncIterator[Chunk]:

@@ -18,12 +18,15 @@ one is refused (`state_concurrency_conflict`). `supersede` ends a log for a newe
 session (`Sessions`): its followers get `state_run_superseded` as the last event, and its own
 publisher stops at its next event. A keyed log (a run start that carried a request key,
 `Sessions.start(request_key=...)`) is not refused to a second publisher: that one replays it
-(the same send again is served the run it started, not a new run).
+(the same send again is served the run it started, not a new run). The claim alone decides
+which publisher writes, at once (two sends of one key at the same moment: one writes, the
+other replays), and names the writer's task (`claim(writer=...)`), the one a supersede stops.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 
@@ -78,6 +81,7 @@ class StreamLog:
         self._writer: asyncio.Task[None] | None = None  # cancelled when superseded
         self._cancelled: asyncio.Task[None] | None = None
         self._wakeup: asyncio.Event | None = None  # set when something is appended or closed
+        self._claiming = threading.Lock()  # (a `Sessions` may be shared by threads)
 
     @property
     def last_seq(self) -> int:
@@ -139,21 +143,30 @@ class StreamLog:
         self._closed = True
         self._notify()
 
-    def claim(self) -> ErrorDetail | None:
-        """Take the log for one writer (a publisher, before its first event); the refusal when
-        it is or was another's (`state_concurrency_conflict`: two runs would interleave in one
-        numbering), or when `on_claim` refuses (`Sessions`: another run of the session)."""
-        if self._claimed or self._closed:
-            return ErrorDetail.create(
-                "state_concurrency_conflict",
-                "this stream log already has a writer"
-                if self.live
-                else "this stream log was written and has ended",
-            )
-        refusal = self._on_claim(self) if self._on_claim is not None else None
-        if refusal is None:
-            self._claimed = True
-        return refusal
+    def claim(self, *, writer: asyncio.Task[None] | None = None) -> ErrorDetail | None:
+        """Take the log for one writer (a publisher, before its first event; `writer` its
+        task, which `supersede` cancels), atomically: the refusal when it is or was another's
+        (`state_concurrency_conflict`: two runs would interleave in one numbering; a keyed
+        log then `replays`), or when `on_claim` refuses (`Sessions`: another run of the
+        session, or too many keyed runs)."""
+        with self._claiming:
+            if self._claimed or self._closed:
+                return ErrorDetail.create(
+                    "state_concurrency_conflict",
+                    "this stream log already has a writer"
+                    if self.live
+                    else "this stream log was written and has ended",
+                )
+            refusal = self._on_claim(self) if self._on_claim is not None else None
+            if refusal is None:
+                self._claimed = True
+                if writer is not None:
+                    self._writer = writer
+            return refusal
+
+    def written_by(self, task: asyncio.Task[None]) -> bool:
+        """Whether `task` is the one that writes this log (`claim(writer=...)`)."""
+        return self._claimed and task is self._writer
 
     def cancel_on_supersede(self, task: asyncio.Task[None]) -> None:
         """The task that writes this log (a wire response's publisher): `supersede` cancels

@@ -42,7 +42,18 @@ is not 1 to 128 characters of `[A-Za-z0-9._:-]` is `invalid_input` (400), the ke
 repeated. A keyed run goes on when its client goes away (`_opening`: its log keeps what it
 sends, for the same send again and for resumes); one that ended cancelled all the same
 (`run_cancelled`: the server stopping) is not kept under its key, and the same send starts it
-again. The keys are kept per session, the newest `max_sessions` of them.
+again.
+
+A key names a run of its session (another session may use the same key). The keys kept are
+the newest `max_keys` across all sessions, and every live run's besides (forgetting a live
+run's key would give its resend a second run): one bound for the whole server, as the
+sessions themselves are unbounded in number. A keyed run may outlive its client, so at most
+`max_keyed_runs` of them are live at once: a keyed start past that is refused when its
+response claims its log, with `unavailable` (503, retryable, `Retry-After: 1`), its source
+never started (the same send again, once a run has ended, starts it). Runs without a key are
+not counted: they stop with their client. An `input` JSON cannot write (a set, a cycle, deep
+nesting, an int past Python's digit limit, an object) is `invalid_input` (400), the input
+never repeated.
 """
 
 from __future__ import annotations
@@ -77,19 +88,37 @@ class _Keyed:
 
 
 MAX_SESSION_ID_CHARS = 256
+INPUT_NOT_DATA = "a run's input is JSON data, text or bytes"
+"""The sentence of the `invalid_input` an input JSON cannot write raises (none of the input)."""
 
 
 class Sessions:
     """Each session's current run (its `StreamLog`), at most `max_sessions` kept (the ended
-    ones go first)."""
+    ones go first); the newest `max_keys` request keys (and every live run's); at most
+    `max_keyed_runs` keyed runs live at once (see the module's docstring)."""
 
-    def __init__(self, *, max_sessions: int = 10_000, max_events: int = 10_000) -> None:
-        if max_sessions < 1:
-            raise ValueError("max_sessions must be at least 1")
+    def __init__(
+        self,
+        *,
+        max_sessions: int = 10_000,
+        max_events: int = 10_000,
+        max_keys: int = 10_000,
+        max_keyed_runs: int = 1_000,
+    ) -> None:
+        for name, bound in (
+            ("max_sessions", max_sessions),
+            ("max_keys", max_keys),
+            ("max_keyed_runs", max_keyed_runs),
+        ):
+            if bound < 1:
+                raise ValueError(f"{name} must be at least 1")
         self._max_sessions = max_sessions
         self._max_events = max_events
+        self._max_keys = max_keys
+        self._max_keyed_runs = max_keyed_runs
         self._current: dict[str, StreamLog] = {}
         self._keys: OrderedDict[tuple[str, str], _Keyed] = OrderedDict()
+        self._keyed_runs: set[StreamLog] = set()  # claimed keyed logs, the ended pruned
         self._lock = threading.Lock()
 
     def start(
@@ -108,7 +137,8 @@ class Sessions:
         `request_key` (the request's `Idempotency-Key`) with `input` (what the run is asked:
         JSON data, text or bytes): the same key and input again give the same log, which the
         response replays; the same key with other input raises `state_request_key_conflict`;
-        a malformed key raises `invalid_input` (see the module's docstring)."""
+        a malformed key, or an input JSON cannot write, raises `invalid_input` (see the
+        module's docstring)."""
         _checked(session_id)
         if request_key is None:
             return self._new_log(session_id, supersede, None)
@@ -126,9 +156,21 @@ class Sessions:
             log = self._new_log(session_id, supersede, key)
             self._keys[(session_id, key)] = _Keyed(digest, log)
             self._keys.move_to_end((session_id, key))
-            while len(self._keys) > self._max_sessions:
-                self._keys.popitem(last=False)
+            self._forget_keys()
         return log
+
+    def _forget_keys(self) -> None:
+        """Past `max_keys`: the oldest keys go, never a live run's (those are at most
+        `max_keyed_runs`, so the scan stops soon)."""
+        excess = len(self._keys) - self._max_keys
+        forgotten: list[tuple[str, str]] = []
+        for name, held in self._keys.items():
+            if len(forgotten) >= excess:
+                break
+            if not held.log.live:
+                forgotten.append(name)
+        for name in forgotten:
+            del self._keys[name]
 
     def _new_log(self, session_id: str, supersede: bool, key: str | None) -> StreamLog:
         def claim(log: StreamLog) -> ErrorDetail | None:
@@ -158,14 +200,33 @@ class Sessions:
         """The moment a run starts: it becomes the session's current one, unless another is."""
         with self._lock:
             current = self._current.get(session_id)
-            if current is not None and current is not log and current.live:
-                if not supersede:
-                    return self.busy(session_id)
-                current.supersede(by="a newer run of the session")
+            live = current if current is not None and current is not log and current.live else None
+            if live is not None and not supersede:
+                return self.busy(session_id)
+            if log.request_key is not None:
+                full = self._keyed_full(ending=live)
+                if full is not None:
+                    return full
+                self._keyed_runs.add(log)
+            if live is not None:
+                live.supersede(by="a newer run of the session")
             self._current.pop(session_id, None)
             self._current[session_id] = log  # last in the order: the newest
             self._evict(session_id)
         return None
+
+    def _keyed_full(self, ending: StreamLog | None) -> ErrorDetail | None:
+        """`unavailable` when `max_keyed_runs` keyed runs are live (`ending`, about to be
+        superseded, not counted), else None."""
+        if len(self._keyed_runs) >= self._max_keyed_runs:
+            self._keyed_runs = {run for run in self._keyed_runs if run.live}
+        if len(self._keyed_runs - {ending}) < self._max_keyed_runs:
+            return None
+        return ErrorDetail.create(
+            "unavailable",
+            "this server runs as many keyed runs as it may at once",
+            details={"max_keyed_runs": self._max_keyed_runs},
+        )
 
     def _evict(self, keep: str) -> None:
         """Past `max_sessions`: the oldest ended session goes, else the oldest (never `keep`)."""
@@ -186,12 +247,15 @@ def _checked(session_id: object) -> str:
 
 def _digest(value: object) -> str:
     """What a run start asked, as a digest: bytes and text as they are, else canonical JSON
-    (a value JSON cannot write is the caller's TypeError)."""
+    (a value JSON cannot write is `invalid_input`, with our sentence alone)."""
     if isinstance(value, bytes):
         data = b"b" + value
     elif isinstance(value, str):
         data = b"s" + value.encode("utf-8", "surrogatepass")
     else:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"))  # NaN too: a digest
+        try:  # NaN is written (`NaN`): the same input gives the same digest all the same
+            text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError):  # a set, a cycle, deep nesting, ...
+            raise RecoverableError("invalid_input", INPUT_NOT_DATA) from None
         data = b"j" + text.encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()
