@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable._retry.engine_scope import engine_retries
-from recoverable._retry.keys import check_request_key, engine_key, is_request_key, keyed
+from recoverable._retry.keys import (
+    check_request_key,
+    engine_key,
+    is_request_key,
+    keyed,
+    sub_key,
+)
 from recoverable.testing import FakeProvider, Fault
 
 MESSAGES: Any = [{"role": "user", "content": "hi"}]
@@ -166,7 +172,7 @@ def test_the_stream_form_keys_every_attempt_s_source_and_leaves_the_reader_unkey
     asyncio.run(main())
 
 
-def test_a_retry_inside_another_keeps_the_outer_key() -> None:
+def test_a_retry_inside_another_has_a_sub_key_of_the_outer_one() -> None:
     inner_keys: list[str | None] = []
 
     def inner() -> None:
@@ -179,7 +185,87 @@ def test_a_retry_inside_another_keeps_the_outer_key() -> None:
         return rc.request_key()
 
     outer_key = rc.retry(sleep=no_wait).call(outer)
-    assert inner_keys == [outer_key, outer_key]
+    assert inner_keys == [f"{outer_key}.1", f"{outer_key}.1"]
+
+
+def test_sibling_retries_get_distinct_keys_and_the_outer_retry_resends_them_in_order() -> None:
+    sends: list[tuple[int, str | None]] = []
+    outer_keys: list[str | None] = []
+
+    @rc.retry(sleep=no_wait)
+    def send(step: int) -> None:
+        sends.append((step, rc.request_key()))
+
+    async def asend(step: int) -> None:
+        sends.append((step, rc.request_key()))
+
+    def step() -> None:
+        outer_keys.append(rc.request_key())
+        send(1)
+        rc.retry(sleep=no_wait).call(send, 2)  # a retry inside a retry inside this one
+        asyncio.run(rc.retry(asleep=ano_wait).acall(asend, 3))
+        if len(outer_keys) == 1:
+            raise ConnectionResetError("the step failed after its sends")
+
+    rc.retry(attempts=2, sleep=no_wait).call(step)
+    key = outer_keys[0]
+    assert outer_keys == [key, key]
+    first = [(1, f"{key}.1"), (2, f"{key}.2.1"), (3, f"{key}.3")]
+    assert sends == first + first  # the resent step: the same key for each send, in order
+    assert all(is_request_key(k) for _, k in sends)
+
+
+def test_an_engine_s_step_lends_its_key_to_its_first_retry_and_sub_keys_to_the_next() -> None:
+    step = engine_key("temporal", "wf", "run", "1")
+    with engine_retries("temporal", step):
+        direct = rc.request_key()
+        keys = [rc.retry(defer_to_engine=False).call(rc.request_key) for _ in range(3)]
+    assert direct == step
+    assert keys == [step, f"{step}.2", f"{step}.3"]
+
+
+def test_the_block_and_stream_forms_inside_a_retry_get_sub_keys() -> None:
+    async def main() -> list[str | None]:
+        seen: list[str | None] = []
+
+        async def source() -> AsyncIterator[int]:
+            seen.append(rc.request_key())
+            yield 1
+
+        async def step() -> None:
+            seen.append(rc.request_key())
+            for attempt in rc.retry():
+                with attempt:
+                    seen.append(rc.request_key())
+            async for _item in rc.retry().stream(source):
+                pass
+
+        await rc.retry().acall(step)
+        return seen
+
+    outer, block, stream = asyncio.run(main())
+    assert (block, stream) == (f"{outer}.1", f"{outer}.2")
+
+
+@given(
+    st.text(alphabet="abcXYZ019._:-", min_size=1, max_size=128),
+    st.integers(min_value=1, max_value=10**6),
+)
+def test_a_sub_key_is_a_valid_key_distinct_for_each_place(outer: str, ordinal: int) -> None:
+    key = sub_key(outer, ordinal)
+    assert is_request_key(key)
+    assert key == sub_key(outer, ordinal)
+    assert key != sub_key(outer, ordinal + 1) and key != outer
+
+
+def test_a_sub_key_under_a_key_at_the_limit_stays_within_it() -> None:
+    longest = "k" * 128
+    with keyed(longest):
+        keys = [rc.retry().call(rc.request_key) for _ in range(2)]
+        nested = rc.retry().call(lambda: rc.retry().call(rc.request_key))
+    assert keys[0] == longest
+    assert all(is_request_key(key) for key in [*keys, nested])
+    assert len({*keys, nested}) == 3
 
 
 def test_a_caller_s_own_key_is_every_attempt_s_and_wins_over_an_outer_one() -> None:

@@ -5,7 +5,8 @@ step (an activity, a task, a DBOS step), it marks the context here; a `rc.retry`
 lets a retryable failure through at once instead of retrying it too, so attempts are the
 engine's alone, never the engine's times ours. `Retrying(defer_to_engine=False)` opts out.
 The adapter also gives the step its request key (`keys.engine_key`, from the engine's ids), so
-`rc.request_key()` inside is the same on every attempt the engine makes.
+`rc.request_key()` inside is the same on every attempt the engine makes (the first
+`rc.retry` inside uses it, the next ones its sub-keys: `keys`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-from .keys import close_key, open_key
+from .keys import close_key, open_step
 
 __all__ = ["engine_retries", "retrying_engine"]
 
@@ -31,7 +32,7 @@ def engine_retries(engine: str, request_key: str | None = None) -> Iterator[None
     """Mark the block as a step that `engine` retries, `request_key` its key when given (the
     same on each of the engine's attempts: `keys.engine_key`)."""
     token = _engine.set(engine)
-    key = open_key(request_key) if request_key is not None else None
+    key = open_step(request_key) if request_key is not None else None
     try:
         yield
     finally:

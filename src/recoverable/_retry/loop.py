@@ -36,7 +36,17 @@ from .gate import (
     begin_attempt,
     pass_gate,
 )
-from .keys import check_request_key, close_key, key_cell, open_key
+from .keys import (
+    KeyCell,
+    KeyToken,
+    call_cell,
+    check_request_key,
+    close_key,
+    enter_cell,
+    key_cell,
+    open_key,
+    restart_calls,
+)
 from .policy import RetryPolicy
 from .waits import async_sleep, await_wait, check_task_cancel, wait
 
@@ -95,10 +105,10 @@ class Retrying:
     (`Decider`). By default the policy's decision; the ladder (`recover`) brings its own."""
     request_key: str | None = None
     """The request key of every attempt (`rc.request_key()`, sent as `Idempotency-Key`):
-    None, the default, makes one per call (a retry inside another, or inside an engine's
-    step, keeps the outer one). A key given here is every call's, so give it to a `Retrying`
-    made for one call: `rc.retry(request_key=order_id).call(send, order)`. 1 to 128
-    characters of `[A-Za-z0-9._:-]`."""
+    None, the default, makes one per call (a retry inside another has a sub-key of the outer
+    one, `keys`; the first inside an engine's step uses the step's). A key given here is
+    every call's, so give it to a `Retrying` made for one call:
+    `rc.retry(request_key=order_id).call(send, order)`. 1 to 128 characters of `[A-Za-z0-9._:-]`."""
 
     def __post_init__(self) -> None:
         if self.request_key is not None:
@@ -183,14 +193,14 @@ class Retrying:
                 if not fast:
                     return await acall(fn, *args, **kwargs)
                 # The call's key scope, inline (`keys.open_key`): a call costs no more
-                key = None if given is None and cell.get() is not None else cell.set([given])
+                outer = cell.get()
+                key = cell.set(KeyCell(given) if given or outer is None else call_cell())
                 try:
                     return await fn(*args, **kwargs)
                 except Exception as exc:
                     return await self._acontinue(exc, functools.partial(fn, *args, **kwargs), None)
                 finally:
-                    if key is not None:
-                        cell.reset(key)
+                    close_key(key)  # which a coroutine closed from another context cannot reset
 
             return async_wrapper
         call = self.call
@@ -199,14 +209,14 @@ class Retrying:
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
             if not fast:
                 return call(fn, *args, **kwargs)
-            key = None if given is None and cell.get() is not None else cell.set([given])
+            outer = cell.get()
+            key = cell.set(KeyCell(given) if given or outer is None else call_cell())
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
                 return self._continue(exc, functools.partial(fn, *args, **kwargs), None)
             finally:
-                if key is not None:
-                    cell.reset(key)
+                cell.reset(key)  # a sync call ends in the context it began in
 
         return wrapper
 
@@ -229,6 +239,7 @@ class Retrying:
             begin_attempt(self, attempt)
             if gate is not None:
                 gate = pass_gate(self, started)
+            restart_calls()  # its nested calls get the last attempt's sub-keys again
             try:
                 value = again()
             except Exception as error:
@@ -257,6 +268,7 @@ class Retrying:
             begin_attempt(self, attempt)
             if gate is not None:
                 gate = await apass_gate(self, started)
+            restart_calls()
             try:
                 value = await again()
             except Exception as error:
@@ -271,43 +283,37 @@ class Retrying:
         """`for attempt in retry(...): with attempt: ...` retries the block (with `cooldowns`,
         the gate runs before each attempt and its outcome is recorded after it); one request
         key for every attempt of the block."""
-        key = open_key(self.request_key)
-        try:
-            started = self.clock()
-            attempt = Attempt(1)
-            while True:
-                begin_attempt(self, attempt.number)
-                gate = pass_gate(self, started)
-                yield attempt
-                if attempt.error is None:
-                    attempt_succeeded(self, gate)
-                    return
-                wait_s = attempt_failed(self, gate, attempt.error, attempt.number, started)
-                wait(wait_s, self.cancel, self.sleep)
-                attempt = Attempt(attempt.number + 1)
-        finally:
-            close_key(key)
+        cell = call_cell(self.request_key)  # entered by each attempt, never across a yield
+        started = self.clock()
+        attempt = Attempt(1, cell)
+        while True:
+            begin_attempt(self, attempt.number)
+            gate = pass_gate(self, started)
+            yield attempt
+            if attempt.error is None:
+                attempt_succeeded(self, gate)
+                return
+            wait_s = attempt_failed(self, gate, attempt.error, attempt.number, started)
+            wait(wait_s, self.cancel, self.sleep)
+            attempt = Attempt(attempt.number + 1, cell)
 
     async def __aiter__(self) -> AsyncIterator[Attempt]:
         """`async for attempt in retry(...): with attempt: ...` retries the block (with
         `cooldowns`, as the sync block form; one request key for every attempt)."""
-        key = open_key(self.request_key)
-        try:
-            started = self.clock()
-            attempt = Attempt(1)
-            while True:
-                check_task_cancel(attempt.number)
-                begin_attempt(self, attempt.number)
-                gate = await apass_gate(self, started)
-                yield attempt
-                if attempt.error is None:
-                    await attempt_asucceeded(self, gate)
-                    return
-                wait_s = await attempt_afailed(self, gate, attempt.error, attempt.number, started)
-                await await_wait(wait_s, self.cancel, self.asleep)
-                attempt = Attempt(attempt.number + 1)
-        finally:
-            close_key(key)
+        cell = call_cell(self.request_key)  # entered by each attempt, never across a yield
+        started = self.clock()
+        attempt = Attempt(1, cell)
+        while True:
+            check_task_cancel(attempt.number)
+            begin_attempt(self, attempt.number)
+            gate = await apass_gate(self, started)
+            yield attempt
+            if attempt.error is None:
+                await attempt_asucceeded(self, gate)
+                return
+            wait_s = await attempt_afailed(self, gate, attempt.error, attempt.number, started)
+            await await_wait(wait_s, self.cancel, self.asleep)
+            attempt = Attempt(attempt.number + 1, cell)
 
     # --- streams: hold the error until the outcome is known ---------------------------------
 
@@ -353,15 +359,24 @@ class Retrying:
 
 
 class Attempt:
-    """One attempt of the block form: a context manager that records the failure."""
+    """One attempt of the block form: a context manager that records the failure, its call's
+    request key current inside it (entered and closed by the attempt itself, so a block left
+    by a timeout or a cancel leaves no key behind in its task)."""
 
-    __slots__ = ("error", "number")
+    __slots__ = ("_token", "cell", "error", "number")
 
-    def __init__(self, number: int) -> None:
+    def __init__(self, number: int, cell: KeyCell | None = None) -> None:
         self.number = number
+        """Which attempt this is, from 1."""
         self.error: Exception | None = None
+        """The failure the block raised, None while it has not failed."""
+        self.cell = cell
+        """The call's request key (`rc.request_key()` inside), None: the current one."""
+        self._token: KeyToken | None = None
 
     def __enter__(self) -> Attempt:
+        if self.cell is not None:
+            self._token = enter_cell(self.cell)
         return self
 
     def __exit__(
@@ -370,6 +385,8 @@ class Attempt:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> bool:
+        token, self._token = self._token, None
+        close_key(token)
         if isinstance(error, Exception):
             self.error = error
             return True  # the loop decides: retry, or re-raise

@@ -16,7 +16,7 @@ import recoverable._classify as classification  # the module: its stages load on
 from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError
 from .gate import apass_gate, attempt_afailed, attempt_asucceeded, begin_attempt
-from .keys import call_cell, close_key, enter_cell
+from .keys import KeyCell, call_cell, close_key, enter_cell
 from .waits import await_wait, check_task_cancel
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ async def relay(
     started = retrying.clock()
     attempt = 1
     while True:
+        cell.calls = 0  # each attempt's nested calls get the sub-keys the last one's got
         check_task_cancel(attempt)
         begin_attempt(retrying, attempt)  # the same prelude as every other form: cancel, then hook
         if on_attempt is not None:
@@ -81,9 +82,7 @@ async def relay(
         attempt += 1
 
 
-async def _keyed(
-    cell: list[str | None], open_stream: Callable[[], AsyncIterator[T]]
-) -> AsyncIterator[T]:
+async def _keyed(cell: KeyCell, open_stream: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T]:
     """`open_stream()`'s items, the call's key current while the source runs (set and reset
     around each step, never left set in the reader's context between them)."""
     token = enter_cell(cell)

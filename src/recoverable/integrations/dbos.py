@@ -63,7 +63,7 @@ from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError, foreign_detail
 from .._core.exports import Face
 from .._retry.engine_scope import engine_retries
-from .._retry.keys import engine_key, keyed
+from .._retry.keys import engine_key
 from .._retry.loop import Retrying
 from .._retry.policy import DEFAULT_MAX_RETRY_AFTER_MS, RetryPolicy
 from .._retry.sdk_retries import sdk_retries, warn_once
@@ -329,16 +329,16 @@ def _sync_step(fn: Callable[P, T], retrying: Retrying) -> Callable[P, T]:
     @functools.wraps(fn)
     def run_step(*args: P.args, **kwargs: P.kwargs) -> T:
         attempts = 0
+        key = _request_key(_current_attempt())  # every attempt of the loop keeps it
 
         def attempt() -> T:
             nonlocal attempts
             attempts += 1
-            with engine_retries("dbos"):
+            with engine_retries("dbos", key):  # as under DBOS's own loop (`_sync_attempts`)
                 return fn(*args, **kwargs)
 
         try:
-            with keyed(_request_key(_current_attempt())):  # every attempt of the loop keeps it
-                return retrying.call(attempt)
+            return retrying.call(attempt)
         except Exception as exc:
             raise _failed(exc, attempts) from exc
 
@@ -351,16 +351,16 @@ def _async_step(fn: Callable[P, Any], retrying: Retrying) -> Callable[P, Any]:
     @functools.wraps(fn)
     async def run_step(*args: P.args, **kwargs: P.kwargs) -> Any:
         attempts = 0
+        key = _request_key(_current_attempt())
 
         async def attempt() -> Any:
             nonlocal attempts
             attempts += 1
-            with engine_retries("dbos"):
+            with engine_retries("dbos", key):
                 return await afn(*args, **kwargs)
 
         try:
-            with keyed(_request_key(_current_attempt())):
-                return await retrying.acall(attempt)
+            return await retrying.acall(attempt)
         except Exception as exc:
             raise _failed(exc, attempts) from exc
 
