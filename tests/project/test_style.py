@@ -133,3 +133,13 @@ def test_contributing_maps_every_module_and_only_those() -> None:
     section = text[text.index("## The map") : text.index("## Rules the code keeps")]
     mapped = set(re.findall(r"^\| `([\w/]+\.py)` \|", section, re.M))
     assert mapped == {path.relative_to(SRC).as_posix() for path in FILES}
+
+
+def test_every_module_says_what_it_holds_in_its_docstring() -> None:
+    # The map above is read from these first sentences; a module without one is unexplained.
+    bare = [
+        path.relative_to(SRC).as_posix()
+        for path in FILES
+        if not (ast.get_docstring(ast.parse(path.read_text())) or "").strip()
+    ]
+    assert bare == []

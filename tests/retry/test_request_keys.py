@@ -215,6 +215,34 @@ def test_sibling_retries_get_distinct_keys_and_the_outer_retry_resends_them_in_o
     assert all(is_request_key(k) for _, k in sends)
 
 
+@pytest.mark.parametrize("form", ["sync", "async"])
+def test_the_block_form_resends_its_nested_calls_under_the_same_sub_keys(form: str) -> None:
+    outer: list[str | None] = []
+    sends: list[str | None] = []
+
+    def body() -> None:
+        outer.append(rc.request_key())
+        sends.append(rc.retry(sleep=no_wait).call(rc.request_key))
+        sends.append(rc.retry(sleep=no_wait).call(rc.request_key))
+        if len(outer) == 1:
+            raise ConnectionResetError("the block failed after its sends")
+
+    async def ablock() -> None:
+        async for attempt in rc.retry(attempts=2, asleep=ano_wait):
+            with attempt:
+                body()
+
+    if form == "sync":
+        for attempt in rc.retry(attempts=2, sleep=no_wait):
+            with attempt:
+                body()
+    else:
+        asyncio.run(ablock())
+    key = outer[0]
+    assert outer == [key, key]
+    assert sends == [f"{key}.1", f"{key}.2"] * 2  # the second attempt: the same sub-keys
+
+
 def test_an_engine_s_step_lends_its_key_to_its_first_retry_and_sub_keys_to_the_next() -> None:
     step = engine_key("temporal", "wf", "run", "1")
     with engine_retries("temporal", step):

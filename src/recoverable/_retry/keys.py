@@ -1,3 +1,25 @@
+"""Request keys: one key for every attempt of one call, so a retried send is not run twice.
+
+Inside a `rc.retry` call (every form: `call`, `acall`, the decorator, the block, `stream`),
+`request_key()` is one key, the same on every attempt of that call and new for the next call.
+Sent as `Idempotency-Key` (`request_headers()`, for an SDK's `extra_headers=`), it lets a
+server that honours the header answer a repeated send from the first one instead of running
+it again.
+
+A retry opened inside another call's attempt is another send, so it has a key of its own: the
+n-th one opened in an attempt of a call keyed K is `K.n`. The count starts again with each
+attempt of the outer call (`restart_calls`), so a step the outer call sends again carries the
+sub-keys it carried the first time, in order, and is deduplicated; two sibling sends never
+share one key. An engine's adapter (Temporal, Celery, DBOS) opens its step's scope with a key
+made from the engine's own ids (`open_step`): the first retry inside uses that key itself, the
+next ones `K.2`, `K.3`, so they are the same on every retry the engine makes.
+
+A key is 1 to 128 characters of `[A-Za-z0-9._:-]` (Helix's rule for its request keys): what a
+header, a log line and a database column all keep as it is (a `K.n` that would pass the limit
+has a digest of K in its place). A key is made on first use, once, whichever thread asks first
+(a call that never asks for it costs one context variable set and reset, no uuid).
+"""
+
 from __future__ import annotations
 
 import contextlib
@@ -175,10 +197,12 @@ def enter_cell(cell: KeyCell) -> KeyToken:
     return _cell.set(cell)
 
 
-def restart_calls() -> None:
-    """A new attempt of the current call: its nested calls are counted from 1 again, so they
-    get the sub-keys the last attempt's got, in order (a resent step is deduplicated)."""
-    cell = _cell.get()
+def restart_calls(cell: KeyCell | None = None) -> None:
+    """A new attempt of `cell`'s call (by default the current one): its nested calls are
+    counted from 1 again, so they get the sub-keys the last attempt's got, in order (a resent
+    step is deduplicated)."""
+    if cell is None:
+        cell = _cell.get()
     if cell is not None:
         cell.calls = 0
 

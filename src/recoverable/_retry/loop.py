@@ -376,6 +376,7 @@ class Attempt:
 
     def __enter__(self) -> Attempt:
         if self.cell is not None:
+            restart_calls(self.cell)  # its nested calls get the last attempt's sub-keys again
             self._token = enter_cell(self.cell)
         return self
 

@@ -16,7 +16,7 @@ import recoverable._classify as classification  # the module: its stages load on
 from .._core.detail import ErrorDetail, mark_exhausted, with_details
 from .._core.error import RecoverableError
 from .gate import apass_gate, attempt_afailed, attempt_asucceeded, begin_attempt
-from .keys import KeyCell, call_cell, close_key, enter_cell
+from .keys import KeyCell, call_cell, close_key, enter_cell, restart_calls
 from .waits import await_wait, check_task_cancel
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ async def relay(
     started = retrying.clock()
     attempt = 1
     while True:
-        cell.calls = 0  # each attempt's nested calls get the sub-keys the last one's got
+        restart_calls(cell)  # each attempt's nested calls get the last one's sub-keys
         check_task_cancel(attempt)
         begin_attempt(retrying, attempt)  # the same prelude as every other form: cancel, then hook
         if on_attempt is not None:
