@@ -168,18 +168,13 @@ class StreamLog:
         """Whether `task` is the one that writes this log (`claim(writer=...)`)."""
         return self._claimed and task is self._writer
 
-    def cancel_on_supersede(self, task: asyncio.Task[None]) -> None:
-        """The task that writes this log (a wire response's publisher): `supersede` cancels
-        it, so the run it publishes stops at once."""
-        self._writer = task
-
     def cancelled(self, task: asyncio.Task[None]) -> bool:
         """Whether `supersede` cancelled `task` (and not someone else)."""
         return task is self._cancelled
 
     def supersede(self, *, by: str = "a newer run") -> Chunk | None:
         """End the stream for a newer run: `state_run_superseded` appended as its last event,
-        the log closed, its writer's task cancelled (`cancel_on_supersede`; any other
+        the log closed, its writer's task cancelled (`claim(writer=...)`; any other
         publisher stops at its next event). None when it had ended."""
         if self._closed:
             return None

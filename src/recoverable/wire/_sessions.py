@@ -220,7 +220,7 @@ class Sessions:
         superseded, not counted), else None."""
         if len(self._keyed_runs) >= self._max_keyed_runs:
             self._keyed_runs = {run for run in self._keyed_runs if run.live}
-        if len(self._keyed_runs - {ending}) < self._max_keyed_runs:
+        if len(self._keyed_runs) - (ending in self._keyed_runs) < self._max_keyed_runs:
             return None
         return ErrorDetail.create(
             "unavailable",

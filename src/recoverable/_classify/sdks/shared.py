@@ -128,9 +128,8 @@ def sdk_answer_detail(exc: BaseException, status: int, raw: object, source: str)
         details = {"request_id": request_id, **decision.details}
     else:  # the full path cleans the message and the details with it
         return sdk_status_detail(exc, status, decision.body, source)
-    if decision.lists:  # lists of texts (Google's quota_ids): a list of its own each
-        for name in decision.lists:
-            details[name] = list(details[name])
+    for name in decision.lists:  # lists of texts (Google's quota_ids): a list of its own each
+        details[name] = list(details[name])
     return from_row(row, decision.message, hint, decision.status, source, details=details)
 
 
