@@ -315,6 +315,21 @@ def test_keyed_runs_left_by_their_clients_are_capped_and_a_start_past_it_is_503(
     assert runs.started == ["c0", "c1", "c3", "c2"]
 
 
+def test_a_start_past_the_live_sessions_bound_is_503_before_its_source_starts() -> None:
+    runs = Runs(sessions=wire.Sessions(max_sessions=1))
+    with serving(build(runs)) as url, httpx.Client(base_url=url, timeout=10) as client:
+        _left(url, "s1", {"words": 1, "hang": True}, "key-1")
+        _wait(lambda: runs.started == ["s1"])
+        refused = client.post("/chat/s2", json={"words": 1})
+        assert _failure(refused, 503, "unavailable")["retryable"] is True
+        assert refused.headers["retry-after"] == "1"
+        assert runs.started == ["s1"]  # its source never started
+        client.post("/gates/s1")
+        _wait(lambda: "s1" in runs.ended)
+        assert [seq for seq, _ in _send(client, "s2", {"words": 1}, None)] == [1, 2]
+    assert runs.started == ["s1", "s2"]
+
+
 def test_a_live_runs_key_is_never_forgotten_so_its_resend_is_not_a_second_run() -> None:
     runs = Runs(sessions=wire.Sessions(max_keys=1))
     body = {"words": 1, "hang": True}

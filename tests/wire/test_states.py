@@ -307,19 +307,22 @@ def test_a_session_start_refused_before_it_starts() -> None:
     assert raised.value.code == "invalid_input"
 
 
-def test_sessions_keep_at_most_their_bound() -> None:
+def test_sessions_keep_at_most_their_bound_and_never_forget_a_live_one() -> None:
     sessions = wire.Sessions(max_sessions=2)
-    logs = []
-    for name in ("a", "b", "c"):
-        log = sessions.start(name)
-        assert log.claim() is None
-        logs.append(log)
+    logs = [sessions.start(name) for name in ("a", "b")]
+    assert [log.claim() for log in logs] == [None, None]
+    refused = sessions.start("c").claim()  # both live: refused, nothing forgotten
+    assert refused is not None
+    assert (refused.code, refused.http_status, refused.retryable) == ("unavailable", 503, True)
+    assert refused.details == {"max_sessions": 2}
+    assert sessions.get("a") is logs[0] and sessions.get("b") is logs[1]
+    assert sessions.start("a", supersede=True).claim() is None  # a known session: no new room
     logs[1].close()
-    sessions.start("d").claim()
+    third = sessions.start("c")
+    assert third.claim() is None
     assert len(sessions) == 2
-    assert sessions.get("b") is None  # the ended one went first
-    assert sessions.get("a") is None  # then the oldest
-    assert sessions.get("c") is logs[2]
+    assert sessions.get("b") is None  # the ended one went
+    assert sessions.get("c") is third
 
 
 # --- a retry after output started ----------------------------------------------------------------

@@ -94,8 +94,9 @@ INPUT_NOT_DATA = "a run's input is JSON data, text or bytes"
 
 class Sessions:
     """Each session's current run (its `StreamLog`), at most `max_sessions` kept (the ended
-    ones go first); the newest `max_keys` request keys (and every live run's); at most
-    `max_keyed_runs` keyed runs live at once (see the module's docstring)."""
+    ones forgotten first; a new session's start while all are live is `unavailable`); the
+    newest `max_keys` request keys (and every live run's); at most `max_keyed_runs` keyed runs
+    live at once (see the module's docstring)."""
 
     def __init__(
         self,
@@ -203,6 +204,9 @@ class Sessions:
             live = current if current is not None and current is not log and current.live else None
             if live is not None and not supersede:
                 return self.busy(session_id)
+            full = self._sessions_full(session_id)
+            if full is not None:
+                return full
             if log.request_key is not None:
                 full = self._keyed_full(ending=live)
                 if full is not None:
@@ -212,7 +216,6 @@ class Sessions:
                 live.supersede(by="a newer run of the session")
             self._current.pop(session_id, None)
             self._current[session_id] = log  # last in the order: the newest
-            self._evict(session_id)
         return None
 
     def _keyed_full(self, ending: StreamLog | None) -> ErrorDetail | None:
@@ -228,12 +231,21 @@ class Sessions:
             details={"max_keyed_runs": self._max_keyed_runs},
         )
 
-    def _evict(self, keep: str) -> None:
-        """Past `max_sessions`: the oldest ended session goes, else the oldest (never `keep`)."""
-        while len(self._current) > self._max_sessions:
-            others = [key for key in self._current if key != keep]
-            ended = next((key for key in others if not self._current[key].live), None)
-            self._current.pop(ended if ended is not None else others[0])
+    def _sessions_full(self, session_id: str) -> ErrorDetail | None:
+        """Room for a new session past `max_sessions`: the oldest ended one is forgotten;
+        when every one is live, `unavailable` (forgetting a live run's session would let a
+        second run of it start beside the first, and its resumes find nothing)."""
+        if session_id in self._current or len(self._current) < self._max_sessions:
+            return None
+        ended = next((key for key, log in self._current.items() if not log.live), None)
+        if ended is not None:
+            del self._current[ended]
+            return None
+        return ErrorDetail.create(
+            "unavailable",
+            "this server runs as many sessions as it may at once",
+            details={"max_sessions": self._max_sessions},
+        )
 
 
 def _checked(session_id: object) -> str:
