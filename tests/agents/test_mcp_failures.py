@@ -10,6 +10,7 @@ Claude Code's and Gemini CLI's lines were printed by the real CLIs (claude 2.1.1
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 import recoverable as rc
 from recoverable._core.events import Error, Event, ToolEnd
+from recoverable._core.public import public_view
 from recoverable.agents import _claude, _codex, _gemini, _mcp_failures
 from recoverable.agents._parsing import ParseState
 
@@ -121,6 +123,27 @@ def test_claude_init_names_the_mcp_servers_that_failed() -> None:
     assert all(w.detail.fix_required for w in warnings)
     # No server named in a sentence a person reads.
     assert all("broken" not in w.detail.user_message for w in warnings)
+
+
+def test_a_hostile_mcp_server_name_is_scrubbed_bounded_and_kept_from_public_outputs() -> None:
+    secret = "sk-ant-api03-" + "A" * 90
+    name = f"srv {secret} " + "n" * 5000
+    servers = [
+        {"name": name, "status": "failed"},
+        {"name": {"nested": [1, 2]}, "status": "needs-auth"},  # not text: not kept
+        {"name": "x", "status": {"deep": "failed"}},  # not a status: says nothing
+    ]
+    line = json.dumps(
+        {"type": "system", "subtype": "init", "session_id": "s", "mcp_servers": servers}
+    )
+    failed, needs_auth = [e.detail for e in _events(_claude, [line]) if isinstance(e, Error)]
+    kept = failed.details["mcp_server"]
+    assert kept.startswith("srv sk-[REDACTED] n") and secret not in kept
+    assert len(kept) <= 203  # 200 characters and the ellipsis
+    assert needs_auth.details == {"mcp_server_status": "needs-auth"}
+    for detail in (failed, needs_auth):
+        shown = json.dumps(dataclasses.asdict(public_view(detail, expose_message=True)))
+        assert "srv" not in shown and "nested" not in shown and "sk-" not in shown
 
 
 def test_claude_init_without_mcp_servers_says_nothing_more() -> None:
