@@ -8,7 +8,8 @@ report printed and written to benchmarks/REPORT.md (the README links it). Quick 
 noise and no goal is asserted. Each table runs in its own Python (`--json`), so one table's
 imports and garbage do not weigh on another's.
 
-The goals are issue 15's; what each table measures, and how, is in benchmarks/README.md.
+The goals are issue 27's (issue 15's, raised); what each table measures, and how, is in
+benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -333,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{os.cpu_count()} CPUs, {mode}; {time.monotonic() - started:.0f} s; load average "
             f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (above the "
             "CPU count, other jobs share the machine: absolute times grow, ratios less).\n",
-            "## Goals (issue 15)\n",
+            "## Goals (issue 27)\n",
             goals.table(),
             "",
             *[f"- {note}" for note in notes],
