@@ -111,6 +111,10 @@ async def test_spawn_eacces_is_cli_spawn_failed(tmp_path: Path) -> None:
     assert (result.error.code, result.error.details) == ("cli_spawn_failed", {"errno": "EACCES"})
 
 
+LOADED_START_S = 2.0
+"""A deadline the script's first lines beat even on a loaded machine (a Python start took over
+0.5 s at load 10 on 2 cores, and the run ended before the script had said anything)."""
+
 CHILD_AND_HANG = """
     child = subprocess.Popen(["sleep", "1000"])
     say(type="child", pid=child.pid)
@@ -132,7 +136,7 @@ async def _run_with_child(tmp_path: Path, body: str, **options: Any) -> tuple[Ru
 async def test_the_idle_deadline_stops_the_group_and_is_retryable_before_any_tool(
     tmp_path: Path,
 ) -> None:
-    result, child = await _run_with_child(tmp_path, CHILD_AND_HANG, idle_timeout=0.5)
+    result, child = await _run_with_child(tmp_path, CHILD_AND_HANG, idle_timeout=LOADED_START_S)
     assert result.error is not None
     assert (result.error.code, result.error.retryable) == ("run_timeout", True)
     assert result.error.details["deadline"] == "idle"
@@ -145,14 +149,14 @@ async def test_a_timeout_after_a_tool_started_is_not_retryable(tmp_path: Path) -
     result = await _run(script(tmp_path, """
         say(type="tool_start", id="t1")
         time.sleep(1000)
-    """), timeout=0.5, idle_timeout=None)  # fmt: skip
+    """), timeout=LOADED_START_S, idle_timeout=None)  # fmt: skip
     assert result.error is not None
     assert (result.error.code, result.error.retryable) == ("run_timeout", False)
     assert result.error.details["deadline"] == "total"
 
 
 async def test_our_cancel_is_run_cancelled_and_leaves_nothing(tmp_path: Path) -> None:
-    result, child = await _run_with_child(tmp_path, CHILD_AND_HANG, cancel_after=0.5)
+    result, child = await _run_with_child(tmp_path, CHILD_AND_HANG, cancel_after=LOADED_START_S)
     assert result.error is not None
     assert (result.error.code, result.error.retryable, result.error.exit_code) == (
         "run_cancelled", False, 130,
