@@ -206,12 +206,12 @@ def _retry_in(text: str) -> int | None:
 # --- parse_line ------------------------------------------------------------------------------
 
 
-def _init(data: dict[str, Any], state: GeminiState) -> list[Event]:
+def _init(data: dict[str, Any], state: GeminiState) -> Event:
     state.session_id = as_str(data.get("session_id")) or state.session_id
-    return [Raw(NAME, data)]
+    return Raw(NAME, data)
 
 
-def _message(data: dict[str, Any], state: GeminiState) -> list[Event]:
+def _message(data: dict[str, Any], state: GeminiState) -> list[Event] | Event:
     text, role = data.get("content"), data.get("role")
     if role != "assistant" or not isinstance(text, str) or not text:
         return [*_flush(state, new_segment=role == "user"), Raw(NAME, data)]
@@ -226,7 +226,7 @@ def _message(data: dict[str, Any], state: GeminiState) -> list[Event]:
         segment.clear()
     state.replay_room = room
     state.text_parts.append(text)
-    return [TextDelta(text)]
+    return TextDelta(text)
 
 
 def _assistant_text(state: GeminiState, chunk: str) -> list[Event]:
