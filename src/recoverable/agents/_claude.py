@@ -347,7 +347,7 @@ def _tool_end(state: ParseState, block: dict[str, Any]) -> ToolEnd:
 _DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking"}
 
 
-def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
+def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event] | Event:
     """`--include-partial-messages`: raw Anthropic SSE events; text and thinking deltas map."""
     event = as_dict(data.get("event"))
     kind = event.get("type")
@@ -359,7 +359,7 @@ def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
             if text_field is not None:
                 open_message = state.open_message
                 state.streamed_ids.add(open_message.message_id if open_message else None)
-                return _delta(state, text_field, delta.get(text_field)) or [Raw(NAME, data)]
+                return _delta(state, text_field, delta.get(text_field)) or Raw(NAME, data)
     elif kind == "message_start":
         _close_abandoned_stream(state, None, new_stream=True)
         if len(state.streamed_ids) >= _MAX_STREAMED_IDS:
@@ -368,7 +368,7 @@ def _stream_event(data: dict[str, Any], state: ClaudeState) -> list[Event]:
         state.open_message = _OpenMessage(message_id, len(state.text_parts))
     elif kind == "message_stop":
         state.open_message = None
-    return [Raw(NAME, data)]
+    return Raw(NAME, data)
 
 
 def _forget_streamed_ids(ids: set[str | None]) -> None:

@@ -183,9 +183,9 @@ def _count(digits: str | None) -> int | None:
 # --- parse_line ------------------------------------------------------------------------------
 
 
-def _thread_started(data: dict[str, Any], state: ParseState) -> list[Event]:
+def _thread_started(data: dict[str, Any], state: ParseState) -> Event:
     state.session_id = as_str(data.get("thread_id")) or state.session_id
-    return [Raw(NAME, data)]
+    return Raw(NAME, data)
 
 
 def _top_level_error(data: dict[str, Any], state: ParseState) -> list[Event]:
@@ -212,66 +212,65 @@ def _turn_failed(data: dict[str, Any], state: ParseState) -> list[Event]:
     return [state.terminal_failure(_classify_message(message))]
 
 
-# An item line's reader: (the line, its item, the state) -> events; one per item type and phase.
-ItemReader = Callable[[dict[str, Any], dict[str, Any], ParseState], list[Event]]
+# An item line's reader: (the line, its item, the state) -> its events (or its one event);
+# one per item type and phase.
+ItemReader = Callable[[dict[str, Any], dict[str, Any], ParseState], list[Event] | Event]
 
 
 def _item_handler(
     readers: dict[str, ItemReader],
-) -> Callable[[dict[str, Any], ParseState], list[Event]]:
+) -> Callable[[dict[str, Any], ParseState], list[Event] | Event]:
     """The handler of `item.started`, `item.updated` or `item.completed`: the reader of the
     item's type in that phase (`readers`, one lookup); an item no reader reads is `Raw`."""
     reader_for = readers.get
 
-    def item_line(data: dict[str, Any], state: ParseState) -> list[Event]:
-        item = data.get("item")
-        if isinstance(item, dict):
-            kind: Any = item.get("type")
-            try:
-                read = reader_for(kind)
-            except TypeError:  # a type that is a list or an object
-                read = None
-            if read is not None:
-                return read(data, item, state)
-        return [Raw(NAME, data)]
+    def item_line(data: dict[str, Any], state: ParseState) -> list[Event] | Event:
+        try:  # an `item` that is no object, or a `type` that is a list or an object, raises
+            item = data["item"]
+            read = reader_for(item["type"])
+        except (KeyError, TypeError):
+            read = None
+        if read is not None:
+            return read(data, item, state)
+        return Raw(NAME, data)
 
     return item_line
 
 
-def _agent_message(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
+def _agent_message(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> Event:
     """A completed message: its whole text (its started and updated lines are `Raw`)."""
     text = item.get("text")
     if not isinstance(text, str) or not text:
-        return [Raw(NAME, data)]
+        return Raw(NAME, data)
     state.text_parts.append(text)
-    return [TextDelta(text)]
+    return TextDelta(text)
 
 
-def _reasoning(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
+def _reasoning(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> Event:
     text = item.get("text")
     if not isinstance(text, str) or not text:
-        return [Raw(NAME, data)]
-    return [ThinkingDelta(text)]
+        return Raw(NAME, data)
+    return ThinkingDelta(text)
 
 
-def _error_item(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
+def _error_item(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> Event:
     """Non-fatal, in any phase: model metadata, transport fallback."""
     message = as_str(item.get("message")) or ""
-    return [Error(_classify_message(message), severity="warning")]
+    return Error(_classify_message(message), severity="warning")
 
 
 def _tool_started(tool: _Tool) -> ItemReader:
     """The reader of one tool item type's `item.started` line: its `ToolStart`."""
 
-    def read(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
+    def read(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> Event:
         item_id = item.get("id")
         if not isinstance(item_id, str):
             item_id = ""
         if item_id in state.tool_names:  # an item started again: nothing is dropped
-            return [Raw(NAME, data)]
+            return Raw(NAME, data)
         name, given = tool.start(item)
         state.start_tool(item_id, name)
-        return [ToolStart(item_id, name, given)]
+        return ToolStart(item_id, name, given)
 
     return read
 
@@ -280,24 +279,24 @@ def _tool_completed(tool: _Tool) -> ItemReader:
     """The reader of one tool item type's `item.completed` line: its `ToolEnd` (after its
     `ToolStart`, for an item that only completes: a declined command, a patch)."""
 
-    def read(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event]:
+    def read(data: dict[str, Any], item: dict[str, Any], state: ParseState) -> list[Event] | Event:
         item_id = item.get("id")
         if not isinstance(item_id, str):
             item_id = ""
-        events: list[Event] = []
+        start = None
         if item_id not in state.tool_names:
             name, given = tool.start(item)
             state.start_tool(item_id, name)
-            events.append(ToolStart(item_id, name, given))
+            start = ToolStart(item_id, name, given)
         success, output, error = tool.end(item)
         state.end_tool(item_id, success)
         if success:
-            events.append(ToolEnd(item_id, True, output))
+            end = ToolEnd(item_id, True, output)
         else:
             # A failed command's own output says more than "failed, exit code 1".
             detail = _mcp_failure(item) or tool_failure(_PHRASE_TABLE, NAME, output or error)
-            events.append(ToolEnd(item_id, False, output, error, detail))
-        return events
+            end = ToolEnd(item_id, False, output, error, detail)
+        return end if start is None else [start, end]  # most tools started on their own line
 
     return read
 

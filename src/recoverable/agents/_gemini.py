@@ -206,13 +206,16 @@ def _retry_in(text: str) -> int | None:
 # --- parse_line ------------------------------------------------------------------------------
 
 
-def _init(data: dict[str, Any], state: GeminiState) -> list[Event]:
+def _init(data: dict[str, Any], state: GeminiState) -> Event:
     state.session_id = as_str(data.get("session_id")) or state.session_id
-    return [Raw(NAME, data)]
+    return Raw(NAME, data)
 
 
-def _message(data: dict[str, Any], state: GeminiState) -> list[Event]:
-    text, role = data.get("content"), data.get("role")
+def _message(data: dict[str, Any], state: GeminiState) -> list[Event] | Event:
+    try:  # most lines have both
+        text, role = data["content"], data["role"]
+    except KeyError:
+        text, role = data.get("content"), data.get("role")
     if role != "assistant" or not isinstance(text, str) or not text:
         return [*_flush(state, new_segment=role == "user"), Raw(NAME, data)]
     segment = state.segment
@@ -226,7 +229,7 @@ def _message(data: dict[str, Any], state: GeminiState) -> list[Event]:
         segment.clear()
     state.replay_room = room
     state.text_parts.append(text)
-    return [TextDelta(text)]
+    return TextDelta(text)
 
 
 def _assistant_text(state: GeminiState, chunk: str) -> list[Event]:
@@ -273,22 +276,24 @@ def _flush(state: GeminiState, *, new_segment: bool) -> list[Event]:
     return events
 
 
-def _tool_use(data: dict[str, Any], state: GeminiState) -> list[Event]:
+def _tool_use(data: dict[str, Any], state: GeminiState) -> list[Event] | Event:
     events = _flush(state, new_segment=True)
     tool_id = as_str(data.get("tool_id")) or ""
     name = as_str(data.get("tool_name")) or "tool"
     state.start_tool(tool_id, name)
-    return [*events, ToolStart(tool_id, name, data.get("parameters"))]
+    start = ToolStart(tool_id, name, data.get("parameters"))
+    return [*events, start] if events else start
 
 
-def _tool_result(data: dict[str, Any], state: GeminiState) -> list[Event]:
+def _tool_result(data: dict[str, Any], state: GeminiState) -> list[Event] | Event:
     events = _flush(state, new_segment=True)
     tool_id = as_str(data.get("tool_id")) or ""
     output = as_str(data.get("output"))
     success = data.get("status") == "success"
     state.end_tool(tool_id, success)
     if success:
-        return [*events, ToolEnd(tool_id, True, output=output)]
+        end = ToolEnd(tool_id, True, output=output)
+        return [*events, end] if events else end
     error = as_dict(data.get("error"))
     reason = as_str(error.get("message")) or as_str(error.get("type")) or "failed"
     detail = _mcp_failure(error) or tool_failure(_PHRASE_TABLE, NAME, reason)

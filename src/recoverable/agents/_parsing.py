@@ -37,6 +37,7 @@ __all__ = [
     "STANDARD_SCAN",
     "CliModule",
     "Handlers",
+    "LineEvents",
     "ParseState",
     "StateT",
     "accelerator_pending",
@@ -317,8 +318,11 @@ def invalid_field(cli: str, name: str, why: str) -> Error:
     return Error(detail, severity="warning")
 
 
+# What a handler makes of a line: its events, or its one event alone (no list for most lines).
+LineEvents = list[Event] | Event
+
 # What a parser does with each `type` of JSON line.
-Handlers = Mapping[str, Callable[[dict[str, Any], StateT], list[Event]]]
+Handlers = Mapping[str, Callable[[dict[str, Any], StateT], LineEvents]]
 
 
 def line_parser(
@@ -335,7 +339,10 @@ def line_parser(
             handler = handler_for(kind)
         except TypeError:  # a `type` that is a list or an object: no handler's
             handler = None
-        return handler(data, state) if handler is not None else [Raw(cli, data)]
+        if handler is None:
+            return [Raw(cli, data)]
+        found = handler(data, state)
+        return found if type(found) is list else [found]  # type: ignore[list-item]
 
     def parse_line(line: str | dict[str, Any], state: StateT) -> list[Event]:
         """One stdout line (or the JSON object it holds, already decoded) to events, updating

@@ -69,7 +69,7 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
     goes from its bytes to the module's handler of its `type` (decoded by the accelerator when
     there is one, else by the standard parser); any other line, and any the fast decoding
     refuses, takes the general path (text, `parse_line`), which decides. One loop for all the
-    lines of a read: no call a line but the handler's."""
+    lines of a read: no call a line but the decoder's and the handler's."""
     parse_line = module.parse_line
     handlers = HANDLERS.get(parse_line)
     handler_for = handlers.get if handlers is not None else None
@@ -91,49 +91,146 @@ def line_reader(module: CliModule[StateT], state: StateT, max_line_bytes: int) -
             return []
         return parse_line(text, state)
 
-    def read_lines(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
-        nonlocal fast, pending
-        if handler_for is None:  # a module written by hand: every line as text
-            return read_texts(lines, limit)
-        events: list[Event] = []
-        found: list[Event]
-        for line in lines:
-            if pending:  # ACCELERATE_AFTER_BYTES: counted, then looked up once
-                fast = json_accelerator(len(line) if type(line) is bytes else 0)
-                pending = accelerator_pending()
-            # Most lines: one JSON object, read straight from the bytes. Whatever this
-            # refuses (an oversize line's size, invalid UTF-8, blank lines, a value that is
-            # not the whole line, whitespace around it, anything the accelerator refuses),
-            # the general path decides.
-            try:
-                if fast is None:
-                    text = line.decode("utf-8")  # type: ignore[union-attr]
-                    data, end = scan(text, 0)
-                    if end != len(text):
-                        data = None
-                else:
-                    data = fast(line)  # type: ignore[arg-type]
-            except Exception:
-                data = None
-            if type(data) is dict:
-                # What `line_parser`'s parse_line does with the object, without its calls.
-                kind: Any = data.get("type")
-                try:
-                    handler = handler_for(kind)
-                except TypeError:  # a `type` that is a list or an object: no handler's
-                    handler = None
-                found = handler(data, state) if handler is not None else [Raw(cli, data)]
+    def careful(line: bytes | int) -> list[Event] | Event:
+        """One line read step by step, assuming nothing of it: what the hot loops do with a
+        typed object, and the general path for whatever the fast decoding refuses (an
+        oversize line's size, invalid UTF-8, a blank line, a value that is not the whole
+        line, whitespace around it, anything the accelerator refuses)."""
+        try:
+            if fast is None:
+                text = line.decode()  # type: ignore[union-attr]
+                data, end = scan(text, 0)
+                if end != len(text):
+                    data = None
             else:
-                found = general(line)
+                data = fast(line)  # type: ignore[arg-type]
+        except Exception:
+            data = None
+        if type(data) is not dict:
+            return general(line)
+        # What `line_parser`'s parse_line does with the object, without its calls.
+        kind: Any = data.get("type")
+        try:
+            handler = handler_for(kind)  # type: ignore[misc]
+        except TypeError:  # a `type` that is a list or an object: no handler's
+            handler = None
+        return handler(data, state) if handler is not None else Raw(cli, data)
+
+    def counted(line: bytes | int) -> list[Event] | Event:
+        """`careful`, while the accelerator is to be looked up: the line's bytes counted
+        first (`json_accelerator`'s budget)."""
+        nonlocal fast, pending
+        if pending:
+            fast = json_accelerator(len(line) if type(line) is bytes else 0)
+            pending = accelerator_pending()
+        return careful(line)
+
+    if handler_for is None:  # a module written by hand: every line as text
+        return lambda lines, limit: _each(general, state, lines, limit)
+    standard = _standard_loop(handler_for, state, cli, careful, general)
+    accelerated = _accelerated_loop(handler_for, state, cli, careful)
+
+    def read_lines(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
+        if pending:  # ACCELERATE_AFTER_BYTES: counted line by line, then looked up once
+            return _each(counted, state, lines, limit)
+        if fast is None:
+            return standard(lines, limit)
+        return accelerated(fast, lines, limit)
+
+    return read_lines
+
+
+def _each(
+    read: Callable[[bytes | int], list[Event] | Event],
+    state: StateT,
+    lines: list[bytes | int],
+    limit: int,
+) -> tuple[list[Event], bool]:
+    """The events of `lines`, each read by `read`, up to the guardrail's stop."""
+    events: list[Event] = []
+    for line in lines:
+        found = read(line)
+        if type(found) is not list:
+            found = [found]  # type: ignore[list-item]
+        if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
+            return stopped(events, found)
+        events += found
+    return events, False
+
+
+# The hot loops of `line_reader`: most lines are a JSON object whose `type` has a handler,
+# decoded in one call, one event made. Any other line raises in the `try` (not an object, no
+# `type`, one that is a list or an object, a line the decoding refuses) and `careful` decides.
+
+
+def _standard_loop(
+    handler_for: Callable[[Any], Callable[[dict[str, Any], StateT], list[Event] | Event] | None],
+    state: StateT,
+    cli: str,
+    careful: Callable[[bytes | int], list[Event] | Event],
+    general: Callable[[bytes | int], list[Event]],
+) -> LineReader:
+    """The loop with the standard parser's scanner."""
+    scan = STANDARD_SCAN
+
+    def read_lines(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
+        events: list[Event] = []
+        append = events.append
+        found: list[Event] | Event
+        for line in lines:
+            try:
+                text = line.decode()  # type: ignore[union-attr]
+                data, end = scan(text, 0)
+                handler = handler_for(data["type"])
+            except Exception:
+                found = careful(line)
+            else:
+                if end != len(text):  # not the whole line: the general path decides
+                    found = general(line)
+                elif handler is not None:
+                    found = handler(data, state)
+                else:
+                    found = Raw(cli, data)
+            if type(found) is not list:
+                if state.consecutive_tool_failures >= limit and type(found) is ToolEnd:
+                    return stopped(events, [found])
+                append(found)  # type: ignore[arg-type]
+                continue
             if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
                 return stopped(events, found)
             events += found
         return events, False
 
-    def read_texts(lines: list[bytes | int], limit: int) -> tuple[list[Event], bool]:
+    return read_lines
+
+
+def _accelerated_loop(
+    handler_for: Callable[[Any], Callable[[dict[str, Any], StateT], list[Event] | Event] | None],
+    state: StateT,
+    cli: str,
+    careful: Callable[[bytes | int], list[Event] | Event],
+) -> Callable[[Callable[[bytes], Any], list[bytes | int], int], tuple[list[Event], bool]]:
+    """The loop with the accelerator (given each call: it is looked up once, in a run)."""
+
+    def read_lines(
+        decode: Callable[[bytes], Any], lines: list[bytes | int], limit: int
+    ) -> tuple[list[Event], bool]:
         events: list[Event] = []
+        append = events.append
+        found: list[Event] | Event
         for line in lines:
-            found = general(line)
+            try:
+                data = decode(line)  # type: ignore[arg-type]
+                handler = handler_for(data["type"])
+            except Exception:
+                found = careful(line)
+            else:
+                found = handler(data, state) if handler is not None else Raw(cli, data)
+            if type(found) is not list:
+                if state.consecutive_tool_failures >= limit and type(found) is ToolEnd:
+                    return stopped(events, [found])
+                append(found)  # type: ignore[arg-type]
+                continue
             if state.consecutive_tool_failures >= limit and ToolEnd in map(type, found):
                 return stopped(events, found)
             events += found
