@@ -6,12 +6,15 @@ what no parser maps arrives as `Raw`.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
-from .detail import ErrorDetail
 from .error import RecoverableError
 from .generated import generate
+
+if TYPE_CHECKING:
+    from .detail import ErrorDetail
 
 __all__ = [
     "Done",
@@ -239,7 +242,12 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     if isinstance(event, Done):
         return {"type": event.type, "result": event.result.to_dict()}
     data: dict[str, Any] = {"type": event.type}
+    # A field may hold a detail only once the detail's module is loaded: a run that fails in
+    # nothing never loads it for this.
+    detail_module = sys.modules.get("recoverable._core.detail")
     for name in event.__dataclass_fields__:
         value = getattr(event, name)
-        data[name] = value.to_dict() if isinstance(value, ErrorDetail) else value
+        if detail_module is not None and isinstance(value, detail_module.ErrorDetail):
+            value = value.to_dict()
+        data[name] = value
     return data

@@ -24,7 +24,6 @@ from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._core import events as _events
-from .._core.detail import ErrorDetail
 from .._core.events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
 from .._core.events import Done, Event, RunResult
 from .._core.exports import Face
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._core.cancel import CancelSignal
+    from .._core.detail import ErrorDetail
     from ._discovery import CliInfo, discover
 
 if TYPE_CHECKING:  # the name that moved, typed for the release that still has it

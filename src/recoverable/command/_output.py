@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from .. import agents
-from .._core.detail import ErrorDetail
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .._core.detail import ErrorDetail
     from ._waiting import RetryWait, Waiting
 
 __all__ = [
