@@ -48,13 +48,15 @@ sys.exit(code)
 # (`_core/generated`): 47. Then a plain `run` reads its options without argparse (issue 27):
 # the console script's entry (`command._main`), the plain reader (`_plain`) and the answer's
 # guard (`_stdout`) for the parser and its types (`_cli`, `_arguments`): 48. Then a run that
-# fails in nothing loads no classifier, detail or code table (`agents._deferred`): 31.
-OWN_BUDGET = 31
+# fails in nothing loads no classifier, detail or code table (`agents._deferred`): 31; its
+# values made without dataclasses by the one class maker (`_core.values`): 32.
+OWN_BUDGET = 32
 # Everything it loads, the standard library included (dataclasses, subprocess, ...): 99 on
 # CPython 3.11.7 (52 of them the standard library's, as before the floor plan); without
 # argparse, and with it the formatter's shutil and the archive modules, gettext and shlex: 90
-# (41 of them the standard library's); without the classifier and the detail: 72.
-TOTAL_BUDGET = 72
+# (41 of them the standard library's); without the classifier and the detail: 72; without
+# dataclasses (and with it inspect, ast, dis, enum, copy, ...): 63.
+TOTAL_BUDGET = 63
 
 # Never on the path of a run: what `doctor`, `--fake`, the async API, `exec`, classify's
 # stages and a long stream need.
@@ -87,6 +89,10 @@ NOT_BEFORE_A_FAILURE = (
     "recoverable._classify",
     "recoverable._core.detail",
     "recoverable._core.codes",
+    # `ErrorDetail` is a dataclass; the run's values are made without them (`_core.values`):
+    # `dataclasses` imports `inspect` (more than a bare Python start costs).
+    "dataclasses",
+    "inspect",
 )
 
 # The command's run module and every CLI's parser, imported as a fresh Python prints which of

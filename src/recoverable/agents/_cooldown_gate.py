@@ -16,11 +16,11 @@ gets its own key (source = the CLI, model = the run's model).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from .._core.error import RecoverableError
 from .._core.events import Done, ErrorEvent, Event, RunResult
+from .._core.values import value_class
 
 if TYPE_CHECKING:
     from .._core.detail import ErrorDetail
@@ -55,7 +55,7 @@ def _key_for(cooldowns: CliCooldowns, cli: str, model: str | None) -> Cooldowns 
     )
 
 
-@dataclass(slots=True)
+@value_class
 class CliGate:
     """One CLI's turn at the key: the wait before it, or its refusal; then its outcome."""
 

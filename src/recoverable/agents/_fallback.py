@@ -14,9 +14,8 @@ failures before it (`failures`, and in the cause chain of a final failure).
 
 from __future__ import annotations
 
-import dataclasses
-
 from .._core.events import Done, ErrorEvent, Event, RunResult, ToolStart
+from .._core.values import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,7 +68,7 @@ class FallbackGate:
                 error = copy_with(error, cause=ledger.chain())
         self.finished = True
         if self.failures:  # the last CLI's result, keeping the failures before it
-            result = dataclasses.replace(result, error=error, failures=tuple(self.failures))
+            result = replace(result, error=error, failures=tuple(self.failures))
         return [*held, Done(result)]
 
 

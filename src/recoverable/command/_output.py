@@ -21,10 +21,10 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
 from typing import TextIO
 
 from .. import agents
+from .._core.values import value_class
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def _warning_line(event: agents.ErrorEvent) -> str:
     return f"[{event.severity}] {label}{detail.code} - {message}"
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Deadlines:
     """The run's own deadlines, in seconds (None: none): what stops a silent run."""
 
