@@ -227,6 +227,13 @@ def test_recoverable_error_reads_every_field_of_its_detail_through() -> None:
     assert rc.RecoverableError("conflict").detail.message == rc.codes["conflict"].user_message
 
 
+def test_recoverable_error_names_the_fields_of_a_detail_in_their_order() -> None:
+    # `error.py` spells them out so that it loads without the detail's module (issue 27).
+    from recoverable._core.error import READ_THROUGH
+
+    assert (*FIELDS, "recovery", "http_status", "exit_code", "fallback") == READ_THROUGH
+
+
 def test_recoverable_error_pickles_whole() -> None:
     cause = rc.ErrorDetail.create("network_error", "reset")
     err = rc.RecoverableError("provider_connection_lost", "lost", cause=cause, source="openai")

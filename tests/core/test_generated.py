@@ -125,8 +125,9 @@ def test_an_event_s_generated_init_sets_every_field(event: Any, arguments: tuple
 
 
 def test_an_event_keeps_its_defaults_and_signature() -> None:
-    assert str(inspect.signature(ToolEnd)) == (
-        "(tool_id, success, output=None, error=None, detail=None)"
+    assert str(inspect.signature(ToolEnd)) == (  # the dataclass's, annotations and all
+        "(tool_id: 'str', success: 'bool', output: 'str | None' = None, "
+        "error: 'str | None' = None, detail: 'ErrorDetail | None' = None) -> None"
     )
     assert ToolStart("t", "n") == ToolStart("t", "n", None)
     assert Error(rc.ErrorDetail.create("unknown", "m")).severity == "error"

@@ -47,13 +47,16 @@ sys.exit(code)
 # (`_core.exports`, which the root face imports) and the one speed mechanism
 # (`_core/generated`): 47. Then a plain `run` reads its options without argparse (issue 27):
 # the console script's entry (`command._main`), the plain reader (`_plain`) and the answer's
-# guard (`_stdout`) for the parser and its types (`_cli`, `_arguments`): 48.
-OWN_BUDGET = 48
+# guard (`_stdout`) for the parser and its types (`_cli`, `_arguments`): 48. Then a run that
+# fails in nothing loads no classifier, detail or code table (`agents._deferred`): 31; its
+# values made without dataclasses by the one class maker (`_core.values`): 32.
+OWN_BUDGET = 32
 # Everything it loads, the standard library included (dataclasses, subprocess, ...): 99 on
 # CPython 3.11.7 (52 of them the standard library's, as before the floor plan); without
 # argparse, and with it the formatter's shutil and the archive modules, gettext and shlex: 90
-# (41 of them the standard library's).
-TOTAL_BUDGET = 90
+# (41 of them the standard library's); without the classifier and the detail: 72; without
+# dataclasses (and with it inspect, ast, dis, enum, copy, ...): 63.
+TOTAL_BUDGET = 63
 
 # Never on the path of a run: what `doctor`, `--fake`, the async API, `exec`, classify's
 # stages and a long stream need.
@@ -78,6 +81,28 @@ NOT_ON_THE_RUN_PATH = (
     "recoverable.agents._gemini",
     "recoverable.agents._run_async",
 )
+
+
+# Never loaded before a failure is read (issue 27): a run that fails in nothing classifies
+# nothing, so the classifier, the detail and its table load on first use (`agents._deferred`).
+NOT_BEFORE_A_FAILURE = (
+    "recoverable._classify",
+    "recoverable._core.detail",
+    "recoverable._core.codes",
+    # `ErrorDetail` is a dataclass; the run's values are made without them (`_core.values`):
+    # `dataclasses` imports `inspect` (more than a bare Python start costs).
+    "dataclasses",
+    "inspect",
+)
+
+# The command's run module and every CLI's parser, imported as a fresh Python prints which of
+# `NOT_BEFORE_A_FAILURE` it loaded.
+_IMPORT_EVERY_PARSER = """
+import json, sys
+import recoverable.command._run
+import recoverable.agents._claude, recoverable.agents._codex, recoverable.agents._gemini
+print(json.dumps(sorted(set(sys.argv[1:]) & set(sys.modules))))
+"""
 
 
 def _stand_in(tmp_path: Path, cli: str) -> Path:
@@ -117,6 +142,22 @@ def run_modules(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def test_a_run_loads_none_of_what_it_does_not_need(run_modules: list[str]) -> None:
     loaded = set(run_modules)
     assert [name for name in NOT_ON_THE_RUN_PATH if name in loaded] == []
+
+
+def test_a_run_that_fails_in_nothing_loads_no_classifier(run_modules: list[str]) -> None:
+    assert [name for name in NOT_BEFORE_A_FAILURE if name in run_modules] == []
+
+
+def test_the_run_command_and_every_parser_load_no_classifier() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EVERY_PARSER, *NOT_BEFORE_A_FAILURE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
 
 
 def test_a_run_stays_within_its_module_budget(run_modules: list[str]) -> None:

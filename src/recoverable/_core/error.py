@@ -9,16 +9,24 @@ from this copy of the library or from another installed one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .config import CONFIG
-from .detail import FIELDS, ErrorDetail, Recovery, copy_with, from_another_copy
-from .given import TABLE_OWNED
 
-__all__ = ["RecoverableError", "foreign_detail"]
+if TYPE_CHECKING:
+    from .detail import ErrorDetail, Recovery
 
-# What `RecoverableError` reads through from its detail (installed as properties below).
-_READ_THROUGH = (*FIELDS, "recovery", "http_status", "exit_code", "fallback")
+__all__ = ["READ_THROUGH", "RecoverableError", "foreign_detail"]
+
+# The detail is loaded when an error is made, not here: `RunRefused` and the runners'
+# `except RecoverableError` put this module on the path of a run that fails in nothing.
+READ_THROUGH = (
+    *("code", "message", "category", "retryable", "retry_after_ms", "fix_required"),
+    *("fix_command", "user_message", "status", "source", "cause", "details", "suggestion"),
+    *("recovery", "http_status", "exit_code", "fallback"),
+)
+"""What `RecoverableError` reads through from its detail (installed as properties below):
+`detail.FIELDS` (a test holds them equal), then what is derived from them."""
 
 
 class RecoverableError(Exception):
@@ -65,6 +73,9 @@ class RecoverableError(Exception):
         detail, `copy_with`'s rules; `RecoverableError(message, payload)`: `from_dict`'s (how
         pickle and Celery rebuild it). `user_message` and `category` are the table's in every
         form (TypeError)."""
+        from .detail import ErrorDetail, copy_with
+        from .given import TABLE_OWNED
+
         if isinstance(message, Mapping):  # rebuilt from args: (message, payload)
             detail = ErrorDetail.from_dict(message)
         elif isinstance(code, ErrorDetail) or hasattr(type(code), "__recoverable_detail__"):
@@ -111,7 +122,7 @@ def _read_through(name: str) -> property:
     return property(read, doc=f"`detail.{name}`")
 
 
-for _name in _READ_THROUGH:
+for _name in READ_THROUGH:
     setattr(RecoverableError, _name, _read_through(_name))
 
 
@@ -119,6 +130,8 @@ def foreign_detail(obj: object) -> ErrorDetail | None:
     """The detail of an `ErrorDetail` or `RecoverableError`, from this or another copy. By
     the object's real type (`isinstance` believes a forged `__class__`); a marker whose
     attributes raise is no detail. Never raises."""
+    from .detail import ErrorDetail, from_another_copy
+
     kind = type(obj)
     if issubclass(kind, ErrorDetail):
         return obj  # type: ignore[return-value]

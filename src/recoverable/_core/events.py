@@ -6,12 +6,14 @@ what no parser maps arrives as `Raw`.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Literal, TypeVar
+import sys
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from .detail import ErrorDetail
 from .error import RecoverableError
-from .generated import generate
+from .values import field_names, value_class, value_field
+
+if TYPE_CHECKING:
+    from .detail import ErrorDetail
 
 __all__ = [
     "Done",
@@ -29,34 +31,8 @@ __all__ = [
 
 Severity = Literal["warning", "error"]
 
-_Event = TypeVar("_Event")
 
-
-def _fast_init(made: type[_Event]) -> type[_Event]:
-    """A frozen slotted dataclass's `__init__`, generated again to set each slot through its
-    descriptor: about half the cost of dataclass's own, which goes through
-    `object.__setattr__` by name to step around the frozen `__setattr__`. A parser makes an
-    event for most stdout lines, so this is a good part of reading a stream. (The class stays
-    a plain `@dataclass` in the source, so type checkers and the reference read it as one.)"""
-    namespace: dict[str, Any] = {"__name__": __name__}
-    parameters, lines = [], []
-    for item in fields(made):  # type: ignore[arg-type]
-        if item.default_factory is not MISSING:
-            raise TypeError(f"{made.__name__}.{item.name}: an event field has no factory")
-        namespace[f"_set_{item.name}"] = vars(made)[item.name].__set__
-        if item.default is MISSING:
-            parameters.append(item.name)
-        else:
-            namespace[f"_default_{item.name}"] = item.default
-            parameters.append(f"{item.name}=_default_{item.name}")
-        lines.append(f"    _set_{item.name}(self, {item.name})\n")
-    source = f"def __init__(self, {', '.join(parameters)}):\n{''.join(lines)}"
-    made.__init__ = generate(f"{made.__name__}.__init__", source, namespace)  # type: ignore[method-assign]
-    return made
-
-
-@_fast_init
-@dataclass(frozen=True, slots=True)
+@value_class
 class TextDelta:
     """A piece of the assistant's answer (concatenate them)."""
 
@@ -65,8 +41,7 @@ class TextDelta:
     type: ClassVar[str] = "text_delta"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True)
+@value_class
 class ThinkingDelta:
     """A piece of the model's visible reasoning."""
 
@@ -75,8 +50,7 @@ class ThinkingDelta:
     type: ClassVar[str] = "thinking_delta"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True)
+@value_class
 class ToolStart:
     """The agent started a tool."""
 
@@ -89,8 +63,7 @@ class ToolStart:
     type: ClassVar[str] = "tool_start"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True)
+@value_class
 class ToolEnd:
     """A tool finished; `success` False when it failed."""
 
@@ -109,8 +82,7 @@ class ToolEnd:
     type: ClassVar[str] = "tool_end"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True)
+@value_class
 class TurnEnd:
     """A model turn ended (usage as the CLI reports it, when it does)."""
 
@@ -123,8 +95,7 @@ class TurnEnd:
 RETRYING = "retrying"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True)
+@value_class
 class ErrorEvent:
     """A failure or warning, classified. A `warning` never fails the run; one whose detail
     says `retrying: true` reports a retry the CLI makes on its own (of `detail.code`)."""
@@ -146,8 +117,7 @@ class ErrorEvent:
 Error = ErrorEvent
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True)
+@value_class
 class Raw:
     """Anything no parser maps: the parsed JSON (or the line) and the CLI it came from."""
 
@@ -158,7 +128,7 @@ class Raw:
     type: ClassVar[str] = "raw"
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class RunResult:
     """How a run ended. `error` is None exactly when `success` is True."""
 
@@ -180,7 +150,7 @@ class RunResult:
     """What the run cost, when the CLI reports it (Claude does)."""
     stderr_tail: str = ""
     """The end of the CLI's stderr (the last 8192 characters), credentials scrubbed."""
-    events: tuple[Event, ...] = field(default=(), repr=False)
+    events: tuple[Event, ...] = value_field(default=(), repr=False)
     """The events of the run but the final `Done`, in order: all of them from `replay`, the
     last `RunOptions.keep_events` from a run (by default none from `stream` and
     `stream_sync`, whose consumer has had them, and the last 10,000 from `run`). After a
@@ -219,7 +189,7 @@ class RunResult:
         return data
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Done:
     """The last event of every run."""
 
@@ -239,7 +209,12 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     if isinstance(event, Done):
         return {"type": event.type, "result": event.result.to_dict()}
     data: dict[str, Any] = {"type": event.type}
-    for name in event.__dataclass_fields__:
+    # A field may hold a detail only once the detail's module is loaded: a run that fails in
+    # nothing never loads it for this.
+    detail_module = sys.modules.get("recoverable._core.detail")
+    for name in field_names(type(event)):
         value = getattr(event, name)
-        data[name] = value.to_dict() if isinstance(value, ErrorDetail) else value
+        if detail_module is not None and isinstance(value, detail_module.ErrorDetail):
+            value = value.to_dict()
+        data[name] = value
     return data

@@ -18,16 +18,15 @@ is stopped).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._core import events as _events
-from .._core.detail import ErrorDetail
 from .._core.events import *  # noqa: F403 -- the events and RunResult, listed once in _events.__all__
 from .._core.events import Done, Event, RunResult
 from .._core.exports import Face
+from .._core.values import field_names, replace
 from ._cli_modules import CLI_NAMES, module_for
 from ._cooldown_gate import CliCooldowns, acli_gate, cli_gate
 from ._executables import find_executable
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._core.cancel import CancelSignal
+    from .._core.detail import ErrorDetail
     from ._discovery import CliInfo, discover
 
 if TYPE_CHECKING:  # the name that moved, typed for the release that still has it
@@ -77,7 +77,7 @@ def __dir__() -> list[str]:
     return _FACE.names()
 
 
-_OPTION_NAMES = frozenset(field.name for field in dataclasses.fields(RunOptions))
+_OPTION_NAMES = frozenset(field_names(RunOptions))
 
 
 def _options(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
@@ -85,14 +85,14 @@ def _options(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
     if unknown:
         raise TypeError(f"unknown run option(s): {', '.join(sorted(unknown))}")
     base = options if options is not None else RunOptions()
-    return dataclasses.replace(base, **fields) if fields else base
+    return replace(base, **fields) if fields else base
 
 
 def _keeping(options: RunOptions | None, fields: dict[str, Any]) -> RunOptions:
     """`run`'s options: unless told, its result keeps the last RUN_KEEP_EVENTS events."""
     settings = _options(options, fields)
     if settings.keep_events == "auto":
-        return dataclasses.replace(settings, keep_events=RUN_KEEP_EVENTS)
+        return replace(settings, keep_events=RUN_KEEP_EVENTS)
     return settings
 
 

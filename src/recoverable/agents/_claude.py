@@ -10,10 +10,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._classify.http import from_http
-from .._classify.phrases import PhraseTable
-from .._core.codes import codes
-from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import (
     RETRYING,
     Error,
@@ -26,6 +22,7 @@ from .._core.events import (
     TurnEnd,
 )
 from .._core.untrusted import clean_hint_ms, clean_status, clean_text
+from ._deferred import ErrorDetail, PhraseTable, codes, from_http, unvalidated
 from ._options import RunOptions, option_flags
 from ._parsing import (
     Handlers,

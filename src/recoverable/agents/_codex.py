@@ -15,10 +15,6 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._classify.http import from_http
-from .._classify.phrases import PhraseTable
-from .._core.codes import codes
-from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import (
     RETRYING,
     Error,
@@ -31,6 +27,7 @@ from .._core.events import (
     TurnEnd,
 )
 from .._core.untrusted import clean_text
+from ._deferred import ErrorDetail, PhraseTable, codes, from_http, unvalidated
 from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,

@@ -16,14 +16,14 @@ gets its own key (source = the CLI, model = the run's model).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from .._core.detail import ErrorDetail, copy_with
 from .._core.error import RecoverableError
 from .._core.events import Done, ErrorEvent, Event, RunResult
+from .._core.values import value_class
 
 if TYPE_CHECKING:
+    from .._core.detail import ErrorDetail
     from ..fleet._cooldowns import Cooldowns
     from ..fleet._rules import Gate
 
@@ -55,7 +55,7 @@ def _key_for(cooldowns: CliCooldowns, cli: str, model: str | None) -> Cooldowns 
     )
 
 
-@dataclass(slots=True)
+@value_class
 class CliGate:
     """One CLI's turn at the key: the wait before it, or its refusal; then its outcome."""
 
@@ -68,6 +68,8 @@ class CliGate:
 
     def refusal_events(self, cli: str) -> list[Event]:
         """The events of a CLI that never started: its error, then its failed `Done`."""
+        from .._core.detail import copy_with  # a refusal is a failure: the detail is loaded
+
         assert self.refused is not None
         detail = copy_with(self.refused, source=cli)
         result = RunResult(success=False, error=detail, cli=cli)

@@ -14,10 +14,12 @@ failures before it (`failures`, and in the cause chain of a final failure).
 
 from __future__ import annotations
 
-import dataclasses
-
-from .._core.detail import ErrorDetail, copy_with, with_details
 from .._core.events import Done, ErrorEvent, Event, RunResult, ToolStart
+from .._core.values import replace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .._core.detail import ErrorDetail
 
 __all__ = ["FallbackGate"]
 
@@ -56,6 +58,7 @@ class FallbackGate:
     def _done(self, result: RunResult) -> list[Event]:
         error, held, self.held = result.error, self.held, []
         if error is not None:
+            from .._core.detail import copy_with
             from .._retry.ledger import FallbackLedger  # on a failed run only
 
             ledger = FallbackLedger(self.failures)  # the order's, shared along its CLIs
@@ -65,12 +68,14 @@ class FallbackGate:
                 error = copy_with(error, cause=ledger.chain())
         self.finished = True
         if self.failures:  # the last CLI's result, keeping the failures before it
-            result = dataclasses.replace(result, error=error, failures=tuple(self.failures))
+            result = replace(result, error=error, failures=tuple(self.failures))
         return [*held, Done(result)]
 
 
 def _left_behind(event: Event, next_cli: str) -> Event:
     """A deciding error of a CLI the run moves on from: now a warning, naming the next CLI."""
     if isinstance(event, ErrorEvent) and event.severity == "error":
+        from .._core.detail import with_details
+
         return ErrorEvent(with_details(event.detail, fallback_to=next_cli), "warning")
     return event

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
 from .._core.error import RecoverableError
+from .._core.values import value_class, value_field
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -28,7 +28,7 @@ KEPT_EVENT_BYTES = 32 * 1024 * 1024
 kept events came from (so a result of a few huge lines stays small too)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class RunOptions:
     """Options every CLI understands (each CLI module maps them to its own flags)."""
 
@@ -36,7 +36,7 @@ class RunOptions:
     """The model the CLI should use (its own default when None)."""
     cwd: str | None = None
     """The CLI's working directory (ours when None)."""
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = value_field(default_factory=dict)
     """Variables added to the inherited environment (the whole of it with `inherit_env=False`)."""
     inherit_env: bool = True
     """False: `env` is the whole environment of the CLI."""

@@ -16,17 +16,15 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._classify.http import message_code
-from .._classify.phrases import PhraseTable
-from .._classify.stderr import classify_stderr, provider_failure_in
 from .._core.config import CONFIG
-from .._core.detail import ErrorDetail, unvalidated, with_details
 from .._core.events import Error, Event, Raw
 from .._core.untrusted import clean_text, json_safe_dict
 from ._answer import AnswerText
+from ._deferred import ErrorDetail, unvalidated
 from ._options import DEFAULT_MAX_TEXT_CHARS, RunOptions
 
 if TYPE_CHECKING:
+    from .._classify.phrases import PhraseTable
     from .._core.code_names import BuiltinCode
 
 __all__ = [
@@ -370,6 +368,8 @@ table and gets its lines as text)."""
 def phrase_code(table: PhraseTable, text: str) -> BuiltinCode | None:
     """The code `text` names in its opening words: the CLI's own sentences first, then the
     provider messages it passes on (the ones every SDK's errors carry too)."""
+    from .._classify.http import message_code  # a failure is being read: load the classifier
+
     return table.code(text) or message_code(text)
 
 
@@ -386,6 +386,9 @@ def crash_evidence(
     """What a CLI that died before its terminal event said about the API failure: its stderr,
     then the stdout lines that were not JSON, read through its own sentences and the
     providers' (at word boundaries anywhere in a line); None when they name none."""
+    from .._classify.stderr import provider_failure_in
+    from .._core.detail import with_details
+
     found = provider_failure_in(stderr, source=state.cli, table=table)
     if found is None and state.loose_lines:
         found = provider_failure_in("\n".join(state.loose_lines), source=state.cli, table=table)
@@ -402,6 +405,8 @@ def tool_failure(table: PhraseTable, cli: str, text: str | None) -> ErrorDetail:
     """A failed tool's detail: the API failure a sub-agent reports, read as the CLI's own;
     else what a failed process's output says (`classify_stderr`: the tool's own rate limit is
     `rate_limited`, not the provider's); else `tool_execution_failed`."""
+    from .._classify.stderr import classify_stderr, provider_failure_in
+
     if text:
         found = None
         text = text[-_TOOL_TEXT_READ:]  # the end says why; a tool may print megabytes

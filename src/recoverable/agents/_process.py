@@ -15,10 +15,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic
 
-from .._core.detail import ErrorDetail, unvalidated
 from .._core.events import Done, ErrorEvent, Event
 from .._core.failures import FailureEvent, report
 from .._core.lines import BoundedLines
+from ._deferred import unvalidated
 from ._options import KEPT_EVENT_BYTES, RunOptions
 from ._parsing import CliModule, ParseState, StateT, no_stderr_events
 from ._replay import (
@@ -30,6 +30,10 @@ from ._replay import (
     line_reader,
     stderr_tail,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .._core.detail import ErrorDetail
 
 __all__ = [
     "CHUNK",
@@ -156,6 +160,8 @@ class Watch:
         return min(waits)
 
     def _timeout(self, now: float) -> ErrorDetail:
+        from .._core.detail import ErrorDetail
+
         options, state = self.options, self.state
         total = options.timeout is not None and now - self.started >= options.timeout
         which = "total" if total else "idle"

@@ -12,11 +12,11 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from .._core.detail import ErrorDetail
 from .._core.events import Done, Error, Event, Raw, RunResult, ToolEnd
 from .._core.lines import BoundedLines
 from .._core.secrets import scrub
 from .._core.untrusted import valid_unicode
+from ._deferred import ErrorDetail
 from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import (
     HANDLERS,

@@ -21,14 +21,14 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
 from typing import TextIO
 
 from .. import agents
-from .._core.detail import ErrorDetail
+from .._core.values import value_class
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .._core.detail import ErrorDetail
     from ._waiting import RetryWait, Waiting
 
 __all__ = [
@@ -94,7 +94,7 @@ def _warning_line(event: agents.ErrorEvent) -> str:
     return f"[{event.severity}] {label}{detail.code} - {message}"
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Deadlines:
     """The run's own deadlines, in seconds (None: none): what stops a silent run."""
 

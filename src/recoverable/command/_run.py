@@ -17,14 +17,13 @@ from collections.abc import Iterator
 from typing import Any, TextIO, TypeAlias
 
 from .. import agents
-from .._core.codes import codes
-from .._core.detail import ErrorDetail
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     import types
 
+    from .._core.detail import ErrorDetail
     from ._output import Printer
 
 __all__ = ["Arguments", "cmd_doctor", "cmd_run"]
@@ -156,6 +155,8 @@ def cmd_run(args: Arguments, out: TextIO) -> int:
         with _fake_setup(cli, args) as (chosen, fake_options):
             return _run(args, chosen, {**fake_options, **options}, out)
     except KeyboardInterrupt:
+        from .._core.codes import codes  # a run that ends well reads no code
+
         return codes["run_cancelled"].exit_code
     except ValueError as exc:  # an option a CLI cannot apply: a usage mistake, told in a line
         print(f"recoverable run: error: {exc} (see: recoverable run --help)", file=sys.stderr)
