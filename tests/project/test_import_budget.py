@@ -80,6 +80,11 @@ NOT_ON_THE_RUN_PATH = (
 )
 
 
+# Never on the path of `run --fake` either: the fake reads and writes HTTP itself
+# (`testing._head`), so none of what `http.server` loads (issue 27).
+NOT_ON_THE_FAKE_PATH = ("http.server", "http.client", "ssl", "email", "html", "mimetypes")
+
+
 def _stand_in(tmp_path: Path, cli: str) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -142,6 +147,7 @@ def test_the_fake_provider_loads_only_with_fake(tmp_path: Path) -> None:
         "logging",
         "recoverable.agents._codex",
         "recoverable._classify.sdks",
+        *NOT_ON_THE_FAKE_PATH,
     )
     assert [name for name in absent if name in modules] == []
 
