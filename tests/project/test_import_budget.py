@@ -81,8 +81,16 @@ NOT_ON_THE_RUN_PATH = (
 
 
 # Never on the path of `run --fake` either: the fake reads and writes HTTP itself
-# (`testing._head`), so none of what `http.server` loads (issue 27).
-NOT_ON_THE_FAKE_PATH = ("http.server", "http.client", "ssl", "email", "html", "mimetypes")
+# (`testing._head`), so none of what `http.server` loads, and reads its options plainly (issue 27).
+NOT_ON_THE_FAKE_PATH = (
+    "argparse",  # `run --fake`'s options are plain (`command._plain`)
+    "http.server",
+    "http.client",
+    "ssl",
+    "email",
+    "html",
+    "mimetypes",
+)
 
 
 def _stand_in(tmp_path: Path, cli: str) -> Path:
