@@ -90,6 +90,8 @@ NOT_ON_THE_FAKE_PATH = (
     "email",
     "html",
     "mimetypes",
+    "pathlib",  # the CLI's setup writes its files with os.path
+    "recoverable.agents._discovery",  # a CLI named is the run's to find; only `auto` asks it
 )
 
 
