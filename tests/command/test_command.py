@@ -128,6 +128,7 @@ MAY_IMPORT_TESTING = {
     "recoverable.command._arguments",
     "recoverable.command._cli",
     "recoverable.command._codes",
+    "recoverable.command._plain",
     "recoverable.command._run",
     "recoverable.command._fake_provider",
 }

@@ -112,7 +112,13 @@ def test_a_plain_run_reads_every_option() -> None:
         "m",
         2,
     )
-    assert plain_run_args(["Say hi", "--fake"]) is None  # the fake's path: the full parser
+    fake = plain_run_args(["Say hi", "--fake", "rate_limited", "--times=2", "--retry-after", "3"])
+    assert fake is not None
+    assert (fake.fake, fake.times, fake.retry_after) == ("rate_limited", 2, 3.0)
+    assert plain_run_args(["Say hi", "--fake", "--json"]).fake == ""  # type: ignore[union-attr]
+    assert plain_run_args(["--fake", "Say hi"]) is None  # the prompt taken for a fault: told
+    assert plain_run_args(["Say hi", "--times", "2"]) is None  # no fault to repeat: told
+    assert plain_run_args(["Say hi", "--fake", "drop", "--retry-after", "1"]) is None
     assert plain_run_args(["  "]) is None
     assert plain_run_args(["a", "b"]) is None
 

@@ -104,6 +104,20 @@ import recoverable.agents._claude, recoverable.agents._codex, recoverable.agents
 print(json.dumps(sorted(set(sys.argv[1:]) & set(sys.modules))))
 """
 
+# Never on the path of `run --fake` either: the fake reads and writes HTTP itself
+# (`testing._head`), so none of what `http.server` loads, and reads its options plainly (issue 27).
+NOT_ON_THE_FAKE_PATH = (
+    "argparse",  # `run --fake`'s options are plain (`command._plain`)
+    "http.server",
+    "http.client",
+    "ssl",
+    "email",
+    "html",
+    "mimetypes",
+    "pathlib",  # the CLI's setup writes its files with os.path
+    "recoverable.agents._discovery",  # a CLI named is the run's to find; only `auto` asks it
+)
+
 
 def _stand_in(tmp_path: Path, cli: str) -> Path:
     bin_dir = tmp_path / "bin"
@@ -183,6 +197,7 @@ def test_the_fake_provider_loads_only_with_fake(tmp_path: Path) -> None:
         "logging",
         "recoverable.agents._codex",
         "recoverable._classify.sdks",
+        *NOT_ON_THE_FAKE_PATH,
     )
     assert [name for name in absent if name in modules] == []
 

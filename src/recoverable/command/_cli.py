@@ -16,10 +16,11 @@ options past it (`_plain`), and everything else here. `codes` lives in `_codes`,
 only when it runs.
 
 The one declared exception to "the library never imports `recoverable.testing`": this command
-(here, in `_arguments`, `_codes`, `_run` and `_fake_provider`) imports it for `fake-provider` and
-`run --fake`, inside the function that needs it (`_fake_provider` at its top, and it is itself
-imported only so), so no other command and no `import recoverable` loads it. A test
-(tests/command/test_command.py) holds every module of the package outside `testing/` to that.
+(here, in `_arguments`, `_codes`, `_plain`, `_run` and `_fake_provider`) imports it for
+`fake-provider` and `run --fake`, inside the function that needs it (`_fake_provider` at its
+top, and it is itself imported only so), so no other command and no `import recoverable` loads
+it. A test (tests/command/test_command.py) holds every module of the package outside `testing/`
+to that.
 """
 
 from __future__ import annotations

@@ -9,11 +9,13 @@ value after a space or an `=` that does not start with `-`:
 - `exec`: `--json`, `--fix`, `--retries N`, `--timeout S`, `--fix-timeout S`, then `--` or the
   command's first word (the rest is the command's);
 - `run`: one prompt that is not blank, `--json`, `--cli NAME`, `--model M`, `--cwd D`,
-  `--timeout S`, `--idle-timeout S`, `--max-turns N`, in any order.
+  `--timeout S`, `--idle-timeout S`, `--max-turns N`, `--fake` alone or with a fault's name,
+  `--times N` and `--retry-after S` where they mean something (argparse's and `_cli`'s
+  checks), in any order.
 
-Anything else (`--help`, `exec --allow-fix`, which validates its command, `run --fake`, which
-loads the fake provider anyway, an abbreviation, a value argparse would refuse, a word left
-over) is the full parser's (`_cli`), which answers exactly as before: these readers only ever
+Anything else (`--help`, `exec --allow-fix`, which validates its command, an abbreviation, a
+value argparse would refuse, a word left over) is the full parser's (`_cli`), which answers
+exactly as before: these readers only ever
 accept what that parser accepts, and read it the same (a property test holds them to it). The
 values are read by the functions argparse's types (`_arguments`) call too.
 """
@@ -51,6 +53,13 @@ def read_seconds(text: str) -> float | None:
     return seconds if 0 < seconds < float("inf") else None
 
 
+def read_fault(text: str) -> str | None:
+    """A FakeProvider fault's name, or "" (`--fake=`: none): `text` when it is one, else None."""
+    from ..testing._faults import FAULT_NAMES  # only a word after `--fake` loads the faults
+
+    return text if text == "" or text in FAULT_NAMES else None
+
+
 def read_clis(text: str) -> str | None:
     """`auto`, one CLI, or an order of them (`claude,codex`): `text` when it is one, else None."""
     from ..agents._cli_modules import CLI_NAMES
@@ -75,7 +84,12 @@ _RUN_VALUES: dict[str, Callable[[str], object | None]] = {
     "--timeout": read_seconds,
     "--idle-timeout": read_seconds,
     "--max-turns": lambda text: read_whole_number(text, 1),
+    "--fake": read_fault,
+    "--times": read_whole_number,
+    "--retry-after": read_seconds,
 }
+# The options whose value may be left out (argparse's nargs="?"): what they are then.
+_RUN_CONSTANTS: dict[str, object] = {"--fake": ""}
 
 
 class _Words:
@@ -94,9 +108,13 @@ def _read(
     valued: Mapping[str, Callable[[str], object | None]],
     *,
     rest: bool,
+    constants: Mapping[str, object] | None = None,
 ) -> _Words | None:
     """The words read by the plain rules, or None. With `rest`, the first word that is no
-    option (or a `--`) starts the rest, kept whole; without, such words are positionals."""
+    option (or a `--`) starts the rest, kept whole; without, such words are positionals.
+    An option in `constants` followed by none but an option, or by nothing, takes its
+    constant, as argparse gives an optional value left out."""
+    constants = constants or {}
     read = _Words()
     index = 0
     while index < len(words):
@@ -113,6 +131,8 @@ def _read(
         name, equals, value = word.partition("=")
         if name in flags and not equals:
             read.flags.add(name)
+        elif name in constants and not equals and _no_value_follows(words, index):
+            read.values[name] = constants[name]
         elif name in valued:
             if not equals:
                 index += 1
@@ -127,6 +147,11 @@ def _read(
             return None
         index += 1
     return read
+
+
+def _no_value_follows(words: Sequence[str], index: int) -> bool:
+    """Whether the word after `index` is none, or an option (argparse gives no value then)."""
+    return index + 1 == len(words) or words[index + 1].startswith("-")
 
 
 def plain_exec_request(words: Sequence[str]) -> ExecRequest | None:
@@ -155,18 +180,22 @@ def plain_exec_request(words: Sequence[str]) -> ExecRequest | None:
 def plain_run_args(words: Sequence[str]) -> types.SimpleNamespace | None:
     """The arguments the words after `run` make, as the full parser names them (what
     `_run.cmd_run` reads), or None when the full parser must read them."""
-    read = _read(words, _RUN_FLAGS, _RUN_VALUES, rest=False)
+    read = _read(words, _RUN_FLAGS, _RUN_VALUES, rest=False, constants=_RUN_CONSTANTS)
     if read is None or len(read.positionals) != 1 or not read.positionals[0].strip():
         return None  # no prompt, a blank one, or a word too many: the parser says which
     values = read.values
+    fake = values.get("--fake")
+    times_alone = "--times" in values and not fake
+    if times_alone or ("--retry-after" in values and fake != "rate_limited"):
+        return None  # an option without the fault it needs: `_cli._check_run` says so
     return types.SimpleNamespace(
         command="run",
         prompt=read.positionals[0],
         cli=values.get("--cli", "auto"),
         json="--json" in read.flags,
-        fake=None,
-        times=None,
-        retry_after=None,
+        fake=fake,
+        times=values.get("--times"),
+        retry_after=values.get("--retry-after"),
         model=values.get("--model"),
         cwd=values.get("--cwd"),
         timeout=values.get("--timeout"),

@@ -94,11 +94,12 @@ def _fake_setup(
     them) at them."""
     import tempfile
 
-    from ..agents._discovery import choose
     from ..testing import FakeProvider, Fault, cli_setup
 
-    if isinstance(cli, str):  # one CLI: the one named, or the first installed
-        cli = choose(agents.CLI_NAMES if cli == "auto" else (cli,), need_auth=False).name
+    if cli == "auto":  # the first installed; one named is the run's to find (cli_not_found)
+        from ..agents._discovery import choose
+
+        cli = choose(agents.CLI_NAMES, need_auth=False).name
     with FakeProvider() as fake, tempfile.TemporaryDirectory(prefix="recoverable-") as home:
         if args.retry_after is not None:  # `--fake rate_limited` only (the command checks)
             fake.fail(Fault.rate_limited(retry_after=args.retry_after), times=args.times or None)

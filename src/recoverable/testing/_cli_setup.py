@@ -11,7 +11,6 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal
 
 from ._server import FakeProvider
@@ -67,7 +66,7 @@ class CliSetup:
         return {**kept, **self.env}
 
 
-def _claude(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
+def _claude(fake: FakeProvider, root: str, max_retries: int) -> CliSetup:
     """Claude Code: the base URL, a fake key, its retries, nonessential traffic off."""
     return CliSetup(
         {
@@ -82,13 +81,13 @@ def _claude(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
     )
 
 
-def _codex(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
+def _codex(fake: FakeProvider, root: str, max_retries: int) -> CliSetup:
     """Codex: its own home, whose config.toml names a fake Responses provider and the model.
 
     A file rather than `-c` flags: the setup is then environment and files only, so several
     CLIs' setups merge into one (a run that falls back from one CLI to another)."""
-    codex_home = root / ".codex"
-    codex_home.mkdir(exist_ok=True)
+    codex_home = os.path.join(root, ".codex")
+    os.makedirs(codex_home, exist_ok=True)
     config = (
         'model_provider = "fake"\n'
         f'model = "{CODEX_MODEL}"\n'
@@ -104,13 +103,13 @@ def _codex(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
         "[features]\n"
         "plugins = false\n"  # else Codex syncs curated plugins from github.com, even offline
     )
-    path = codex_home / "config.toml"
-    path.write_text(config, encoding="utf-8")
-    env = {"CODEX_HOME": str(codex_home), _CODEX_KEY_VAR: _OPENAI_KEY}
-    return CliSetup(env, (), {str(path): config})
+    path = os.path.join(codex_home, "config.toml")
+    _write(path, config)
+    env = {"CODEX_HOME": codex_home, _CODEX_KEY_VAR: _OPENAI_KEY}
+    return CliSetup(env, (), {path: config})
 
 
-def _gemini(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
+def _gemini(fake: FakeProvider, root: str, max_retries: int) -> CliSetup:
     """Gemini CLI: the base URL, a fake key, and a settings.json (auth, model, attempts)."""
     settings: dict[str, Any] = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -123,21 +122,27 @@ def _gemini(fake: FakeProvider, root: Path, max_retries: int) -> CliSetup:
         },
         "model": {"name": GEMINI_MODEL},
     }
-    path = root / ".gemini" / "settings.json"
-    path.parent.mkdir(exist_ok=True)
+    path = os.path.join(root, ".gemini", "settings.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     text = json.dumps(settings, indent=2) + "\n"
-    path.write_text(text, encoding="utf-8")
+    _write(path, text)
     env = {
-        "GEMINI_CLI_HOME": str(root),
+        "GEMINI_CLI_HOME": root,
         "GOOGLE_GEMINI_BASE_URL": fake.url,
         "GEMINI_API_KEY": _GEMINI_KEY,
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
     }
-    return CliSetup(env, (), {str(path): text})
+    return CliSetup(env, (), {path: text})
+
+
+def _write(path: str, text: str) -> None:
+    """Write a settings file (os.path, not pathlib: `run --fake` does not load pathlib)."""
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(text)
 
 
 # Each CLI's own part of the setup, given the fake, the home and the retries.
-_SETUPS: dict[str, Callable[[FakeProvider, Path, int], CliSetup]] = {
+_SETUPS: dict[str, Callable[[FakeProvider, str, int], CliSetup]] = {
     "claude": _claude,
     "codex": _codex,
     "gemini": _gemini,
@@ -169,12 +174,12 @@ def cli_setup(
         )
     if not 0 <= max_retries <= 15:
         raise ValueError("max_retries must be between 0 and 15")
-    root = Path(home).absolute()
-    tmp = root / "tmp"  # scratch files and Gemini's error reports stay out of /tmp
-    tmp.mkdir(parents=True, exist_ok=True)
+    root = os.path.abspath(home)
+    tmp = os.path.join(root, "tmp")  # scratch files and Gemini's error reports stay out of /tmp
+    os.makedirs(tmp, exist_ok=True)
     setup = _SETUPS.get(cli)
     if setup is None:
         raise ValueError(f"unknown CLI {cli!r}; expected one of {', '.join(CLI_NAMES)}")
     own = setup(fake, root, max_retries)
-    env = {"HOME": str(root), "TMPDIR": str(tmp), "NO_PROXY": _LOOPBACK, "no_proxy": _LOOPBACK}
+    env = {"HOME": root, "TMPDIR": tmp, "NO_PROXY": _LOOPBACK, "no_proxy": _LOOPBACK}
     return replace(own, env={**env, **own.env})

@@ -1,6 +1,10 @@
-"""The fake provider's HTTP side: a loopback `ThreadingHTTPServer` that tracks its
-connections, and the handler that reads each request, asks the provider (`Desk`) for its
-fault or reply, and writes the answer. Every request that has begun gets an answer."""
+"""The fake provider's HTTP side: a loopback threading TCP server that tracks its connections,
+and the handler that reads each request, asks the provider (`Desk`) for its fault or reply, and
+writes the answer. Every request that has begun gets an answer.
+
+HTTP/1.1 is read and written by `_head`, as `http.server` did, without its imports; what only
+an answer needs (`_render`, `_http`, `urllib.parse`) is imported by the first request.
+"""
 
 from __future__ import annotations
 
@@ -15,18 +19,26 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import SplitResult, parse_qsl, urlsplit
 
-from . import _render
-from ._faults import Fault, Reply
 from ._framing import Refusal, body_framing, read_body
-from ._http import Context, HttpRequest, HttpResponse, Route
+from ._head import (
+    MAX_LINE,
+    SERVER,
+    header_fields,
+    http_date,
+    read_header_lines,
+    status_line,
+    version_number,
+)
 from ._limits import BACKLOG, Limits
 
 if TYPE_CHECKING:
     import logging
+    from urllib.parse import SplitResult
+
+    from ._faults import Fault, Reply
+    from ._http import Context, HttpRequest, HttpResponse, Route
 
 __all__ = ["Desk", "Server"]
 
@@ -76,7 +88,6 @@ log = _Log()
 
 # How long a refused client may go on sending before its connection is closed anyway.
 _LINGER = 2.0
-_MAX_REQUEST_LINE = 65536  # as http.server: longer gets a 414
 _BLANK_LINES = 8  # skipped before a request line, as RFC 9112 2.2 asks (within reason)
 # Control characters and spaces in a request target: refused, as the target is logged.
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
@@ -86,6 +97,8 @@ _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 
 def _split_target(target: str) -> SplitResult | None:
     """A request target split into path and query; None when it is malformed."""
+    from urllib.parse import urlsplit
+
     if _CONTROL.search(target):
         return None
     try:
@@ -96,6 +109,9 @@ def _split_target(target: str) -> SplitResult | None:
 
 def _rendered(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> HttpResponse:
     """The response to send; a failure to render becomes a 500 that names it."""
+    from . import _render
+    from ._http import HttpResponse
+
     try:
         return _render.render(route, ctx, fault, reply)
     except Exception as exc:  # a bug here must reach the test, not hang the client
@@ -108,10 +124,11 @@ def _rendered(route: Route, ctx: Context, fault: Fault | None, reply: Reply) -> 
         )
 
 
-class Server(ThreadingHTTPServer):
-    """ThreadingHTTPServer that tracks its connections so stop() can close them."""
+class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    """A threading TCP server that tracks its connections so stop() can close them."""
 
     daemon_threads = True
+    allow_reuse_address = True  # as http.server's: a test's port is free again at once
     request_queue_size = BACKLOG
 
     def __init__(self, address: tuple[str, int], desk: Desk, family: socket.AddressFamily) -> None:
@@ -124,9 +141,8 @@ class Server(ThreadingHTTPServer):
         super().__init__(address, _Handler)
 
     def server_bind(self) -> None:
-        """Bind without HTTPServer's reverse DNS lookup."""
-        # HTTPServer.server_bind calls socket.getfqdn(), a DNS lookup that can stall offline.
-        socketserver.TCPServer.server_bind(self)
+        """Bind, and note the host and port (no reverse DNS lookup, which can stall offline)."""
+        super().server_bind()
         host, port = self.server_address[:2]
         self.server_name = str(host)
         self.server_port = int(port)
@@ -175,18 +191,15 @@ class Server(ThreadingHTTPServer):
             worker.join(max(0.0, deadline - time.monotonic()))
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """Reads one request, asks the provider for a fault or reply, and writes the answer.
+class _Handler(socketserver.StreamRequestHandler):
+    """Reads each request of a connection, asks the provider for a fault or reply, and writes
+    the answer; HTTP/1.1 keep-alive, as the SDKs' connection pools expect.
 
     Every request that has begun gets an answer: a malformed one a plain-text 4xx, then the
     connection closes. Only an idle connection, or one the client closed, ends without one.
     """
 
-    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
-    # Answer even a malformed request line as HTTP/1.1, not as HTTP/0.9 (no status line).
-    default_request_version = "HTTP/1.1"
-    server_version = "FakeProvider/1"
-    sys_version = ""
+    _VERSION = "HTTP/1.1"  # what it speaks, and what a request without a version is read as
 
     def setup(self) -> None:
         """Set up the connection streams, reads bounded by read_timeout, Nagle disabled."""
@@ -195,25 +208,33 @@ class _Handler(BaseHTTPRequestHandler):
         # Real servers disable Nagle; without it small SSE writes stall on delayed ACKs.
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.close_connection = True
+        self.requestline = ""
+        self.request_version = self._VERSION
+        self.command = self.path = ""
+        self.fields: list[tuple[str, str]] = []
 
     @property
     def _desk(self) -> Desk:
         """What the provider this server answers for gives a request."""
         return cast(Server, self.server).desk
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Send http.server's access log to `logging` at debug level."""
-        log.debug("%s " + format, self.address_string(), *args)
+    def handle(self) -> None:
+        """Answer requests until one closes the connection."""
+        self.close_connection = True
+        self.handle_one_request()
+        while not self.close_connection:
+            self.handle_one_request()
 
     def handle_one_request(self) -> None:
-        """Read one request and answer it (http.server's, made to answer what it drops).
+        """Read one request and answer it.
 
         A request line too long gets a 414, a malformed one a 400, a request not finished
         within read_timeout a 408; an idle connection is closed quietly.
         """
         self.close_connection = True
         self.command, self.requestline = "", ""
-        self.request_version = self.default_request_version
+        self.request_version = self._VERSION
         try:
             if self._request_arrives() and self._read_head():
                 self._dispatch()
@@ -241,20 +262,76 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_head(self) -> bool:
         """Read the request line and headers; False once refused, or when the client left."""
-        line = self.rfile.readline(_MAX_REQUEST_LINE + 1)
-        self.raw_requestline = line
-        if len(line) > _MAX_REQUEST_LINE:
-            self.send_error(414)
+        line = self.rfile.readline(MAX_LINE + 1)
+        if len(line) > MAX_LINE:
+            self._refuse(414, "Request-URI Too Long")
             return False
         if line and not line.strip():
-            self.send_error(400, "Bad request syntax (empty request line)")
+            self._refuse(400, "Bad request syntax (empty request line)")
             return False
-        return self.parse_request()  # it answers what it refuses (400, 431, 505)
+        return self._read_request_line(line) and self._read_fields()
+
+    def _read_request_line(self, line: bytes) -> bool:
+        """Read the method, target and version (http.server's rules and words); False once
+        refused, or for a line of blanks only."""
+        self.requestline = requestline = str(line, "iso-8859-1").rstrip("\r\n")
+        words = requestline.split()
+        if not words:
+            return False
+        if len(words) >= 3:  # the last word is the version
+            version = words[-1]
+            number = version_number(version)
+            if number is None:
+                self._refuse(400, f"Bad request version ({version!r})")
+                return False
+            if number >= (1, 1):
+                self.close_connection = False
+            if number >= (2, 0):
+                self._refuse(505, f"Invalid HTTP version ({version.split('/', 1)[1]})")
+                return False
+            self.request_version = version
+        if not 2 <= len(words) <= 3:
+            self._refuse(400, f"Bad request syntax ({requestline!r})")
+            return False
+        command, path = words[:2]
+        if len(words) == 2:  # HTTP/0.9: GET only, and the connection closes
+            self.close_connection = True
+            if command != "GET":
+                self._refuse(400, f"Bad HTTP/0.9 request type ({command!r})")
+                return False
+        # A target starting "//" would be read as a host by a client (gh-87389): one slash.
+        self.command = command
+        self.path = "/" + path.lstrip("/") if path.startswith("//") else path
+        return True
+
+    def _read_fields(self) -> bool:
+        """Read the header fields; `Connection` and `Expect: 100-continue` as they ask."""
+        try:
+            self.fields = header_fields(read_header_lines(self.rfile))
+        except Refusal as refusal:
+            self._refuse(refusal.status, refusal.reason)
+            return False
+        connection = self._field("connection").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
+        if self._field("expect").lower() == "100-continue" and self.request_version >= "HTTP/1.1":
+            self.wfile.write(f"{self._VERSION} 100 Continue\r\n\r\n".encode())
+        return True
+
+    def _field(self, name: str) -> str:
+        """The first value of the header field `name` (any case), else ""."""
+        return next((value for key, value in self.fields if key.lower() == name), "")
+
+    def _all_fields(self, name: str) -> list[str]:
+        """Every value of the header field `name` (any case), in order."""
+        return [value for key, value in self.fields if key.lower() == name]
 
     def _dispatch(self) -> None:
         """Serve a request of a known method with a well-formed target; refuse the rest."""
         if self.command not in _METHODS:
-            self.send_error(501, f"Unsupported method ({self.command!r})")
+            self._refuse(501, f"Unsupported method ({self.command!r})")
             return
         target = _split_target(self.path)
         if target is None:
@@ -262,16 +339,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._serve(target)
 
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Answer what http.server refuses as every refusal is answered: plain text, then close."""
-        self._refuse(code, message or self.responses[code][0])
-
     def _serve(self, split: SplitResult) -> None:
         """Read, record and answer one request."""
+        from urllib.parse import parse_qsl
+
+        from . import _render
+        from ._http import HttpRequest
+
         body = self._read_body()
         if body is None:
             return
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        headers = {k.lower(): v for k, v in self.fields}
         request = HttpRequest.parse(self.command, split.path, headers, body)
         route = _render.route(request)
         query = dict(parse_qsl(split.query, keep_blank_values=True))
@@ -302,9 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
         limit = self._desk.limits.max_body
         try:
             framing = body_framing(
-                self.headers.get_all("content-length", []),
-                self.headers.get_all("transfer-encoding", []),
-                limit,
+                self._all_fields("content-length"), self._all_fields("transfer-encoding"), limit
             )
             return read_body(self.rfile, framing, limit)
         except Refusal as refusal:
@@ -313,6 +389,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _refuse(self, status: int, reason: str) -> None:
         """Answer a client error in plain text, then close once the client has read it."""
+        from ._http import HttpResponse
+
         text = (("content-type", "text/plain; charset=utf-8"),)
         self._send(HttpResponse(status, text, reason.encode(), close=True))
         self._discard_input()
@@ -354,22 +432,14 @@ class _Handler(BaseHTTPRequestHandler):
                 stopping.wait(wait)  # pipelined bytes are pending: don't spin
 
     def _send(self, response: HttpResponse) -> None:
-        """Write an HttpResponse: headers, then a body or chunked SSE events."""
+        """Write an HttpResponse: its head, then a body or chunked SSE events."""
+        log.debug('%s "%s" %s -', self.client_address[0], self.requestline, response.status)
+        head = self._head(response)
         try:
-            self.send_response(response.status)
-            for key, value in response.headers:
-                self.send_header(key, value)
             if response.events is None:
-                self.send_header("content-length", str(len(response.body)))
-            else:
-                self.send_header("transfer-encoding", "chunked")
-            if response.close or response.abort:
-                self.send_header("connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            if response.events is None:
-                self.wfile.write(response.sent_body)
+                self.wfile.write(head + response.sent_body)
                 return
+            self.wfile.write(head)
             for event in response.events:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             if not response.abort:
@@ -377,3 +447,22 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError as exc:  # the client hung up mid-response
             log.debug("client left during the response: %r", exc)
             self.close_connection = True
+
+    def _head(self, response: HttpResponse) -> bytes:
+        """The status line and header fields of `response` (nothing to an HTTP/0.9 request);
+        a `Connection` field among them decides whether the connection stays open."""
+        fields = [("Server", SERVER), ("Date", http_date(time.time())), *response.headers]
+        if response.events is None:
+            fields.append(("content-length", str(len(response.body))))
+        else:
+            fields.append(("transfer-encoding", "chunked"))
+        if response.close or response.abort:
+            fields.append(("connection", "close"))
+        for key, value in fields:
+            if key.lower() == "connection" and value.lower() in ("close", "keep-alive"):
+                self.close_connection = value.lower() == "close"
+        if self.request_version == "HTTP/0.9":
+            return b""
+        lines = [status_line(self._VERSION, response.status)]
+        lines.extend(f"{key}: {value}\r\n" for key, value in fields)
+        return "".join([*lines, "\r\n"]).encode("latin-1")  # a field beyond Latin-1: a bug

@@ -8,14 +8,17 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._faults import DEFAULT_REPLY, Fault, Reply
 from ._handler import Desk, Server
-from ._http import HttpRequest, Route
 from ._limits import Limits
-from ._rate_limit import RateLimit, TokenBuckets, api_key
+
+if TYPE_CHECKING:  # what only a request, or a rate limit, needs: loaded by it
+    from types import TracebackType
+
+    from ._http import HttpRequest, Route
+    from ._rate_limit import RateLimit, TokenBuckets
 
 __all__ = ["LOOPBACK_HOSTS", "FakeProvider", "RecordedRequest"]
 
@@ -206,6 +209,8 @@ class FakeProvider:
         """Answer like a rate-limited API: a token bucket per API key (`RateLimit`), a 429
         with the wait until the next token when it is empty; None: no limit. A queued fault
         is served first and takes no token."""
+        from ._rate_limit import RateLimit, TokenBuckets
+
         if limit is not None and not isinstance(limit, RateLimit):
             raise TypeError(f"expected a RateLimit, got {type(limit).__name__}")
         with self._lock:
@@ -247,6 +252,8 @@ class FakeProvider:
                 elif remaining is not None:
                     self._faults[0] = (fault, remaining - 1)
             elif self._buckets is not None:
+                from ._rate_limit import api_key
+
                 fault = self._buckets.take(api_key(request.headers, request.query))
             self._requests.append(replace(request, fault=fault.name if fault else None))
             return self._seq, fault, self._reply
