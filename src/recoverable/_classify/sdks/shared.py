@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import operator
 
-from ..._core.codes import codes
 from ..._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, from_row
 from ..._core.untrusted import is_clean
 from ..http import (
@@ -135,7 +134,7 @@ def sdk_answer_detail(exc: BaseException, status: int, raw: object, source: str)
     decision = remembered(status, raw) if type(status) is int else None
     if decision is None:
         return sdk_status_detail(exc, status, ProviderBody.read(raw), source)
-    row = codes[decision.code]
+    row = decision.row
     hint, request_id = _call_facts(exc, row.retryable, decision.body)
     if request_id is None:
         details = dict(decision.details)
