@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .categories import GENERIC_USER_MESSAGE
+from .config import CONFIG
 from .registration import FixCommandRejected, check_row, checked_marks
 
 TYPE_CHECKING = False
@@ -410,6 +411,7 @@ class CodeRegistry:
             if row.code in self._rows and not replace:
                 raise ValueError(f"code {row.code!r} is already registered (pass replace=True)")
             self._rows = {**self._rows, row.code: row}  # copy-on-write keeps reads lock-free
+        CONFIG.forget_scrubbed()  # after the rows: the memos decided under the old ones go
         return row
 
     def unregister(self, code: str) -> None:
@@ -418,6 +420,7 @@ class CodeRegistry:
             raise ValueError(f"code {code!r} is built in")
         with self._lock:
             self._rows = {name: row for name, row in self._rows.items() if name != code}
+        CONFIG.forget_scrubbed()
 
     @property
     def destructive_subcommands(self) -> Mapping[str, frozenset[str]]:

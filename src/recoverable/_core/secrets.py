@@ -263,8 +263,9 @@ def entry_name(name: str) -> tuple[str, bool]:
 
 class ScrubbedMemo:
     """A memo of what was worked out from scrubbed text (a decision, a chain's text): forgotten
-    with the scrubber's own memo, when a pattern is added or `forget` runs, since what it
-    keeps was scrubbed by the patterns of its time. Bounded: emptied when full."""
+    with the scrubber's own memo, when a pattern is added, `forget` runs or a code is
+    registered or removed, since what it keeps was scrubbed by the patterns (and decided by
+    the table) of its time. Bounded: emptied when full."""
 
     __slots__ = ("_entries", "_limit", "_under")
 

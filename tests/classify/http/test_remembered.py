@@ -357,3 +357,24 @@ def test_a_remembered_chain_reads_its_codes_row_anew(timeout_row_anew: rc.CodeRo
     assert again.user_message == "Registered anew, twice."
     assert again == pipeline._resolve_links(error)
     assert rc.codes["provider_timeout"] is newer
+
+
+SECONDS = st.text(alphabet="0123456789 .-x", max_size=6) | st.integers(0, 10**20).map(str)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(SECONDS, st.none() | SECONDS), min_size=1, max_size=6))
+def test_remembered_whole_second_waits_equal_the_waits_read_anew(
+    answers: list[tuple[str, str | None]],
+) -> None:
+    """The waits of Retry-After's whole seconds kept from earlier answers are the ones each
+    answer's own headers give, read with nothing kept."""
+    from recoverable._classify.http import retry_after
+
+    for seconds, ms in answers:
+        headers = httpx.Headers(
+            {"retry-after": seconds, **({"retry-after-ms": ms} if ms is not None else {})}
+        )
+        got = retry_after.hint_ms(headers, None, 0.0)
+        retry_after._second_waits.clear()
+        assert got == retry_after.hint_ms(headers, None, 0.0)

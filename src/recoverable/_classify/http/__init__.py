@@ -28,7 +28,6 @@ from .retry_after import (
     header_value,
     hint_ms,
     httpx_header_map,
-    httpx_lacks,
     latin1,
     retry_after_ms,
 )
@@ -42,7 +41,6 @@ __all__ = [
     "header_value",
     "hint_ms",
     "httpx_header_map",
-    "httpx_lacks",
     "latin1",
     "message_code",
     "parse_body",

@@ -13,8 +13,9 @@ other value, an answer whose upstream text holds what the scrubber cleans, or a 
 would clean, takes the full path, each time: what is remembered is what the full path decides
 (tests/classify/http/test_remembered.py holds them equal, hostile bodies too).
 
-The decisions are forgotten with the scrubber's memo (a pattern added, `forget`): the message
-kept was scrubbed by the patterns of its time. Bounded twice: short bodies only, and emptied
+The decisions are forgotten with the scrubber's memo (a pattern added, `forget`, a code
+registered or removed): the message kept was scrubbed by the patterns of its time, the row
+kept is the table's of its time. Bounded twice: short bodies only, and emptied
 when full.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import marshal
 from typing import Any, NamedTuple
 
+from ..._core.codes import CodeRow
 from ..._core.secrets import ScrubbedMemo
 from .answers import answer_facts, decide
 from .bodies import ProviderBody
@@ -40,8 +42,9 @@ _UNKNOWN = object()  # not met yet (None is remembered too: the full path, each 
 class Decision(NamedTuple):
     """What one answer decides, but for the facts of the call that met it."""
 
-    code: str
-    """The row's code (its row is read on each use: a code registered anew is read anew)."""
+    row: CodeRow
+    """The table's row, as registered when it was decided (registering or removing a code
+    forgets the decisions, with the scrubber's memo: a code registered anew is read anew)."""
     body: ProviderBody
     """The body's facts: its request id, Google's retry delay for a wait hint."""
     message: str
@@ -73,8 +76,11 @@ def remembered(status: int, body: object) -> Decision | None:
     """The decision for a plain int status and a raw body (worked out at the first meeting),
     or None when the full path must read them: a body not remembered, or one whose upstream
     text holds what the scrubber cleans."""
-    key = answer_key(status, body)
-    if key is None:
+    if type(body) is not dict:  # `answer_key`, written out: this runs on every SDK error
+        return None
+    try:
+        key = (status, marshal.dumps(body, _MARSHAL_VERSION))
+    except ValueError:
         return None
     entries = _memo.entries()  # read before the decision: `keep` writes to these
     decision = entries.get(key, _UNKNOWN)
@@ -93,4 +99,4 @@ def _decided(status: int, raw: object) -> Decision | None:
     if not clean:
         return None
     lists = tuple(name for name, value in details.items() if type(value) is list)
-    return Decision(decide(status, body).code, body, message, kept_status, details, lists)
+    return Decision(decide(status, body), body, message, kept_status, details, lists)

@@ -89,7 +89,17 @@ def _retry_after_header(value: str, now: float | datetime | None) -> int | None:
     return _to_ms(max(0.0, when.timestamp() - _now_seconds(now)))
 
 
+# b"7" -> 7000: the whole seconds of a Retry-After met lately (the waits a server states recur;
+# only digits: an HTTP-date's wait depends on the time it is read)
+_second_waits: dict[bytes, int] = {}
 _durations: dict[str, int | None] = {}  # "38s" -> 38000: the delays a server gives recur
+
+
+def _keep_wait(digits: bytes, ms: int) -> None:
+    """Remember the wait of a Retry-After of whole seconds (bounded: emptied when full)."""
+    if len(_second_waits) >= 256:
+        _second_waits.clear()
+    _second_waits[digits] = ms
 
 
 def _duration_ms(delay: object) -> int | None:
@@ -147,21 +157,6 @@ def httpx_header_map(headers: object) -> dict[object, object] | None:
         return None
 
 
-_LOWER = operator.itemgetter(1)
-
-
-def httpx_lacks(headers: object, lower: bytes) -> bool:
-    """Whether `headers` are httpx/httpx2's and hold no header of that lower-case name: one
-    pass in C over their own list, where building `httpx_header_map` would cost twice that."""
-    entries = getattr(headers, "_list", None)
-    if type(entries) is not list:
-        return False
-    try:
-        return lower not in map(_LOWER, entries)
-    except (TypeError, IndexError, KeyError):
-        return False
-
-
 def latin1(value: object) -> str | None:
     """A header value as text (httpx keeps bytes)."""
     if value is None:
@@ -180,12 +175,15 @@ def hint_ms(
     if headers is not None:
         if found is None:
             found = httpx_header_map(headers)
+        raw_seconds = None
         if found is not None:
-            ms_text, seconds_text = found.get(b"retry-after-ms"), found.get(b"retry-after")
-            if ms_text is not None:
-                ms_text = latin1(ms_text)
-            if seconds_text is not None:
-                seconds_text = latin1(seconds_text)
+            ms_text, raw_seconds = found.get(b"retry-after-ms"), found.get(b"retry-after")
+            if ms_text is None and type(raw_seconds) is bytes:
+                wait = _second_waits.get(raw_seconds)
+                if wait is not None:  # whole seconds, met before
+                    return wait
+            ms_text = None if ms_text is None else latin1(ms_text)
+            seconds_text = None if raw_seconds is None else latin1(raw_seconds)
         else:
             ms_text = header_value(headers, "retry-after-ms")
             seconds_text = header_value(headers, "retry-after")
@@ -197,5 +195,7 @@ def hint_ms(
         if seconds_text is not None:
             ms = _retry_after_header(seconds_text, now)
             if ms is not None:
+                if type(raw_seconds) is bytes and raw_seconds.isdigit() and len(raw_seconds) <= 16:
+                    _keep_wait(raw_seconds, ms)
                 return ms
     return _duration_ms(body.retry_delay) if body is not None and body.retry_delay else None
