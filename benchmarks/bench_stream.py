@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _claude_stream import CHUNK, WORDS, build_stream
 from recoverable import agents
 from recoverable._core.config import CONFIG
-from recoverable.agents import _parsing
+from recoverable.agents import _line_json
 from recoverable.agents._cli_modules import module_for
 from recoverable.agents._process import RunContext
 
@@ -127,7 +127,7 @@ def _parser(standard: bool) -> Iterator[None]:
     the accelerator from the first line (a process looks it up only after its first MB of
     lines, `ACCELERATE_AFTER_BYTES`: a corpus smaller than that would time the standard one)."""
     saved = CONFIG.json_decoder
-    CONFIG.set_json_decoder(None if standard else _parsing.json_accelerator())
+    CONFIG.set_json_decoder(None if standard else _line_json.json_accelerator())
     try:
         yield
     finally:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from recoverable import agents
 from recoverable._core.config import CONFIG
 from recoverable._core.events import Done, Event
-from recoverable.agents import _parsing
+from recoverable.agents import _line_json
 from recoverable.agents._options import RunOptions
 from recoverable.agents._process import RunContext
 
@@ -35,7 +35,7 @@ CLIS = sorted(MODULES)
 def _accelerated() -> Iterator[None]:
     """The accelerator in use from the first line (outside tests: after its byte budget)."""
     saved = CONFIG.json_decoder
-    CONFIG.set_json_decoder(_parsing._fast_decoder())
+    CONFIG.set_json_decoder(_line_json.fast_decoder())
     assert CONFIG.json_decoder is not None  # the `test` extra installs msgspec
     try:
         yield
@@ -71,7 +71,7 @@ def _stream(cli: str, stdout: bytes) -> list[Event]:
 
 
 def test_the_accelerator_is_installed_where_the_tests_run() -> None:
-    assert _parsing.json_accelerator() is not None  # the `test` extra installs msgspec
+    assert _line_json.json_accelerator() is not None  # the `test` extra installs msgspec
 
 
 @pytest.mark.parametrize("cli", CLIS)
@@ -147,7 +147,7 @@ def test_the_accelerator_is_looked_up_once_a_process_has_read_its_budget() -> No
         "import sys\n"
         "from recoverable import agents\n"
         "from recoverable._core.config import CONFIG\n"
-        "from recoverable.agents._parsing import ACCELERATE_AFTER_BYTES\n"
+        "from recoverable.agents._line_json import ACCELERATE_AFTER_BYTES\n"
         'line = b\'{"type":"assistant","message":{"content":"\' + b\'a\' * 900 + b\'"}}\'\n'
         "agents.replay('claude', line + b'\\n')\n"
         "counted = CONFIG.json_standard_bytes == len(line)\n"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from recoverable._core.config import CONFIG
 from recoverable._core.events import Event
-from recoverable.agents import _parsing
+from recoverable.agents import _line_json
 from recoverable.agents._parsing import bad_line
 from recoverable.agents._replay import NO_LIMIT, line_reader
 
@@ -32,7 +32,7 @@ CAP = 4096
 @contextmanager
 def _decoder(fast: bool) -> Iterator[None]:
     saved = CONFIG.json_decoder
-    CONFIG.set_json_decoder(_parsing._fast_decoder() if fast else None)
+    CONFIG.set_json_decoder(_line_json.fast_decoder() if fast else None)
     try:
         yield
     finally:

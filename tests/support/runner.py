@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 import recoverable as rc
 from recoverable.agents import Done, RunOptions, RunResult, TextDelta, ToolEnd, ToolStart
-from recoverable.agents._parsing import ParseState, no_stderr_events, read_json
+from recoverable.agents._line_json import read_json
+from recoverable.agents._parsing import ParseState, no_stderr_events
 from recoverable.agents._run_async import run_process
 from recoverable.agents._run_sync import run_process_sync
 

@@ -63,7 +63,7 @@ class Config:
         # classify's block (`recoverable._classify.pipeline` reads and replaces it).
         self.stages: Stages = Stages()
         """classify's stages; set by the classify face on first use, and by users' stages."""
-        # agents' block (`recoverable.agents._parsing.json_accelerator` reads and replaces it).
+        # agents' block (`recoverable.agents._line_json.json_accelerator` reads and replaces it).
         self.json_decoder: JsonDecoder | Literal[True] | None = True
         """The JSON accelerator of the AI CLIs' lines: True until it is looked up (once the
         standard parser has read enough lines), then msgspec's decoder, or None without it."""

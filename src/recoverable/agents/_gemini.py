@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.events import RETRYING, Error, Event, Raw, TextDelta, ToolEnd, ToolStart, TurnEnd
 from .._core.untrusted import clean_hint_ms, clean_status, clean_text
 from ._deferred import ErrorDetail, PhraseTable, codes, from_http, unvalidated
+from ._line_json import read_json
 from ._options import RunOptions, option_flags, refuse_unsupported
 from ._parsing import (
     Handlers,
@@ -25,7 +26,6 @@ from ._parsing import (
     crash_evidence,
     line_parser,
     phrase_code,
-    read_json,
     stderr_phrase,
     tool_failure,
     unexplained_exit,

@@ -17,16 +17,14 @@ from .._core.lines import BoundedLines
 from .._core.secrets import scrub
 from .._core.untrusted import valid_unicode
 from ._deferred import ErrorDetail
+from ._line_json import STANDARD_SCAN, accelerator_pending, json_accelerator
 from ._options import DEFAULT_MAX_LINE_BYTES
 from ._parsing import (
     HANDLERS,
     KEPT_ERRORS,
-    STANDARD_SCAN,
     CliModule,
     StateT,
-    accelerator_pending,
     bad_line,
-    json_accelerator,
     killed,
 )
 
