@@ -39,6 +39,7 @@ from ._arguments import (
     positive_count,
     seconds_argument,
 )
+from ._plain import run_mistake
 from ._stdout import answered
 
 __all__ = ["main"]
@@ -277,14 +278,10 @@ _SUBCOMMANDS: dict[str, Callable[[Any], None]] = {
 
 
 def _check_run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """What argparse cannot see alone: an empty prompt (refused before a CLI starts), and
-    `--times` and `--retry-after`, which mean something only with a fault to inject."""
-    if not args.prompt.strip():
-        parser.error("the prompt is empty: give the CLI something to do")
-    if args.times is not None and not args.fake:
-        parser.error("--times needs --fake FAULT (the fault to repeat)")
-    if args.retry_after is not None and args.fake != "rate_limited":
-        parser.error("--retry-after needs --fake rate_limited (the 429 that carries it)")
+    """What argparse cannot see alone (`_plain.run_mistake`: the plain reader's rules too)."""
+    mistake = run_mistake(args)
+    if mistake is not None:
+        parser.error(mistake)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

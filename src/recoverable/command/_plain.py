@@ -27,10 +27,18 @@ import types
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
     from ..tools._exec import ExecRequest
 
-__all__ = ["plain_exec_request", "plain_run_args", "read_clis", "read_seconds", "read_whole_number"]
+__all__ = [
+    "plain_exec_request",
+    "plain_run_args",
+    "read_clis",
+    "read_seconds",
+    "read_whole_number",
+    "run_mistake",
+]
 
 # --- a word read as a value: the value, or None (argparse's types in `_arguments` too) ---------
 
@@ -181,19 +189,15 @@ def plain_run_args(words: Sequence[str]) -> types.SimpleNamespace | None:
     """The arguments the words after `run` make, as the full parser names them (what
     `_run.cmd_run` reads), or None when the full parser must read them."""
     read = _read(words, _RUN_FLAGS, _RUN_VALUES, rest=False, constants=_RUN_CONSTANTS)
-    if read is None or len(read.positionals) != 1 or not read.positionals[0].strip():
-        return None  # no prompt, a blank one, or a word too many: the parser says which
+    if read is None or len(read.positionals) != 1:
+        return None  # no prompt, or a word too many: the parser says which
     values = read.values
-    fake = values.get("--fake")
-    times_alone = "--times" in values and not fake
-    if times_alone or ("--retry-after" in values and fake != "rate_limited"):
-        return None  # an option without the fault it needs: `_cli._check_run` says so
-    return types.SimpleNamespace(
+    args = types.SimpleNamespace(
         command="run",
         prompt=read.positionals[0],
         cli=values.get("--cli", "auto"),
         json="--json" in read.flags,
-        fake=fake,
+        fake=values.get("--fake"),
         times=values.get("--times"),
         retry_after=values.get("--retry-after"),
         model=values.get("--model"),
@@ -202,3 +206,17 @@ def plain_run_args(words: Sequence[str]) -> types.SimpleNamespace | None:
         idle_timeout=values.get("--idle-timeout"),
         max_turns=values.get("--max-turns"),
     )
+    return None if run_mistake(args) is not None else args  # the full parser says which
+
+
+def run_mistake(args: Any) -> str | None:
+    """What a `run`'s arguments get wrong that argparse cannot see alone (the full parser's
+    error, `_cli._check_run`), else None: an empty prompt, and `--times` and `--retry-after`,
+    which mean something only with a fault to inject."""
+    if not args.prompt.strip():
+        return "the prompt is empty: give the CLI something to do"
+    if args.times is not None and not args.fake:
+        return "--times needs --fake FAULT (the fault to repeat)"
+    if args.retry_after is not None and args.fake != "rate_limited":
+        return "--retry-after needs --fake rate_limited (the 429 that carries it)"
+    return None
