@@ -461,16 +461,7 @@ def classify(obj: object) -> ErrorDetail:
     """Turn any object (an exception, a payload dict, a string, None) into an ErrorDetail."""
     try:
         if isinstance(obj, BaseException):
-            if obj.__cause__ is None and (obj.__context__ is None or obj.__suppress_context__):
-                # `resolve_exception` and `_classify_link` written out for the usual error (no
-                # chain): classify runs on every failure, and each call level costs as much as
-                # a handler's own test.
-                route = _routes.get(type(obj)) or _route_for(type(obj))
-                detail = foreign_detail(obj) if route.own else None
-                if detail is None:
-                    detail = _first_answer(route.stages, obj)
-            else:
-                detail = _resolve_chain(obj)
+            detail = resolve_exception(obj)
             if detail is None:
                 detail = CONFIG.stages.text(error_message(obj))
             return detail if detail is not None else _unknown(obj)

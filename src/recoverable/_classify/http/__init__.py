@@ -28,6 +28,7 @@ from .retry_after import (
     header_value,
     hint_ms,
     httpx_header_map,
+    httpx_lacks,
     latin1,
     retry_after_ms,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "header_value",
     "hint_ms",
     "httpx_header_map",
+    "httpx_lacks",
     "latin1",
     "message_code",
     "parse_body",

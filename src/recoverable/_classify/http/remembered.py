@@ -76,11 +76,8 @@ def remembered(status: int, body: object) -> Decision | None:
     """The decision for a plain int status and a raw body (worked out at the first meeting),
     or None when the full path must read them: a body not remembered, or one whose upstream
     text holds what the scrubber cleans."""
-    if type(body) is not dict:  # `answer_key`, written out: this runs on every SDK error
-        return None
-    try:
-        key = (status, marshal.dumps(body, _MARSHAL_VERSION))
-    except ValueError:
+    key = answer_key(status, body)
+    if key is None:
         return None
     entries = _memo.entries()  # read before the decision: `keep` writes to these
     decision = entries.get(key, _UNKNOWN)

@@ -157,6 +157,21 @@ def httpx_header_map(headers: object) -> dict[object, object] | None:
         return None
 
 
+_LOWER = operator.itemgetter(1)
+
+
+def httpx_lacks(headers: object, lower: bytes) -> bool:
+    """Whether `headers` are httpx/httpx2's and hold no header of that lower-case name: one
+    pass in C over their own list, where building `httpx_header_map` would cost twice that."""
+    entries = getattr(headers, "_list", None)
+    if type(entries) is not list:
+        return False
+    try:
+        return lower not in map(_LOWER, entries)
+    except (TypeError, IndexError, KeyError):
+        return False
+
+
 def latin1(value: object) -> str | None:
     """A header value as text (httpx keeps bytes)."""
     if value is None:

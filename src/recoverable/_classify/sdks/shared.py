@@ -4,8 +4,6 @@ through."""
 
 from __future__ import annotations
 
-import operator
-
 from ..._core.detail import MAX_CAUSE_DEPTH, ErrorDetail, from_row
 from ..._core.untrusted import is_clean
 from ..http import (
@@ -14,6 +12,7 @@ from ..http import (
     header_value,
     hint_ms,
     httpx_header_map,
+    httpx_lacks,
     latin1,
     provider_detail,
 )
@@ -79,9 +78,6 @@ def headers_of(exc: BaseException) -> object:
     return getattr(exc, "headers", None) if headers is None else headers
 
 
-_LOWER = operator.itemgetter(1)  # httpx's (name, lower-case name, value)
-
-
 def _call_facts(
     exc: BaseException, retryable: bool, body: ProviderBody
 ) -> tuple[int | None, str | None]:
@@ -94,20 +90,9 @@ def _call_facts(
         return None, request_id
     # The headers are read only when needed: for a wait hint, or a request id that neither the
     # SDK nor the body has (groq, together, ...); httpx's in one pass over its own list.
-    # `headers_of` and the look for an id written out: each call level costs as much as a test.
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
-        headers = getattr(exc, "headers", None)
-    if not retryable:  # only a request id is wanted
-        if headers is None:
-            return None, None
-        entries = getattr(headers, "_list", None)
-        if type(entries) is list:  # httpx's own list, one pass in C: most errors carry no id
-            try:
-                if b"x-request-id" not in map(_LOWER, entries):
-                    return None, None
-            except (TypeError, IndexError, KeyError):
-                pass
+    headers = headers_of(exc)
+    if not retryable and (headers is None or httpx_lacks(headers, b"x-request-id")):
+        return None, None  # only a request id was wanted, and the headers hold none
     found = httpx_header_map(headers)
     hint = hint_ms(headers, body, None, found) if retryable else None
     if request_id is None and headers is not None:
